@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// MoonRunner Live: a live run broadcast server, its engine, storage, client library and CLI.
+/// Dependencies point one way: RunCore and Wire are pure; RunStore and Reactor do I/O;
+/// Broadcaster ties them together; MoonRunnerClient needs only Wire and RunCore.
+let package = Package(
+    name: "MoonRunner",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "RunCore", targets: ["RunCore"]),
+        .library(name: "Wire", targets: ["Wire"]),
+        .library(name: "MoonRunnerClient", targets: ["MoonRunnerClient"]),
+        .executable(name: "moonrunner", targets: ["moonrunner"]),
+    ],
+    targets: [
+        .target(name: "RunCore", resources: [.copy("Resources/badges.json")]),
+        .target(name: "Wire"),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CEpoll"),
+        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
+        .target(name: "Reactor", dependencies: ["CEpoll"]),
+        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor"]),
+        .target(name: "MoonRunnerClient", dependencies: ["Wire", "RunCore"]),
+        .executableTarget(
+            name: "moonrunner",
+            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient"]),
+        .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
+        .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor"]),
+        .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore"]),
+        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "Wire"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

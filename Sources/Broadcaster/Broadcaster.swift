@@ -1,0 +1,1 @@
+// The Broadcaster module; see DEVELOPERS.md layout.

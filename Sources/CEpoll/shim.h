@@ -1,0 +1,11 @@
+// Glibc's Swift module does not export epoll, eventfd or timerfd; this header-only module does.
+// Nothing here is compiled: the declarations come straight from the system headers.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <signal.h>

@@ -1,0 +1,1 @@
+// The MoonRunnerClient module; see DEVELOPERS.md layout.

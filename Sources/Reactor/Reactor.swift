@@ -1,0 +1,1 @@
+// The Reactor module; see DEVELOPERS.md layout.

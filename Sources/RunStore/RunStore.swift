@@ -1,0 +1,1 @@
+// The RunStore module; see DEVELOPERS.md layout.

@@ -1,0 +1,1 @@
+// The Wire module; see DEVELOPERS.md layout.

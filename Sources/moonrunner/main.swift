@@ -1,0 +1,2 @@
+// The moonrunner command line: a thin dispatcher to subcommands.
+print("moonrunner")
