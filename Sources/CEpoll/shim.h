@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <netinet/in.h>
