@@ -1,1 +1,88 @@
-// The RunStore module; see DEVELOPERS.md layout.
+import RunCore
+
+/// One change to storage. Writes are queued by ``RunStore/submit(_:)`` and committed in batches, in order.
+public enum StoreWrite: Sendable {
+    /// Creates a runner (ignored when the name exists: the first key hash stays).
+    case runner(name: String, keyHash: String, created: Double)
+    /// Creates a live run (ignored when the id exists).
+    case runStarted(id: Int64, runner: String, started: Double)
+    /// Stores one received fix (replaces the same run and sequence). `acknowledgement` is the text to echo in
+    /// `ack:` once the fix is committed; it comes back in ``CommitReceipt/acknowledgements``.
+    case fix(StoredFix, acknowledgement: String?)
+    /// Stores an award; idempotent on (run, badge, tier), so crash recovery may replay awards.
+    case award(StoredAward)
+    /// Ends a run: status saved, discarded or timed out, with final metrics, splits and checkpoints
+    /// (creates the row if `runStarted` was never stored).
+    case runFinished(RunRecord, splits: [Split], checkpoints: [CheckpointSplit])
+    /// Replaces the runner's saved badge history.
+    case history(runner: String, BadgeHistory)
+
+    /// The run this write belongs to, if any.
+    var runID: Int64? {
+        switch self {
+        case .runner, .history: nil
+        case .runStarted(let id, _, _): id
+        case .fix(let fix, _): fix.runID
+        case .award(let award): award.runID
+        case .runFinished(let record, _, _): record.id
+        }
+    }
+}
+
+/// What one batch of writes came to, given to the commit handler on the writer thread.
+public struct CommitReceipt: Sendable {
+    /// Per run, the acknowledgement text of the last fix committed in this batch (one ack per run per commit).
+    public var acknowledgements: [Int64: String]
+    /// Why the batch failed; nil when it committed.
+    public var failure: StoreError?
+    /// Runs with writes in a failed batch (empty when it committed).
+    public var affectedRuns: Set<Int64>
+
+    /// Creates a receipt.
+    public init(acknowledgements: [Int64: String] = [:], failure: StoreError? = nil, affectedRuns: Set<Int64> = []) {
+        self.acknowledgements = acknowledgements
+        self.failure = failure
+        self.affectedRuns = affectedRuns
+    }
+}
+
+/// Storage of runners, runs, fixes and badges. Writes are asynchronous (one writer thread, batched
+/// transactions); reads are synchronous and thread-safe.
+///
+/// Failure policy (both implementations): a batch that fails with a transient error (disk full, I/O error,
+/// read-only, locked) is rolled back and retried a few times with backoff; if it still fails, the commit
+/// handler gets a receipt with the failure and the affected runs, the error is logged to stderr, and the
+/// writes stay queued in memory to be retried ahead of the next batch (and at least once a second). Nothing is
+/// dropped silently: a write that fails for a permanent reason (e.g. a constraint) is retried alone, and only
+/// a write that still fails alone is dropped, with a log line naming it.
+public protocol RunStore: AnyObject, Sendable {
+    /// A new run id: thread-safe, unique across restarts (continues after the largest stored id).
+    func allocateRunID() -> Int64
+    /// Queues a write for the writer thread. Never waits for the disk.
+    func submit(_ write: StoreWrite)
+    /// Sets the function called on the writer thread after each batch (committed or failed).
+    func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void)
+    /// Blocks until everything submitted so far has been committed or has failed (and been reported).
+    func flush()
+    /// Flushes, stops the writer thread and closes the database. Later submits are logged and ignored.
+    func close()
+
+    /// The runner with this name, with its badge history.
+    func runner(named name: String) throws(StoreError) -> RunnerRecord?
+    /// A runner's runs, newest first (by start time, then id), skipping `offset` and returning at most `limit`.
+    func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord]
+    /// A run with its splits, checkpoints and awards.
+    func run(id: Int64) throws(StoreError) -> StoredRun?
+    /// All fixes of a run, accepted and rejected, by sequence.
+    func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix]
+    /// All awards of a runner, oldest first.
+    func awards(of runner: String) throws(StoreError) -> [StoredAward]
+    /// Runs still marked live (to recover after a crash).
+    func liveRuns() throws(StoreError) -> [RunRecord]
+}
+
+/// Defaults shared by the command line tools.
+public enum StoreDefaults {
+    /// The database file used when no `--db` is given: `moonrunner.sqlite` in the current directory.
+    public static let path = "moonrunner.sqlite"
+}

@@ -1,0 +1,153 @@
+import Foundation
+import RunCore
+import Synchronization
+
+/// The run store in memory, with the same semantics as ``SQLiteRunStore`` (same writer thread, batching and
+/// receipts): for tests and `--db :memory:`. Nothing survives the process.
+public final class MemoryRunStore: RunStore {
+    private let model: MemoryModel
+    private let queue: WriteQueue
+    private let nextRunID = Mutex<Int64>(1)
+
+    /// An empty store with the default configuration.
+    public convenience init() {
+        self.init(configuration: .init())
+    }
+
+    /// An empty store batching as `configuration` says (the SQLite-only settings are ignored).
+    public init(configuration: StoreConfiguration) {
+        let model = MemoryModel()
+        self.model = model
+        queue = WriteQueue(configuration: configuration, sink: model, label: ":memory:")
+    }
+
+    deinit { queue.close() }
+
+    /// A new run id.
+    public func allocateRunID() -> Int64 {
+        nextRunID.withLock { next in
+            defer { next += 1 }
+            return next
+        }
+    }
+
+    /// Queues a write for the writer thread.
+    public func submit(_ write: StoreWrite) { queue.submit(write) }
+
+    /// Sets the function called on the writer thread after each batch.
+    public func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
+        queue.setCommitHandler(handler)
+    }
+
+    /// Blocks until everything submitted so far has been applied.
+    public func flush() { queue.flush() }
+
+    /// Flushes and stops the writer thread; the data stays readable.
+    public func close() { queue.close() }
+
+    /// The runner with this name, with its badge history.
+    public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
+        model.read { state in
+            guard var runner = state.runners[name] else { return nil }
+            runner.history = state.histories[name] ?? BadgeHistory()
+            return runner
+        }
+    }
+
+    /// A runner's runs, newest first.
+    public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
+        model.read { state in
+            let runs = state.runs.values.map(\.record).filter { $0.runner == runner }.sorted(by: MemoryModel.newestFirst)
+            return Array(runs.dropFirst(max(0, offset)).prefix(max(0, limit)))
+        }
+    }
+
+    /// A run with its splits, checkpoints and awards.
+    public func run(id: Int64) throws(StoreError) -> StoredRun? {
+        model.read { state in
+            guard var run = state.runs[id] else { return nil }
+            run.awards = state.awards.filter { $0.runID == id }
+            return run
+        }
+    }
+
+    /// All fixes of a run, accepted and rejected, by sequence.
+    public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
+        model.read { state in
+            (state.fixes[id] ?? [:]).values.sorted { $0.sequence < $1.sequence }
+        }
+    }
+
+    /// All awards of a runner, in the order they were stored.
+    public func awards(of runner: String) throws(StoreError) -> [StoredAward] {
+        model.read { state in state.awards.filter { $0.runner == runner } }
+    }
+
+    /// Runs still marked live.
+    public func liveRuns() throws(StoreError) -> [RunRecord] {
+        model.read { state in
+            state.runs.values.map(\.record).filter { $0.status == .live }.sorted { $0.id < $1.id }
+        }
+    }
+}
+
+/// The in-memory tables, behind a lock; also the memory store's batch sink.
+final class MemoryModel: BatchSink, @unchecked Sendable {
+    struct AwardKey: Hashable {
+        var run: Int64, badge: String, tier: BadgeTier
+    }
+
+    struct State {
+        var runners: [String: RunnerRecord] = [:]
+        var histories: [String: BadgeHistory] = [:]
+        var runs: [Int64: StoredRun] = [:]
+        var fixes: [Int64: [Int64: StoredFix]] = [:]
+        var awards: [StoredAward] = []
+        var awardKeys: Set<AwardKey> = []
+    }
+
+    private let lock = NSLock()
+    private var state = State()
+
+    static func newestFirst(_ a: RunRecord, _ b: RunRecord) -> Bool {
+        a.started != b.started ? a.started > b.started : a.id > b.id
+    }
+
+    func read<Result>(_ body: (State) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(state)
+    }
+
+    func commit(_ writes: [StoreWrite]) throws(StoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        for write in writes { apply(write) }
+    }
+
+    func close() {}
+
+    private func apply(_ write: StoreWrite) {
+        switch write {
+        case .runner(let name, let keyHash, let created):
+            if state.runners[name] == nil {
+                state.runners[name] = RunnerRecord(name: name, keyHash: keyHash, created: created)
+            }
+        case .runStarted(let id, let runner, let started):
+            if state.runs[id] == nil {
+                state.runs[id] = StoredRun(record: RunRecord(id: id, runner: runner, started: started))
+            }
+        case .fix(let fix, _):
+            state.fixes[fix.runID, default: [:]][fix.sequence] = fix
+        case .award(let award):
+            let key = AwardKey(run: award.runID, badge: award.award.badge.id, tier: award.award.tier)
+            if state.awardKeys.insert(key).inserted { state.awards.append(award) }
+        case .runFinished(let record, let splits, let checkpoints):
+            var stored = record
+            stored.rejections = record.rejections.filter { $0.value != 0 }
+            state.runs[record.id] = StoredRun(record: stored, splits: splits, checkpoints: checkpoints)
+        case .history(let runner, let history):
+            state.histories[runner] = history
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// One named, ordered step of the schema. Applied once per database; recorded in `schema_migrations`.
+struct Migration: Sendable {
+    /// A stable identifier; never renamed once released.
+    let id: String
+    /// The SQL to run, inside the migration transaction.
+    let sql: String
+}
+
+extension Migration {
+    /// Every migration, in the order they are applied. Append only; see SCHEMA.md.
+    static let all: [Migration] = [
+        Migration(id: "2025-01-001-initial", sql: """
+            CREATE TABLE runners (
+                name TEXT PRIMARY KEY NOT NULL,
+                key_hash TEXT NOT NULL,
+                created REAL NOT NULL
+            );
+            CREATE TABLE runs (
+                id INTEGER PRIMARY KEY,
+                runner TEXT NOT NULL REFERENCES runners(name),
+                started REAL NOT NULL,
+                ended REAL,
+                distance REAL NOT NULL DEFAULT 0,
+                elapsed REAL NOT NULL DEFAULT 0,
+                moving_time REAL NOT NULL DEFAULT 0,
+                status TEXT NOT NULL DEFAULT 'live'
+                    CHECK (status IN ('live', 'saved', 'discarded', 'ended_by_timeout')),
+                rejected_inaccurate INTEGER NOT NULL DEFAULT 0,
+                rejected_invalid INTEGER NOT NULL DEFAULT 0,
+                rejected_duplicate INTEGER NOT NULL DEFAULT 0,
+                rejected_out_of_order INTEGER NOT NULL DEFAULT 0,
+                rejected_future INTEGER NOT NULL DEFAULT 0,
+                rejected_stale INTEGER NOT NULL DEFAULT 0,
+                rejected_jump INTEGER NOT NULL DEFAULT 0,
+                splits TEXT NOT NULL DEFAULT '[]',
+                checkpoints TEXT NOT NULL DEFAULT '[]'
+            );
+            CREATE INDEX runs_by_runner ON runs(runner, started DESC, id DESC);
+            CREATE INDEX live_runs ON runs(id) WHERE status = 'live';
+            CREATE TABLE fixes (
+                run INTEGER NOT NULL REFERENCES runs(id),
+                sequence INTEGER NOT NULL,
+                latitude REAL NOT NULL,
+                longitude REAL NOT NULL,
+                accuracy REAL NOT NULL,
+                timestamp REAL NOT NULL,
+                received REAL NOT NULL,
+                rejection TEXT,
+                PRIMARY KEY (run, sequence)
+            ) WITHOUT ROWID;
+            CREATE TABLE badge_awards (
+                runner TEXT NOT NULL REFERENCES runners(name),
+                run INTEGER NOT NULL REFERENCES runs(id),
+                badge TEXT NOT NULL,
+                tier TEXT NOT NULL CHECK (tier IN ('earned', 'silver', 'gold', 'best')),
+                timestamp REAL NOT NULL,
+                latitude REAL NOT NULL,
+                longitude REAL NOT NULL,
+                speed REAL NOT NULL,
+                elapsed REAL NOT NULL,
+                badge_name TEXT NOT NULL,
+                badge_distance REAL NOT NULL,
+                badge_information TEXT NOT NULL,
+                UNIQUE (run, badge, tier)
+            );
+            CREATE INDEX badge_awards_by_runner ON badge_awards(runner);
+            CREATE TABLE badge_records (
+                runner TEXT NOT NULL REFERENCES runners(name),
+                badge TEXT NOT NULL,
+                earned_at REAL NOT NULL,
+                reference_speed REAL NOT NULL,
+                silver_at REAL,
+                gold_at REAL,
+                best_speed REAL NOT NULL,
+                PRIMARY KEY (runner, badge)
+            ) WITHOUT ROWID;
+            CREATE TABLE store_meta (
+                key TEXT PRIMARY KEY NOT NULL,
+                value
+            ) WITHOUT ROWID;
+            """),
+    ]
+}
+
+extension Database {
+    /// Applies the migrations not yet recorded, in order, in one transaction. Returns the ids applied now.
+    @discardableResult
+    func migrate(_ migrations: [Migration] = Migration.all) throws(StoreError) -> [String] {
+        try transaction(.immediate) { () throws(StoreError) -> [String] in
+            try execute("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    applied_at REAL NOT NULL
+                )
+                """)
+            var done = Set<String>()
+            let select = try prepare("SELECT id FROM schema_migrations")
+            while try select.step() { done.insert(select.text(at: 0)) }
+            let record = try prepare("INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)")
+            var applied: [String] = []
+            for migration in migrations where !done.contains(migration.id) {
+                do throws(StoreError) {
+                    try execute(migration.sql)
+                } catch {
+                    throw error.adding(context: "migration \(migration.id)")
+                }
+                record.bind(migration.id, at: 1)
+                record.bind(Date().timeIntervalSince1970, at: 2)
+                try record.run()
+                applied.append(migration.id)
+            }
+            return applied
+        }
+    }
+
+    /// The ids of the migrations applied to this database, in the order they were applied.
+    func appliedMigrations() throws(StoreError) -> [String] {
+        let select = try prepare("SELECT id FROM schema_migrations ORDER BY rowid")
+        var ids: [String] = []
+        while try select.step() { ids.append(select.text(at: 0)) }
+        return ids
+    }
+}

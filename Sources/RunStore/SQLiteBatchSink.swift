@@ -1,0 +1,152 @@
+import CSQLite
+import Foundation
+import RunCore
+
+/// The SQLite side of the write path: the write connection and its prepared statements, used only by the
+/// writer thread once the store is open.
+final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
+    private let database: Database
+    private let insertRunner: Statement
+    private let insertRun: Statement
+    private let insertFix: Statement
+    private let insertAward: Statement
+    private let upsertFinishedRun: Statement
+    private let deleteHistory: Statement
+    private let insertRecord: Statement
+
+    init(database: Database) throws(StoreError) {
+        self.database = database
+        insertRunner = try database.prepare(
+            "INSERT INTO runners (name, key_hash, created) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING")
+        insertRun = try database.prepare(
+            "INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'live') ON CONFLICT (id) DO NOTHING")
+        insertFix = try database.prepare("""
+            INSERT OR REPLACE INTO fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        insertAward = try database.prepare("""
+            INSERT OR IGNORE INTO badge_awards (runner, run, badge, tier, timestamp, latitude, longitude, speed,
+                elapsed, badge_name, badge_distance, badge_information)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """)
+        let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
+        let rejectionPlaceholders = rejectionColumns.indices.map { "?\(11 + $0)" }
+        upsertFinishedRun = try database.prepare("""
+            INSERT INTO runs (id, runner, started, ended, distance, elapsed, moving_time, status, splits, checkpoints,
+                \(rejectionColumns.joined(separator: ", ")))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \(rejectionPlaceholders.joined(separator: ", ")))
+            ON CONFLICT (id) DO UPDATE SET runner = excluded.runner, started = excluded.started,
+                ended = excluded.ended, distance = excluded.distance, elapsed = excluded.elapsed,
+                moving_time = excluded.moving_time, status = excluded.status, splits = excluded.splits,
+                checkpoints = excluded.checkpoints,
+                \(rejectionColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+            """)
+        deleteHistory = try database.prepare("DELETE FROM badge_records WHERE runner = ?1")
+        insertRecord = try database.prepare("""
+            INSERT INTO badge_records (runner, badge, earned_at, reference_speed, silver_at, gold_at, best_speed)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+    }
+
+    func commit(_ writes: [StoreWrite]) throws(StoreError) {
+        try database.transaction(.immediate) { () throws(StoreError) in
+            for write in writes { try apply(write) }
+        }
+    }
+
+    func close() {
+        // Statements and the connection are finalized and closed when the sink goes away; a checkpoint now
+        // folds the WAL back into the main file so a closed database is one self-contained file.
+        _ = sqlite3_wal_checkpoint_v2(database.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+    }
+
+    private func apply(_ write: StoreWrite) throws(StoreError) {
+        switch write {
+        case .runner(let name, let keyHash, let created):
+            insertRunner.bind(name, at: 1)
+            insertRunner.bind(keyHash, at: 2)
+            insertRunner.bind(created, at: 3)
+            try insertRunner.run()
+        case .runStarted(let id, let runner, let started):
+            insertRun.bind(id, at: 1)
+            insertRun.bind(runner, at: 2)
+            insertRun.bind(started, at: 3)
+            try insertRun.run()
+        case .fix(let stored, _):
+            insertFix.bind(stored.runID, at: 1)
+            insertFix.bind(stored.sequence, at: 2)
+            insertFix.bind(stored.fix.latitude, at: 3)
+            insertFix.bind(stored.fix.longitude, at: 4)
+            insertFix.bind(stored.fix.accuracy, at: 5)
+            insertFix.bind(stored.fix.timestamp, at: 6)
+            insertFix.bind(stored.received, at: 7)
+            insertFix.bind(stored.rejection?.rawValue, at: 8)
+            try insertFix.run()
+        case .award(let stored):
+            let award = stored.award
+            insertAward.bind(stored.runner, at: 1)
+            insertAward.bind(stored.runID, at: 2)
+            insertAward.bind(award.badge.id, at: 3)
+            insertAward.bind(award.tier.rawValue, at: 4)
+            insertAward.bind(award.timestamp, at: 5)
+            insertAward.bind(award.coordinate.latitude, at: 6)
+            insertAward.bind(award.coordinate.longitude, at: 7)
+            insertAward.bind(award.speed, at: 8)
+            insertAward.bind(award.elapsed, at: 9)
+            insertAward.bind(award.badge.name, at: 10)
+            insertAward.bind(award.badge.distance, at: 11)
+            insertAward.bind(award.badge.information, at: 12)
+            try insertAward.run()
+        case .runFinished(let record, let splits, let checkpoints):
+            let statement = upsertFinishedRun
+            statement.bind(record.id, at: 1)
+            statement.bind(record.runner, at: 2)
+            statement.bind(record.started, at: 3)
+            statement.bind(record.ended, at: 4)
+            statement.bind(record.distance, at: 5)
+            statement.bind(record.elapsed, at: 6)
+            statement.bind(record.movingTime, at: 7)
+            statement.bind(record.status.rawValue, at: 8)
+            statement.bind(try JSONColumn.encode(splits), at: 9)
+            statement.bind(try JSONColumn.encode(checkpoints), at: 10)
+            for (offset, reason) in FixRejection.allCases.enumerated() {
+                statement.bind(Int64(record.rejections[reason] ?? 0), at: Int32(11 + offset))
+            }
+            try statement.run()
+        case .history(let runner, let history):
+            deleteHistory.bind(runner, at: 1)
+            try deleteHistory.run()
+            for (badge, record) in history.records.sorted(by: { $0.key < $1.key }) {
+                insertRecord.bind(runner, at: 1)
+                insertRecord.bind(badge, at: 2)
+                insertRecord.bind(record.earnedAt, at: 3)
+                insertRecord.bind(record.referenceSpeed, at: 4)
+                insertRecord.bind(record.silverAt, at: 5)
+                insertRecord.bind(record.goldAt, at: 6)
+                insertRecord.bind(record.bestSpeed, at: 7)
+                try insertRecord.run()
+            }
+        }
+    }
+}
+
+/// JSON text columns (splits, checkpoints).
+enum JSONColumn {
+    static func encode<Value: Encodable>(_ value: Value) throws(StoreError) -> String {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            throw StoreError(code: SQLITE_MISMATCH, message: "cannot encode \(Value.self) as JSON: \(error)")
+        }
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from text: String, context: String) throws(StoreError) -> Value {
+        do {
+            return try JSONDecoder().decode(type, from: Data(text.utf8))
+        } catch {
+            throw StoreError(code: SQLITE_CORRUPT, message: "\(context): stored JSON is not valid: \(error)")
+        }
+    }
+}

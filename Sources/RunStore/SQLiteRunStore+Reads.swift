@@ -1,0 +1,164 @@
+import CSQLite
+import RunCore
+
+extension SQLiteRunStore {
+    /// The runner with this name, with its badge history.
+    public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
+        try reader.read { (database) throws(StoreError) -> RunnerRecord? in
+            let select = try database.cachedStatement("SELECT name, key_hash, created FROM runners WHERE name = ?1")
+            select.bind(name, at: 1)
+            guard try select.step() else { return nil }
+            var runner = RunnerRecord(name: select.text(at: 0), keyHash: select.text(at: 1), created: select.double(at: 2))
+            select.reset()
+            let records = try database.cachedStatement("""
+                SELECT badge, earned_at, reference_speed, silver_at, gold_at, best_speed
+                FROM badge_records WHERE runner = ?1
+                """)
+            records.bind(name, at: 1)
+            while try records.step() {
+                runner.history.records[records.text(at: 0)] = BadgeHistory.Record(
+                    earnedAt: records.double(at: 1), referenceSpeed: records.double(at: 2),
+                    silverAt: records.optionalDouble(at: 3), goldAt: records.optionalDouble(at: 4),
+                    bestSpeed: records.double(at: 5))
+            }
+            return runner
+        }
+    }
+
+    /// A runner's runs, newest first.
+    public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
+        try reader.read { (database) throws(StoreError) -> [RunRecord] in
+            let select = try database.cachedStatement("""
+                SELECT \(Self.runColumns) FROM runs WHERE runner = ?1
+                ORDER BY started DESC, id DESC LIMIT ?2 OFFSET ?3
+                """)
+            select.bind(runner, at: 1)
+            select.bind(Int64(max(0, limit)), at: 2)
+            select.bind(Int64(max(0, offset)), at: 3)
+            var runs: [RunRecord] = []
+            while try select.step() { runs.append(try Self.runRecord(select)) }
+            return runs
+        }
+    }
+
+    /// A run with its splits, checkpoints and awards.
+    public func run(id: Int64) throws(StoreError) -> StoredRun? {
+        try reader.read { (database) throws(StoreError) -> StoredRun? in
+            let select = try database.cachedStatement(
+                "SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = ?1")
+            select.bind(id, at: 1)
+            guard try select.step() else { return nil }
+            let record = try Self.runRecord(select)
+            let context = "run \(id)"
+            let splits = try JSONColumn.decode([Split].self, from: select.text(at: Self.runColumnCount), context: context)
+            let checkpoints = try JSONColumn.decode([CheckpointSplit].self, from: select.text(at: Self.runColumnCount + 1),
+                                                    context: context)
+            select.reset()
+            let awards = try Self.awards(in: database, where: "run = ?1", { $0.bind(id, at: 1) })
+            return StoredRun(record: record, splits: splits, checkpoints: checkpoints, awards: awards)
+        }
+    }
+
+    /// All fixes of a run, accepted and rejected, by sequence.
+    public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
+        try reader.read { (database) throws(StoreError) -> [StoredFix] in
+            let select = try database.cachedStatement("""
+                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
+                FROM fixes WHERE run = ?1 ORDER BY sequence
+                """)
+            select.bind(id, at: 1)
+            var fixes: [StoredFix] = []
+            while try select.step() {
+                let fix = Fix(latitude: select.double(at: 1), longitude: select.double(at: 2),
+                              accuracy: select.double(at: 3), timestamp: select.double(at: 4))
+                var rejection: FixRejection?
+                if let reason = select.optionalText(at: 6) {
+                    guard let known = FixRejection(rawValue: reason) else {
+                        throw StoreError(code: SQLITE_CORRUPT, message: "fix \(select.int64(at: 0)) of run \(id): unknown rejection \(reason)")
+                    }
+                    rejection = known
+                }
+                fixes.append(StoredFix(runID: id, sequence: select.int64(at: 0), fix: fix,
+                                       received: select.double(at: 5), rejection: rejection))
+            }
+            return fixes
+        }
+    }
+
+    /// All awards of a runner, in the order they were stored.
+    public func awards(of runner: String) throws(StoreError) -> [StoredAward] {
+        try reader.read { (database) throws(StoreError) -> [StoredAward] in
+            try Self.awards(in: database, where: "runner = ?1", { $0.bind(runner, at: 1) })
+        }
+    }
+
+    /// Runs still marked live.
+    public func liveRuns() throws(StoreError) -> [RunRecord] {
+        try reader.read { (database) throws(StoreError) -> [RunRecord] in
+            let select = try database.cachedStatement(
+                "SELECT \(Self.runColumns) FROM runs WHERE status = 'live' ORDER BY id")
+            var runs: [RunRecord] = []
+            while try select.step() { runs.append(try Self.runRecord(select)) }
+            return runs
+        }
+    }
+
+    // MARK: Rows
+
+    private static let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
+    private static let runColumns = (["id", "runner", "started", "ended", "distance", "elapsed", "moving_time", "status"]
+        + rejectionColumns).joined(separator: ", ")
+    private static let runColumnCount = Int32(8 + FixRejection.allCases.count)
+
+    private static func runRecord(_ row: Statement) throws(StoreError) -> RunRecord {
+        let id = row.int64(at: 0)
+        guard let status = RunStatus(rawValue: row.text(at: 7)) else {
+            throw StoreError(code: SQLITE_CORRUPT, message: "run \(id): unknown status \(row.text(at: 7))")
+        }
+        var rejections: [FixRejection: Int] = [:]
+        for (offset, reason) in FixRejection.allCases.enumerated() {
+            let count = Int(row.int64(at: Int32(8 + offset)))
+            if count != 0 { rejections[reason] = count }
+        }
+        return RunRecord(id: id, runner: row.text(at: 1), started: row.double(at: 2), ended: row.optionalDouble(at: 3),
+                         distance: row.double(at: 4), elapsed: row.double(at: 5), movingTime: row.double(at: 6),
+                         status: status, rejections: rejections)
+    }
+
+    private static func awards(in database: Database, where condition: String,
+                               _ bind: (Statement) -> Void) throws(StoreError) -> [StoredAward] {
+        let select = try database.cachedStatement("""
+            SELECT runner, run, badge, tier, timestamp, latitude, longitude, speed, elapsed,
+                badge_name, badge_distance, badge_information
+            FROM badge_awards WHERE \(condition) ORDER BY rowid
+            """)
+        bind(select)
+        var awards: [StoredAward] = []
+        while try select.step() {
+            guard let tier = BadgeTier(rawValue: select.text(at: 3)) else {
+                throw StoreError(code: SQLITE_CORRUPT, message: "award of run \(select.int64(at: 1)): unknown tier")
+            }
+            let badge = try BadgeColumns.badge(id: select.text(at: 2), name: select.text(at: 9),
+                                               distance: select.double(at: 10), information: select.text(at: 11))
+            let award = BadgeAward(badge: badge, tier: tier, elapsed: select.double(at: 8), speed: select.double(at: 7),
+                                   coordinate: Coordinate(latitude: select.double(at: 5), longitude: select.double(at: 6)),
+                                   timestamp: select.double(at: 4))
+            awards.append(StoredAward(runner: select.text(at: 0), runID: select.int64(at: 1), award: award))
+        }
+        return awards
+    }
+}
+
+/// Rebuilds a ``Badge`` from its stored columns. Badge has no public memberwise initializer, but it is
+/// Codable, so the stored fields go through its decoder.
+enum BadgeColumns {
+    private struct Fields: Encodable {
+        var id: String, name: String, distance: Double, information: String
+    }
+
+    static func badge(id: String, name: String, distance: Double, information: String) throws(StoreError) -> Badge {
+        let fields = Fields(id: id, name: name, distance: distance, information: information)
+        let text = try JSONColumn.encode(fields)
+        return try JSONColumn.decode(Badge.self, from: text, context: "badge \(id)")
+    }
+}

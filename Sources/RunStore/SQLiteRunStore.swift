@@ -1,0 +1,152 @@
+import CSQLite
+import Foundation
+import RunCore
+import Synchronization
+
+/// The run store in an SQLite file: WAL journal, one writer thread with its own connection, and a second
+/// connection for reads guarded by a lock. See SCHEMA.md for the tables.
+public final class SQLiteRunStore: RunStore {
+    /// The path or `file:` URI the store was opened with.
+    public let path: String
+    /// The configuration in force.
+    public let configuration: StoreConfiguration
+    private let queue: WriteQueue
+    let reader: ReadConnection
+    private let nextRunID: Mutex<Int64>
+
+    /// Opens or creates the database at `path` (a file path or a `file:` URI), applies pending migrations and
+    /// probes that it can be read and written. Fails with a clear ``StoreError`` for a corrupt or foreign file,
+    /// a database locked by another process, a read-only file or directory, or a full disk.
+    public init(path: String, configuration: StoreConfiguration = .init()) throws(StoreError) {
+        guard !path.isEmpty, path != ":memory:" else {
+            throw StoreError(code: SQLITE_MISUSE,
+                             message: "SQLiteRunStore needs a file; use MemoryRunStore for an in-memory store")
+        }
+        self.path = path
+        self.configuration = configuration
+        let writer: Database
+        do throws(StoreError) {
+            writer = try Database(path: path, busyTimeout: configuration.busyTimeout)
+            try Self.prepare(writer, configuration: configuration)
+        } catch {
+            throw Self.explain(error, path: path, configuration: configuration)
+        }
+        let readConnection: Database
+        do throws(StoreError) {
+            readConnection = try Database(path: path, busyTimeout: configuration.busyTimeout)
+            try readConnection.execute("PRAGMA query_only = ON")
+        } catch {
+            throw Self.explain(error, path: path, configuration: configuration)
+        }
+        let largestID = try writer.integer("SELECT max(id) FROM runs") ?? 0
+        nextRunID = Mutex(largestID + 1)
+        reader = ReadConnection(database: readConnection)
+        queue = WriteQueue(configuration: configuration, sink: try SQLiteBatchSink(database: writer), label: path)
+    }
+
+    deinit { queue.close() }
+
+    /// Checks the file and brings the schema up to date, on the write connection.
+    private static func prepare(_ database: Database, configuration: StoreConfiguration) throws(StoreError) {
+        // Reading the schema version fails at once for a file that is not a database (SQLITE_NOTADB), and
+        // after the busy timeout when another process holds an exclusive lock.
+        _ = try database.integer("PRAGMA schema_version")
+        if configuration.checksIntegrityAtOpen {
+            let check = try database.prepare("PRAGMA quick_check")
+            var problems: [String] = []
+            while try check.step() { problems.append(check.text(at: 0)) }
+            guard problems == ["ok"] else {
+                throw StoreError(code: SQLITE_CORRUPT,
+                                 message: "integrity check failed: \(problems.prefix(3).joined(separator: "; "))")
+            }
+        }
+        let journal = try database.text("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        if let pages = configuration.maximumPageCount { _ = try database.integer("PRAGMA max_page_count = \(pages)") }
+        try database.migrate()
+        // The write probe: a real write, committed, so a read-only file or a full disk shows up now.
+        try database.transaction(.immediate) { () throws(StoreError) in
+            let probe = try database.prepare(
+                "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('last_opened', ?1)")
+            probe.bind(Date().timeIntervalSince1970, at: 1)
+            try probe.run()
+        }
+        guard journal?.lowercased() == "wal" else {
+            throw StoreError(code: SQLITE_CANTOPEN, message: "cannot switch to WAL journal mode (got \(journal ?? "none"))")
+        }
+    }
+
+    /// Turns an error at open into one that says what is wrong in words a user can act on.
+    private static func explain(_ error: StoreError, path: String, configuration: StoreConfiguration) -> StoreError {
+        let reason: String
+        switch error.primaryCode {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            reason = "the database is locked by another process or connection (waited \(configuration.busyTimeout) s)"
+        case SQLITE_READONLY:
+            reason = "the database is read-only (file, directory or medium); the store needs to write"
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            reason = "the file is not an SQLite database or is corrupt"
+        case SQLITE_FULL:
+            reason = "the disk (or the configured size cap) is full"
+        case SQLITE_CANTOPEN:
+            reason = "the file cannot be opened (missing directory, no permission, or read-only directory)"
+        case SQLITE_IOERR:
+            reason = "an I/O error occurred"
+        default:
+            reason = "the database cannot be used"
+        }
+        return StoreError(code: error.code, message: "cannot open run store \(path): \(reason) — \(error.message)")
+    }
+
+    // MARK: Writes
+
+    /// A new run id, continuing after the largest stored id.
+    public func allocateRunID() -> Int64 {
+        nextRunID.withLock { next in
+            defer { next += 1 }
+            return next
+        }
+    }
+
+    /// Queues a write for the writer thread.
+    public func submit(_ write: StoreWrite) { queue.submit(write) }
+
+    /// Sets the function called on the writer thread after each batch.
+    public func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
+        queue.setCommitHandler(handler)
+    }
+
+    /// Blocks until everything submitted so far has been committed or has failed.
+    public func flush() { queue.flush() }
+
+    /// Flushes, stops the writer, checkpoints the WAL and closes the connections.
+    public func close() {
+        queue.close()
+        reader.close()
+    }
+
+    /// Writes kept in memory after failed batches, waiting to be retried.
+    public var retainedWriteCount: Int { queue.retainedWriteCount }
+}
+
+/// The read connection and the lock that serializes its use.
+final class ReadConnection: @unchecked Sendable {
+    private let lock = NSLock()
+    private var database: Database?
+
+    init(database: Database) { self.database = database }
+
+    /// Runs `body` with the connection, one caller at a time.
+    func read<Result>(_ body: (Database) throws(StoreError) -> Result) throws(StoreError) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let database else { throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed") }
+        return try body(database)
+    }
+
+    func close() {
+        lock.lock()
+        database = nil
+        lock.unlock()
+    }
+}

@@ -1,0 +1,37 @@
+/// How a store batches, syncs and waits. Every setting has a documented default.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// SQLite's `PRAGMA synchronous` levels that make sense with WAL.
+    public enum Synchronous: String, Sendable, Hashable {
+        /// No fsync at all: fastest; a power cut may lose recent commits (never corrupts with WAL).
+        case off = "OFF"
+        /// fsync at checkpoints only: a power cut may lose the last commits, an application crash loses nothing.
+        case normal = "NORMAL"
+        /// fsync at every commit.
+        case full = "FULL"
+    }
+
+    /// Most writes committed in one transaction. Default 4096.
+    public var maximumBatchSize: Int = 4096
+    /// How long the writer waits after the first queued write for more to arrive before committing, in
+    /// seconds; `flush()` and `close()` skip the wait. Default 0.005 (5 ms).
+    public var maximumBatchDelay: Double = 0.005
+    /// Durability of commits. Default `.normal` (with WAL: safe against crashes of the process).
+    public var synchronous: Synchronous = .normal
+    /// How long a connection waits for another's lock before failing with `SQLITE_BUSY`, in seconds. Default 5.
+    public var busyTimeout: Double = 5
+    /// Run `PRAGMA quick_check` at open, so a corrupt file fails at open rather than later. It reads the whole
+    /// file once (about a second per few hundred MB). Default true.
+    public var checksIntegrityAtOpen: Bool = true
+    /// Extra attempts for a batch that failed with a transient error before reporting it. Default 3.
+    public var retryAttempts: Int = 3
+    /// Pause before the first retry in seconds, doubled for each further one. Default 0.01.
+    public var retryBackoff: Double = 0.01
+    /// How often writes kept after a failed batch are retried when nothing new arrives, in seconds. Default 1.
+    public var retainedRetryInterval: Double = 1
+    /// A cap on the database size in pages (`PRAGMA max_page_count`); nil for SQLite's default (no practical cap).
+    /// Writes past it fail like a full disk (`SQLITE_FULL`).
+    public var maximumPageCount: Int? = nil
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,246 @@
+import Foundation
+
+/// Where a ``WriteQueue`` commits: a backend that applies a batch of writes atomically.
+protocol BatchSink: AnyObject, Sendable {
+    /// Applies all the writes in one transaction, or none of them when it throws.
+    func commit(_ writes: [StoreWrite]) throws(StoreError)
+    /// Releases the backend's resources; called once, on the writer thread, after the last commit.
+    func close()
+}
+
+/// The write path shared by both stores: callers append under a lock and signal; one writer thread takes
+/// everything queued, commits it in transactions of at most `maximumBatchSize` writes and reports each to the
+/// commit handler. See ``RunStore`` for the failure policy.
+final class WriteQueue: @unchecked Sendable {
+    /// The writer's lifecycle.
+    private enum State {
+        case running
+        case stopping
+        case stopped
+    }
+
+    private let configuration: StoreConfiguration
+    private let sink: any BatchSink
+    private let condition = NSCondition()
+    private let label: String
+
+    // Guarded by `condition`.
+    private var pending: [StoreWrite] = []
+    private var submitted: UInt64 = 0
+    private var processed: UInt64 = 0
+    private var flushWaiters = 0
+    private var state = State.running
+    private var handler: (@Sendable (CommitReceipt) -> Void)?
+    private var loggedSubmitAfterClose = false
+    private var retainedCount = 0
+
+    /// Writes kept after a failed batch, to go first in the next attempt. Writer thread only.
+    private var retained: [StoreWrite] = []
+
+    init(configuration: StoreConfiguration, sink: any BatchSink, label: String) {
+        self.configuration = configuration
+        self.sink = sink
+        self.label = label
+        let thread = Thread { [self] in writerLoop() }
+        thread.name = "RunStore writer"
+        thread.start()
+    }
+
+    func submit(_ write: StoreWrite) {
+        condition.lock()
+        guard state == .running else {
+            let first = !loggedSubmitAfterClose
+            loggedSubmitAfterClose = true
+            condition.unlock()
+            if first { log("write submitted after close() was ignored") }
+            return
+        }
+        pending.append(write)
+        submitted &+= 1
+        // Only the writer waits on the condition besides flushers; a signal per write is cheap when nobody waits.
+        if pending.count == 1 || pending.count >= configuration.maximumBatchSize { condition.broadcast() }
+        condition.unlock()
+    }
+
+    func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
+        condition.lock()
+        self.handler = handler
+        condition.unlock()
+    }
+
+    /// Writes kept in memory after failed batches, waiting for a retry.
+    var retainedWriteCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return retainedCount
+    }
+
+    func flush() {
+        condition.lock()
+        let target = submitted
+        flushWaiters += 1
+        condition.broadcast()
+        while processed < target && state != .stopped { condition.wait() }
+        flushWaiters -= 1
+        condition.unlock()
+    }
+
+    func close() {
+        condition.lock()
+        if state == .running { state = .stopping }
+        condition.broadcast()
+        while state != .stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    // MARK: Writer thread
+
+    private func writerLoop() {
+        while let taken = nextWrites() {
+            var start = 0
+            repeat {
+                let end = min(start + configuration.maximumBatchSize, taken.count)
+                commit(Array(taken[start..<end]))
+                condition.lock()
+                processed &+= UInt64(end - start)
+                condition.broadcast()
+                condition.unlock()
+                start = end
+            } while start < taken.count
+        }
+        if !retained.isEmpty {
+            log("closing with \(retained.count) writes that could not be committed; they are lost")
+        }
+        sink.close()
+        condition.lock()
+        state = .stopped
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for work and takes everything queued; nil when it is time to stop. Returns an empty array when
+    /// only retained writes are due for a retry.
+    private func nextWrites() -> [StoreWrite]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending.isEmpty {
+            if state != .running {
+                // One last attempt for writes kept after failures, then stop.
+                if retained.isEmpty { return nil }
+                state = .stopping
+                return retainedFinalAttempt()
+            }
+            if retained.isEmpty {
+                condition.wait()
+            } else if !condition.wait(until: Date(timeIntervalSinceNow: configuration.retainedRetryInterval)),
+                      pending.isEmpty {
+                return []
+            }
+        }
+        if configuration.maximumBatchDelay > 0 {
+            let deadline = Date(timeIntervalSinceNow: configuration.maximumBatchDelay)
+            while pending.count < configuration.maximumBatchSize, flushWaiters == 0, state == .running {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
+        let taken = pending
+        pending = []
+        pending.reserveCapacity(min(taken.count, configuration.maximumBatchSize))
+        return taken
+    }
+
+    private var finalAttemptDone = false
+
+    private func retainedFinalAttempt() -> [StoreWrite]? {
+        if finalAttemptDone { return nil }
+        finalAttemptDone = true
+        return []
+    }
+
+    /// Commits one batch (after any retained writes), retrying as the failure policy says, and reports it.
+    private func commit(_ batch: [StoreWrite]) {
+        let writes = retained.isEmpty ? batch : retained + batch
+        retained = []
+        guard !writes.isEmpty else { return }
+        var receipt = CommitReceipt()
+        var delay = configuration.retryBackoff
+        var attempt = 0
+        while true {
+            do throws(StoreError) {
+                try sink.commit(writes)
+                receipt.acknowledgements = Self.acknowledgements(of: writes)
+                break
+            } catch {
+                if !error.isTransient {
+                    receipt = commitIndividually(writes, firstError: error)
+                    break
+                }
+                if attempt >= configuration.retryAttempts {
+                    retained = writes
+                    receipt.failure = error
+                    receipt.affectedRuns = Set(writes.compactMap(\.runID))
+                    log("batch of \(writes.count) writes failed after \(attempt + 1) attempts, kept for retry: \(error)")
+                    break
+                }
+                attempt += 1
+                Thread.sleep(forTimeInterval: delay)
+                delay *= 2
+            }
+        }
+        condition.lock()
+        retainedCount = retained.count
+        let handler = self.handler
+        condition.unlock()
+        handler?(receipt)
+    }
+
+    /// After a permanent failure: commits each write alone so one bad write cannot block the rest; the writes
+    /// that fail alone are dropped with a log line.
+    private func commitIndividually(_ writes: [StoreWrite], firstError: StoreError) -> CommitReceipt {
+        var receipt = CommitReceipt(failure: firstError)
+        for (index, write) in writes.enumerated() {
+            do throws(StoreError) {
+                try sink.commit([write])
+                if case .fix(let fix, let acknowledgement?) = write { receipt.acknowledgements[fix.runID] = acknowledgement }
+            } catch {
+                if error.isTransient {
+                    // The disk went away meanwhile: keep this and the rest for retry.
+                    retained = Array(writes[index...])
+                    receipt.failure = error
+                    receipt.affectedRuns.formUnion(retained.compactMap(\.runID))
+                    log("batch failed, \(retained.count) writes kept for retry: \(error)")
+                    return receipt
+                }
+                if let run = write.runID { receipt.affectedRuns.insert(run) }
+                receipt.failure = error
+                log("dropping a write that cannot be stored (\(write.summary)): \(error)")
+            }
+        }
+        return receipt
+    }
+
+    /// Per run, the acknowledgement of the last fix that carries one.
+    static func acknowledgements(of writes: [StoreWrite]) -> [Int64: String] {
+        var acknowledgements: [Int64: String] = [:]
+        for case .fix(let fix, let acknowledgement?) in writes { acknowledgements[fix.runID] = acknowledgement }
+        return acknowledgements
+    }
+
+    private func log(_ message: String) {
+        FileHandle.standardError.write(Data("RunStore (\(label)): \(message)\n".utf8))
+    }
+}
+
+extension StoreWrite {
+    /// A short description for log lines.
+    var summary: String {
+        switch self {
+        case .runner(let name, _, _): "runner \(name)"
+        case .runStarted(let id, _, _): "start of run \(id)"
+        case .fix(let fix, _): "fix \(fix.sequence) of run \(fix.runID)"
+        case .award(let award): "award \(award.award.badge.id) \(award.award.tier.rawValue) of run \(award.runID)"
+        case .runFinished(let record, _, _): "end of run \(record.id)"
+        case .history(let runner, _): "badge history of \(runner)"
+        }
+    }
+}
