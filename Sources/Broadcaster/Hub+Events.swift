@@ -42,3 +42,45 @@ extension RunEndedEvent {
                   filtered: filtered)
     }
 }
+
+extension RunListItemEvent {
+    /// `item:` for one stored run.
+    init(_ record: RunRecord) {
+        self.init(runner: record.runner, runID: record.id, date: ISODate.string(unixSeconds: record.started),
+                  distance: record.distance, elapsed: record.elapsed, pace: record.averagePace)
+    }
+}
+
+extension RunSummaryEvent {
+    /// `summary:` for one run.
+    init(_ record: RunRecord) {
+        self.init(runner: record.runner, runID: record.id, status: record.status.rawValue,
+                  date: ISODate.string(unixSeconds: record.started), distance: record.distance,
+                  elapsed: record.elapsed, moving: record.movingTime, pace: record.averagePace,
+                  filtered: record.rejections.values.reduce(0, +))
+    }
+}
+
+extension CheckpointEvent {
+    /// `checkpoint:` for the stretch between two badges.
+    init(_ checkpoint: CheckpointSplit, runner: String) {
+        self.init(runner: runner, from: checkpoint.from.id, to: checkpoint.to.id, duration: checkpoint.duration,
+                  pace: checkpoint.pace)
+    }
+}
+
+extension BoardEvent {
+    /// `board:` for one badge: earned or not (and what is left to run), silver, gold, best pace, and for earned
+    /// badges the paces that would win silver and gold.
+    init(badge: Badge, runner: String, record: BadgeHistory.Record?, farthest: Double) {
+        func pace(_ speed: Double) -> Double? { speed > 0 ? 1000 / speed : nil }
+        self.init(runner: runner, badgeID: badge.id, badgeName: badge.name, distance: badge.distance,
+                  earned: record.map { ISODate.string(unixSeconds: $0.earnedAt) },
+                  silver: record?.silverAt.map { ISODate.string(unixSeconds: $0) },
+                  gold: record?.goldAt.map { ISODate.string(unixSeconds: $0) },
+                  best: record.flatMap { pace($0.bestSpeed) },
+                  left: record == nil ? max(0, badge.distance - farthest) : 0,
+                  silverPace: record.flatMap { pace($0.referenceSpeed * 1.05) },
+                  goldPace: record.flatMap { pace($0.referenceSpeed * 1.10) })
+    }
+}

@@ -105,7 +105,7 @@ extension Server {
         var failed: IOError?
         _ = connection.output.drain(limit: configuration.writeBytesPerTurn,
                                     highWaterMark: configuration.outputHighWaterMark) { bytes in
-            do {
+            do throws(IOError) {
                 guard case .processed(let written) = try connection.socket.write(bytes) else { return nil }
                 return written
             } catch {

@@ -68,7 +68,7 @@ public final class Server: @unchecked Sendable {
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<IOError?>(nil)
         let thread = Thread { [self] in
-            do {
+            do throws(IOError) {
                 try prepare()
                 ready.signal()
                 loop.run()
