@@ -1,26 +1,128 @@
+import Foundation
+
 /// Takes a run's fixes one at a time and says what happened: filtering, smoothing, metrics, splits, badges.
+///
+/// **What "distance" means.** The run's distance is the length of the smoothed track, counted only while
+/// the runner is moving. Accepted fixes go through a constant-velocity Kalman filter (east/north metres
+/// around the first fix, measurement error from the reported accuracy) and a fixed-lag Rauch–Tung–Striebel
+/// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds; a still/moving gate on the smoothed
+/// speed (with hysteresis) drops the segments where the runner stands still, so GPS drift adds nothing.
+/// Segments older than the lag are final and measured geodesically on the WGS84 ellipsoid; the newest
+/// lag seconds are provisional, so the live distance may settle by a few metres. ``finish()`` reports the
+/// same track with its tail smoothed over every fix received; that is the final distance.
+///
+/// The tracker is a value: feeding the same `(fix, now)` sequence to a fresh tracker with the same
+/// history gives identical outcomes, which the server relies on to recover runs after a crash.
 public struct RunTracker: Sendable {
     /// The configuration in force.
     public let configuration: TrackerConfiguration
     /// The runner's badge history, updated as awards are made.
-    public private(set) var history: BadgeHistory
+    public internal(set) var history: BadgeHistory
     /// Fixes rejected so far, by reason.
     public private(set) var rejections: [FixRejection: Int] = [:]
     /// Timestamp of the last accepted fix, nil before the run started.
     public private(set) var lastAcceptedTimestamp: Double?
 
+    var filter: FixFilter
+    var smoother: KalmanSmoother
+    var projection: LocalProjection?
+    /// Timestamp of the first accepted fix.
+    var startTimestamp = 0.0
+    /// Final track points (older than the lag).
+    var committed: [TrackPoint] = []
+    /// Provisional track points (the lag window), rebuilt on every fix.
+    var tail: [TrackPoint] = []
+    /// The gate's state at the last committed point.
+    var committedMoving = false
+    /// The gate's cursor into the committed track (see `gateSpeed`).
+    var committedGatePast = 0
+    /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
+    /// used by the gate).
+    var gateSegmentStart = 0
+    var splitCounter = SplitCounter()
+    /// Index in ``Badges/all`` of the next badge to award.
+    var nextBadgeIndex = 1
+    var awards: [BadgeAward] = []
+    var latestSnapshot: RunSnapshot?
+
     /// Starts a tracker for one run of a runner with this badge history.
     public init(configuration: TrackerConfiguration = .init(), history: BadgeHistory = .init()) {
         self.configuration = configuration
         self.history = history
+        filter = FixFilter(configuration: configuration.filter)
+        smoother = KalmanSmoother(accelerationNoise: configuration.accelerationNoise,
+                                  accuracyRatio: configuration.accuracyRatio)
     }
 
     /// Offers one fix; `now` is the receiving clock (unix seconds) for the staleness and future rules.
-    public mutating func add(_ fix: Fix, now: Double) -> FixOutcome { fatalError("TODO") }
+    public mutating func add(_ fix: Fix, now: Double) -> FixOutcome {
+        let verdict = filter.judge(fix, now: now)
+        if case .reject(let reason) = verdict {
+            rejections[reason, default: 0] += 1
+            return .rejected(reason)
+        }
+        let started = projection == nil
+        if started {
+            projection = LocalProjection(origin: fix.coordinate)
+            startTimestamp = fix.timestamp
+        } else if verdict == .reanchor {
+            commitSteps(smoother.window.count)
+            gateSegmentStart = committed.count
+        }
+        let position = projection!.project(fix.coordinate)
+        smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,
+                        timestamp: fix.timestamp, restart: started || verdict == .reanchor)
+        smoother.smooth()
+        commitSteps(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag))
+        rebuildTail()
+        lastAcceptedTimestamp = fix.timestamp
+
+        var newAwards: [BadgeAward] = []
+        if started, let earth = Badges.all.first {
+            newAwards += award(earth, crossing: Crossing(timestamp: fix.timestamp, coordinate: fix.coordinate))
+        }
+        let track = LiveTrack(committed: committed, tail: tail)
+        let distance = track.distance
+        let splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: track)
+        while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
+              let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
+            newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
+            nextBadgeIndex += 1
+        }
+        awards += newAwards
+        let snapshot = makeSnapshot(track)
+        latestSnapshot = snapshot
+        return .accepted(RunProgress(started: started, snapshot: snapshot, awards: newAwards, splits: splits))
+    }
 
     /// The latest measurements, nil before the first accepted fix.
-    public var snapshot: RunSnapshot? { fatalError("TODO") }
+    public var snapshot: RunSnapshot? { latestSnapshot }
+
+    /// Every award made so far in this run, in order.
+    public var runAwards: [BadgeAward] { awards }
 
     /// Ends the run: final smoothing of the whole track, then the summary.
-    public func finish() -> RunSummary { fatalError("TODO") }
+    ///
+    /// The committed track was smoothed with at least the lag's worth of later fixes, which is several times
+    /// the smoother's memory, and the tail is smoothed over every fix received, so this is the smoothed
+    /// track; splits and checkpoints are measured on it. Awards are the ones made live (they already
+    /// updated ``history``).
+    public func finish() -> RunSummary {
+        let track = LiveTrack(committed: committed, tail: tail)
+        guard let last = track.last else {
+            return RunSummary(distance: 0, elapsed: 0, movingTime: 0, averagePace: nil, splits: [], checkpoints: [],
+                              awards: awards, track: [], rejections: rejections)
+        }
+        var counter = SplitCounter()
+        let splits = counter.collect(upTo: last.distance, start: startTimestamp, on: track)
+        return RunSummary(distance: last.distance, elapsed: last.timestamp - startTimestamp,
+                          movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
+                          splits: splits, checkpoints: checkpoints(on: track), awards: awards,
+                          track: committed.map(\.fix) + tail.map(\.fix), rejections: rejections)
+    }
+
+    /// Seconds per kilometre, nil without distance.
+    static func pace(_ seconds: Double, _ metres: Double) -> Double? {
+        metres > 0 ? seconds / metres * 1000 : nil
+    }
 }

@@ -1,13 +1,22 @@
 /// The fix filter's rules. Every rule has a documented default.
 public struct FilterConfiguration: Sendable, Hashable {
-    /// Fixes whose accuracy is at or above this many metres are rejected (the seed app's rule). Default 20.
+    /// Fixes whose accuracy is at or above this many metres are rejected (the seed app's rule); so are
+    /// negative, NaN and infinite accuracies. Default 20.
     public var maximumAccuracy: Double = 20
     /// How far ahead of the clock a fix's timestamp may be, in seconds. Default 24 h, so fast-replayed runs work.
     public var futureAllowance: Double = 86_400
-    /// A first fix older than this many seconds against the clock is a cached position. Default 10.
+    /// A first fix older than this many seconds against the clock is a cached position and does not start
+    /// the run. After the start fixes are judged by order, not age, so a backlog resent after a reconnect
+    /// is accepted. Default 10.
     public var staleStartAge: Double = 10
-    /// The fastest plausible running speed in m/s; faster implied speeds are jumps. Default 12.5.
+    /// The fastest plausible running speed in m/s; faster implied speeds from the last accepted fix are jumps.
+    /// The speed is judged over the time since the last accepted fix (at least 1 s), so one rejected spike
+    /// does not make the next good fix look like a jump. Default 12.5.
     public var maximumSpeed: Double = 12.5
+    /// When this many consecutive jump-rejected fixes agree with each other (each within `maximumSpeed` of
+    /// the one before), the last of them is accepted and the track re-anchors on it: the earlier accepted
+    /// fix was the wrong one. The jump itself adds no distance. Default 5.
+    public var reanchorCount: Int = 5
 
     /// Creates the default filter.
     public init() {}
@@ -21,6 +30,21 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var smoothingLag: Double = 10
     /// The window for the current pace, in seconds. Default 30.
     public var currentPaceWindow: Double = 30
+    /// The Kalman filter's acceleration noise spectral density in m²/s³: how briskly the runner may change
+    /// speed or direction. Lower smooths more but cuts corners. Default 0.4 (tuned on simulated 3–5 m correlated noise).
+    public var accelerationNoise: Double = 0.4
+    /// Reported accuracy divided by the per-axis position error (phones report the 68% circle radius,
+    /// about 1.5 standard deviations of one axis). Default 1.5.
+    public var accuracyRatio: Double = 1.5
+    /// The still/moving gate judges the smoothed displacement across a window of this many seconds centred on
+    /// each fix (what is available of it near the newest fix). Default 20.
+    public var gateWindow: Double = 20
+    /// The still/moving gate: a standing runner starts moving when the gate's speed reaches this, m/s.
+    /// Default 1.0.
+    public var movingSpeed: Double = 1.0
+    /// The still/moving gate: a moving runner stops when the gate's speed drops below this, m/s.
+    /// Default 0.6.
+    public var stillSpeed: Double = 0.6
 
     /// Creates the default configuration.
     public init() {}

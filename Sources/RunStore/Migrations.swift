@@ -42,10 +42,10 @@ extension Migration {
             CREATE TABLE fixes (
                 run INTEGER NOT NULL REFERENCES runs(id),
                 sequence INTEGER NOT NULL,
-                latitude REAL NOT NULL,
-                longitude REAL NOT NULL,
-                accuracy REAL NOT NULL,
-                timestamp REAL NOT NULL,
+                latitude REAL,
+                longitude REAL,
+                accuracy REAL,
+                timestamp REAL,
                 received REAL NOT NULL,
                 rejection TEXT,
                 PRIMARY KEY (run, sequence)

@@ -136,6 +136,8 @@ enum JSONColumn {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             return String(decoding: try encoder.encode(value), as: UTF8.self)
         } catch {
             throw StoreError(code: SQLITE_MISMATCH, message: "cannot encode \(Value.self) as JSON: \(error)")
@@ -144,7 +146,10 @@ enum JSONColumn {
 
     static func decode<Value: Decodable>(_ type: Value.Type, from text: String, context: String) throws(StoreError) -> Value {
         do {
-            return try JSONDecoder().decode(type, from: Data(text.utf8))
+            let decoder = JSONDecoder()
+            decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            return try decoder.decode(type, from: Data(text.utf8))
         } catch {
             throw StoreError(code: SQLITE_CORRUPT, message: "\(context): stored JSON is not valid: \(error)")
         }

@@ -69,8 +69,11 @@ extension SQLiteRunStore {
             select.bind(id, at: 1)
             var fixes: [StoredFix] = []
             while try select.step() {
-                let fix = Fix(latitude: select.double(at: 1), longitude: select.double(at: 2),
-                              accuracy: select.double(at: 3), timestamp: select.double(at: 4))
+                // SQLite stores NaN as NULL; a rejected fix may well have had NaN in it.
+                let fix = Fix(latitude: select.optionalDouble(at: 1) ?? .nan,
+                              longitude: select.optionalDouble(at: 2) ?? .nan,
+                              accuracy: select.optionalDouble(at: 3) ?? .nan,
+                              timestamp: select.optionalDouble(at: 4) ?? .nan)
                 var rejection: FixRejection?
                 if let reason = select.optionalText(at: 6) {
                     guard let known = FixRejection(rawValue: reason) else {

@@ -1,0 +1,128 @@
+/// A constant-velocity Kalman filter on east/north metres with a fixed-lag Rauch–Tung–Striebel smoother.
+///
+/// Each axis has state (position, velocity). Both axes share one transition, one process noise and one
+/// (isotropic) measurement variance, so their covariances are identical and are computed once.
+/// The smoother keeps the steps not yet committed; `smooth()` runs the backward pass over them.
+struct KalmanSmoother: Sendable {
+    /// A symmetric 2×2 covariance.
+    struct Covariance: Sendable, Hashable {
+        var pp: Double, pv: Double, vv: Double
+    }
+
+    /// One filtered step still inside the lag window.
+    struct Step: Sendable {
+        /// Unix time of the measurement.
+        var timestamp: Double
+        /// Reported accuracy of the measurement, metres.
+        var accuracy: Double
+        /// Filtered state (east position, east velocity, north position, north velocity).
+        var filtered: SIMD4<Double>
+        /// The prediction of this step from the previous one (equal to `filtered` for a first step).
+        var predicted: SIMD4<Double>
+        /// RTS gain from this step back to the previous one: C = P(prev|prev) Fᵀ P(this|prev)⁻¹,
+        /// stored row-major (c00, c01, c10, c11). Zero for the first step after a reset.
+        var backGain: SIMD4<Double>
+        /// Smoothed state, valid after `smooth()`.
+        var smoothed: SIMD4<Double>
+        /// True when this step restarted the filter (no link to the step before it).
+        var startsSegment: Bool
+    }
+
+    /// Acceleration noise spectral density, m²/s³.
+    let accelerationNoise: Double
+    /// Reported accuracy / per-axis standard deviation.
+    let accuracyRatio: Double
+    /// Prior standard deviation of the velocity at a (re)start, m/s.
+    let initialSpeedDeviation: Double = 4
+
+    /// Steps inside the lag window, oldest first.
+    private(set) var window: [Step] = []
+    private var state = SIMD4<Double>.zero
+    private var covariance = Covariance(pp: 0, pv: 0, vv: 0)
+    private var lastTimestamp: Double?
+
+    init(accelerationNoise: Double, accuracyRatio: Double) {
+        self.accelerationNoise = accelerationNoise
+        self.accuracyRatio = accuracyRatio
+    }
+
+    /// Per-axis measurement variance for a reported accuracy (floored so a 0 m claim cannot freeze the filter).
+    private func measurementVariance(_ accuracy: Double) -> Double {
+        let sigma = max(accuracy / accuracyRatio, 0.5)
+        return sigma * sigma
+    }
+
+    /// Adds a measurement; `restart` drops the link to earlier steps (first fix, or a re-anchor).
+    mutating func update(east: Double, north: Double, accuracy: Double, timestamp: Double, restart: Bool) {
+        let r = measurementVariance(accuracy)
+        guard !restart, let last = lastTimestamp else {
+            state = SIMD4(east, 0, north, 0)
+            covariance = Covariance(pp: r, pv: 0, vv: initialSpeedDeviation * initialSpeedDeviation)
+            lastTimestamp = timestamp
+            window.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: state,
+                               backGain: .zero, smoothed: state, startsSegment: true))
+            return
+        }
+        let dt = timestamp - last
+        let p = covariance
+        // Predict: x' = F x, P' = F P Fᵀ + Q with F = [1 dt; 0 1] and white-acceleration Q.
+        let predicted = SIMD4(state[0] + dt * state[1], state[1], state[2] + dt * state[3], state[3])
+        let q = accelerationNoise
+        let pred = Covariance(pp: p.pp + 2 * dt * p.pv + dt * dt * p.vv + q * dt * dt * dt / 3,
+                              pv: p.pv + dt * p.vv + q * dt * dt / 2,
+                              vv: p.vv + q * dt)
+        // RTS gain C = P Fᵀ P'⁻¹ (P Fᵀ is not symmetric).
+        let a00 = p.pp + dt * p.pv, a01 = p.pv, a10 = p.pv + dt * p.vv, a11 = p.vv
+        let det = pred.pp * pred.vv - pred.pv * pred.pv
+        let i00 = pred.vv / det, i01 = -pred.pv / det, i11 = pred.pp / det
+        let gain = SIMD4(a00 * i00 + a01 * i01, a00 * i01 + a01 * i11,
+                         a10 * i00 + a11 * i01, a10 * i01 + a11 * i11)
+        // Update with a position measurement on each axis.
+        let s = pred.pp + r
+        let kp = pred.pp / s, kv = pred.pv / s
+        let innovationEast = east - predicted[0], innovationNorth = north - predicted[2]
+        state = SIMD4(predicted[0] + kp * innovationEast, predicted[1] + kv * innovationEast,
+                      predicted[2] + kp * innovationNorth, predicted[3] + kv * innovationNorth)
+        covariance = Covariance(pp: (1 - kp) * pred.pp, pv: (1 - kp) * pred.pv, vv: pred.vv - kv * pred.pv)
+        lastTimestamp = timestamp
+        window.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: predicted,
+                           backGain: gain, smoothed: state, startsSegment: false))
+    }
+
+    /// Runs the backward RTS pass over the window, from the newest step (smoothed = filtered) back.
+    mutating func smooth() {
+        guard var index = window.indices.last else { return }
+        window[index].smoothed = window[index].filtered
+        while index > 0 {
+            let later = window[index]
+            index -= 1
+            guard !later.startsSegment else {
+                window[index].smoothed = window[index].filtered
+                continue
+            }
+            let c = later.backGain
+            let d = later.smoothed - later.predicted
+            let f = window[index].filtered
+            window[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
+                                           f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
+        }
+    }
+
+    /// How many of the oldest steps have timestamps at or before `cutoff` (ready to commit).
+    func committableCount(through cutoff: Double) -> Int {
+        var count = 0
+        while count < window.count, window[count].timestamp <= cutoff { count += 1 }
+        return count
+    }
+
+    /// Forgets the oldest `count` steps once the caller has committed them.
+    mutating func dropOldest(_ count: Int) {
+        window.removeFirst(count)
+    }
+
+    /// Removes and returns every step (before a restart).
+    mutating func commitAll() -> [Step] {
+        defer { window.removeAll(keepingCapacity: true) }
+        return window
+    }
+}

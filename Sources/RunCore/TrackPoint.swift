@@ -1,0 +1,71 @@
+/// One smoothed position of a run's track with the measurements accumulated up to it.
+struct TrackPoint: Sendable, Hashable {
+    /// Smoothed position.
+    var coordinate: Coordinate
+    /// Smoothed position in the run's local frame, metres east and north of the first fix.
+    var east: Double, north: Double
+    /// Unix time of the fix.
+    var timestamp: Double
+    /// The fix's reported accuracy, metres.
+    var accuracy: Double
+    /// True when the still/moving gate says the runner was moving here.
+    var moving: Bool
+    /// Distance from the start to here, metres.
+    var distance: Double
+    /// Moving time from the start to here, seconds.
+    var movingTime: Double
+
+    /// The point as a fix, for the summary's track.
+    var fix: Fix {
+        Fix(latitude: coordinate.latitude, longitude: coordinate.longitude, accuracy: accuracy, timestamp: timestamp)
+    }
+}
+
+/// Where and when a run passed a distance, interpolated inside the segment that crossed it.
+struct Crossing: Sendable, Hashable {
+    /// Unix time of the crossing.
+    var timestamp: Double
+    /// Position of the crossing.
+    var coordinate: Coordinate
+}
+
+/// A run's track seen as a sequence of points with non-decreasing cumulative distance.
+protocol CumulativeTrack {
+    /// Number of points.
+    var pointCount: Int { get }
+    /// The point at an index.
+    func point(at index: Int) -> TrackPoint
+}
+
+extension CumulativeTrack {
+    /// The crossing of `distance` metres, nil when the track does not reach it.
+    func crossing(of distance: Double) -> Crossing? {
+        guard pointCount > 0, point(at: pointCount - 1).distance >= distance else { return nil }
+        var low = 0, high = pointCount - 1  // first index whose distance >= target
+        while low < high {
+            let mid = (low + high) / 2
+            if point(at: mid).distance < distance { low = mid + 1 } else { high = mid }
+        }
+        let b = point(at: low)
+        guard low > 0 else { return Crossing(timestamp: b.timestamp, coordinate: b.coordinate) }
+        let a = point(at: low - 1)
+        let fraction = (distance - a.distance) / (b.distance - a.distance)
+        let longitude = a.coordinate.longitude
+            + fraction * Geodesy.normalisedDegrees(b.coordinate.longitude - a.coordinate.longitude)
+        return Crossing(
+            timestamp: a.timestamp + fraction * (b.timestamp - a.timestamp),
+            coordinate: Coordinate(
+                latitude: a.coordinate.latitude + fraction * (b.coordinate.latitude - a.coordinate.latitude),
+                longitude: Geodesy.normalisedDegrees(longitude)))
+    }
+
+    /// The last index whose timestamp is at or before `timestamp`, nil when none.
+    func lastIndex(atOrBefore timestamp: Double) -> Int? {
+        var low = 0, high = pointCount  // first index whose timestamp > target
+        while low < high {
+            let mid = (low + high) / 2
+            if point(at: mid).timestamp <= timestamp { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? low - 1 : nil
+    }
+}
