@@ -287,7 +287,7 @@ import Testing
         #expect(acceptor.accepted == connections)
         // Every client deregistered itself; the listener and the server side of each connection remain.
         #expect(registeredAtEnd.value == connections + 1)
-        print("1000 connections (both ends in-process): RSS grew \((residentAfter - residentBefore) / 1024) KiB")
+        print("\(connections) connections (both ends in-process): RSS grew \((residentAfter - residentBefore) / 1024) KiB")
     }
 
     @Test func signalsArriveThroughTheLoop() async throws {
