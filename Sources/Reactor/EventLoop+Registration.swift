@@ -25,6 +25,7 @@ extension EventLoop {
             let newCount = Swift.max(slot + 1, registrations.count * 2, 64)
             registrations.append(contentsOf: repeatElement(nil, count: newCount - registrations.count))
         }
+        if registrations[slot] == nil { registeredDescriptors += 1 }
         registrations[slot] = Registration(handler: handler, interest: interest, generation: generation)
     }
 
@@ -61,12 +62,13 @@ extension EventLoop {
         let slot = Int(fd)
         guard fd >= 0, slot < registrations.count, registrations[slot] != nil else { return }
         registrations[slot] = nil
+        registeredDescriptors -= 1
         try? Syscall.epollControl(epollFD, EPOLL_CTL_DEL, fd, events: 0, data: 0)
     }
 
     /// How many descriptors are registered (excluding the loop's own wake-up fd). Loop thread only.
     public var registeredCount: Int {
         assertLoopThread()
-        return registrations.reduce(0) { $1 == nil ? $0 : $0 + 1 }
+        return registeredDescriptors
     }
 }

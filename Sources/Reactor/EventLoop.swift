@@ -65,6 +65,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Registrations indexed by file descriptor.
     var registrations: [Registration?] = []
+    /// How many slots of `registrations` are occupied.
+    var registeredDescriptors = 0
     /// Source of registration generations (wraps; 2^32 registrations apart never collide in a batch).
     var lastGeneration: UInt32 = 0
     /// Buffer `epoll_wait` fills; allocated once.
