@@ -1,4 +1,5 @@
 import Broadcaster
+import MoonRunnerTestSupport
 import Foundation
 import Testing
 import Wire

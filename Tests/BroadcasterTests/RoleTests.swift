@@ -1,4 +1,5 @@
 import Broadcaster
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
