@@ -164,3 +164,19 @@ extension SyntheticRun {
         return SyntheticRun(truth: truth, fixes: fixes)
     }
 }
+
+extension SyntheticRun {
+    /// Seconds from the first fix until the true path reached `distance` metres (fixes paired with truth).
+    func trueElapsed(at distance: Double) -> Double? {
+        var covered = 0.0
+        for index in 1..<truth.count {
+            let step = Geodesy.distance(from: truth[index - 1], to: truth[index])
+            if covered + step >= distance {
+                let a = fixes[index - 1].timestamp, b = fixes[index].timestamp
+                return a + (distance - covered) / step * (b - a) - fixes[0].timestamp
+            }
+            covered += step
+        }
+        return nil
+    }
+}
