@@ -34,6 +34,11 @@ public struct RunTracker: Sendable {
     var tail: [TrackPoint] = []
     /// The gate's state at the last committed point.
     var committedMoving = false
+    /// The gate's cursor into the committed track (see `gateSpeed`).
+    var committedGatePast = 0
+    /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
+    /// used by the gate).
+    var gateSegmentStart = 0
     var splitCounter = SplitCounter()
     /// Index in ``Badges/all`` of the next badge to award.
     var nextBadgeIndex = 1
@@ -62,6 +67,7 @@ public struct RunTracker: Sendable {
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
             commitSteps(smoother.window.count)
+            gateSegmentStart = committed.count
         }
         let position = projection!.project(fix.coordinate)
         smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,

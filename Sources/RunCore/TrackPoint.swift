@@ -2,6 +2,8 @@
 struct TrackPoint: Sendable, Hashable {
     /// Smoothed position.
     var coordinate: Coordinate
+    /// Smoothed position in the run's local frame, metres east and north of the first fix.
+    var east: Double, north: Double
     /// Unix time of the fix.
     var timestamp: Double
     /// The fix's reported accuracy, metres.

@@ -31,15 +31,18 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// The window for the current pace, in seconds. Default 30.
     public var currentPaceWindow: Double = 30
     /// The Kalman filter's acceleration noise spectral density in m²/s³: how briskly the runner may change
-    /// speed or direction. Lower smooths more but cuts corners. Default 0.5.
-    public var accelerationNoise: Double = 0.5
+    /// speed or direction. Lower smooths more but cuts corners. Default 0.4 (tuned on simulated 3–5 m correlated noise).
+    public var accelerationNoise: Double = 0.4
     /// Reported accuracy divided by the per-axis position error (phones report the 68% circle radius,
     /// about 1.5 standard deviations of one axis). Default 1.5.
     public var accuracyRatio: Double = 1.5
-    /// The still/moving gate: a standing runner starts moving when the smoothed speed reaches this, m/s.
+    /// The still/moving gate judges the smoothed displacement across a window of this many seconds centred on
+    /// each fix (what is available of it near the newest fix). Default 20.
+    public var gateWindow: Double = 20
+    /// The still/moving gate: a standing runner starts moving when the gate's speed reaches this, m/s.
     /// Default 1.0.
     public var movingSpeed: Double = 1.0
-    /// The still/moving gate: a moving runner stops when the smoothed speed drops below this, m/s.
+    /// The still/moving gate: a moving runner stops when the gate's speed drops below this, m/s.
     /// Default 0.6.
     public var stillSpeed: Double = 0.6
 

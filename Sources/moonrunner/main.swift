@@ -1,2 +1,33 @@
-// The moonrunner command line: a thin dispatcher to subcommands.
-print("moonrunner")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The moonrunner command line: a thin dispatcher to one function per subcommand.
+
+let usage = """
+usage: moonrunner COMMAND [OPTIONS]    (moonrunner COMMAND --help for each)
+
+  serve      run the live broadcast server
+  simulate   replay a route as one or many runners
+  watch      follow a runner (or *) live in the terminal
+  coach      badge alerts for a runner (or *), one line each
+  runs       a runner's runs as a table
+  badges     a runner's badge board
+  demo       a server, three simulated runners and a watch view in one go
+  export     a saved run as GPX, GeoJSON or SVG
+  import     a GPX file as a run
+  bench      benchmarks: core | store | load
+"""
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let subcommands: [String: ([String]) -> Int32] = [
+    "serve": runServeCommand,
+    "export": runExportCommand,
+    "import": runImportCommand,
+    "bench": runBenchCommand,
+]
+guard let name = arguments.first, let subcommand = subcommands[name] else {
+    print(usage)
+    exit(arguments.isEmpty || arguments.first == "--help" || arguments.first == "help" ? 0 : 2)
+}
+exit(subcommand(Array(arguments.dropFirst())))

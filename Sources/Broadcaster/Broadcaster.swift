@@ -1,1 +1,0 @@
-// The Broadcaster module; see DEVELOPERS.md layout.

@@ -1,0 +1,72 @@
+import Reactor
+import Wire
+
+/// One client's socket, line framing, rate budget and pending output. Loop thread only.
+final class Connection: EventHandler {
+    /// Lifecycle of a connection.
+    enum State {
+        /// Reading and writing.
+        case open
+        /// Asked to close: no more reading; closes once pending output is written.
+        case closing
+        /// Gone.
+        case closed
+    }
+
+    let id: ConnectionID
+    let socket: StreamSocket
+    unowned let server: Server
+    var state = State.open
+    /// Why the connection is closing, for the log.
+    var closeReason: String?
+    var framer: LineFramer
+    var output = OutputBuffer()
+    /// What epoll is asked to report for this socket now.
+    var interest: Interest = .readable
+    /// True while in the server's list of connections to flush at the end of the turn.
+    var isQueuedForFlush = false
+    /// Lines this connection may still send before the rate applies (a token bucket).
+    var lineBudget: Double
+    var budgetCheckedAt: Double
+    /// True while reading is paused because the line budget ran out.
+    var isReadPaused = false
+    /// Errors answered in the current one-second window (flood protection).
+    var errorWindowStart: Double = 0
+    var errorsInWindow = 0
+
+    init(id: ConnectionID, socket: StreamSocket, server: Server, now: Double) {
+        self.id = id
+        self.socket = socket
+        self.server = server
+        framer = LineFramer(maximumLineLength: server.configuration.maximumLineLength)
+        lineBudget = server.configuration.lineBurst
+        budgetCheckedAt = now
+    }
+
+    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
+        if writable { server.flush(self) }
+        if (readable || hangup) && state == .open { server.read(self) }
+    }
+
+    /// Takes one line from the budget; false when the budget is spent (reading pauses).
+    func spendLine(now: Double) -> Bool {
+        if lineBudget < 1 {
+            let rate = server.configuration.linesPerSecond
+            lineBudget = min(server.configuration.lineBurst, lineBudget + (now - budgetCheckedAt) * rate)
+            budgetCheckedAt = now
+            if lineBudget < 1 { return false }
+        }
+        lineBudget -= 1
+        return true
+    }
+
+    /// Counts one error reply; true when the connection has earned more than the limit in this second.
+    func countError(now: Double) -> Bool {
+        if now - errorWindowStart >= 1 {
+            errorWindowStart = now
+            errorsInWindow = 0
+        }
+        errorsInWindow += 1
+        return errorsInWindow > server.configuration.errorsPerSecond
+    }
+}

@@ -1,0 +1,65 @@
+import RunCore
+import RunStore
+import Wire
+
+extension Hub {
+    /// After a crash: every run the store still has as live is rebuilt by replaying its stored fixes through a
+    /// fresh engine (same fixes, same receive clock, so the same distance), then waits for its runner to resume
+    /// with the key, or for the resume window to end it.
+    func recoverLiveRuns(now: Double) {
+        let live: [RunRecord]
+        do {
+            live = try store.liveRuns()
+        } catch {
+            output.log("recovery: cannot list live runs: \(error)")
+            return
+        }
+        for record in live {
+            do {
+                try recover(record, now: now)
+            } catch {
+                output.log("recovery: run \(record.id) of \(record.runner) not recovered: \(error)")
+            }
+        }
+    }
+
+    private func recover(_ record: RunRecord, now: Double) throws(StoreError) {
+        guard let runner = try store.runner(named: record.runner) else {
+            output.log("recovery: run \(record.id) has no runner \(record.runner)")
+            return
+        }
+        let entry = runners[runner.name] ?? RunnerEntry(name: runner.name, keyHash: runner.keyHash, history: runner.history)
+        runners[runner.name] = entry
+        var run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
+        run.phase = .running(id: record.id, started: record.started)
+        var lastProgress: RunProgress?
+        var lastAccepted: Fix?
+        for stored in try store.fixes(ofRun: record.id) {
+            if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
+                lastProgress = progress
+                lastAccepted = stored.fix
+            }
+            run.nextSequence = stored.sequence + 1
+            if run.newestSubmitted.map({ stored.fix.timestamp > $0.timestamp }) ?? true {
+                run.newestSubmitted = (stored.fix.timestamp, Self.timestampText(stored.fix.timestamp))
+            }
+        }
+        // Everything replayed came from disk, so it is all acknowledged.
+        run.committedAcknowledgement = run.newestSubmitted?.text
+        run.disconnectedAt = now
+        run.startedLine = bytes(of: RunStartedEvent(runner: runner.name, runID: record.id,
+                                                    timestamp: Self.timestampText(record.started)).event)
+        if let lastProgress, let lastAccepted {
+            run.latestPaceLine = bytes(of: PaceEvent(lastProgress.snapshot, runner: runner.name,
+                                                     timestamp: Self.timestampText(lastAccepted.timestamp)).event)
+        }
+        entry.run = run
+        runOwners[record.id] = runner.name
+        output.log("recovered run \(record.id) of \(runner.name): \(Int(run.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
+    }
+
+    /// A stored timestamp as text for `ack:`/`ts=` when the runner's own text is not known (after a restart).
+    static func timestampText(_ timestamp: Double) -> String {
+        timestamp == timestamp.rounded() && abs(timestamp) < 1e15 ? String(Int64(timestamp)) : String(timestamp)
+    }
+}

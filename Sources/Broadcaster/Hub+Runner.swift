@@ -1,0 +1,193 @@
+import RunCore
+import RunStore
+import Wire
+
+extension Hub {
+    /// `iam:NAME [KEY]`: claims a new name (the reply carries its key) or proves an old one and resumes its run.
+    func identify(_ id: ConnectionID, name: String, key: String?, now: Double) {
+        if let current = sessions[id]?.name {
+            fail(id, .alreadyIdentified, "this connection is already \(current)")
+            return
+        }
+        guard let lookup = runnerEntry(named: name, for: id) else { return }
+        guard let entry = lookup else {
+            claim(id, name: name, now: now)
+            return
+        }
+        guard let key, RunnerKey.verify(key, against: entry.keyHash) else {
+            fail(id, .wrongKey, key == nil ? "\(name) is claimed: give its key" : "wrong key for \(name)")
+            return
+        }
+        if let previous = entry.connection, previous != id {
+            // The phone reconnected before the server saw the old connection die: the new one speaks now.
+            sessions[previous]?.name = nil
+            output.close(previous, reason: "replaced by a new connection for \(name)")
+        }
+        entry.connection = id
+        sessions[id]?.name = name
+        var fields = [Event.Field(key: "name", value: name)]
+        if var run = entry.run, let runID = run.id {
+            run.disconnectedAt = nil
+            entry.run = run
+            fields.append(Event.Field(key: "resumed", value: String(runID)))
+            send(OkEvent(what: "iam", fields: fields).event, to: id)
+            // Restore the runner's screen, then tell it what is safe on disk so it resends only the rest.
+            if let started = run.startedLine { send(started, to: id) }
+            if let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
+            if let acknowledged = run.committedAcknowledgement {
+                send(AckEvent(runner: name, timestamp: acknowledged).event, to: id)
+            }
+            output.log("runner \(name) resumed run \(runID) on \(id)")
+        } else {
+            send(OkEvent(what: "iam", fields: fields).event, to: id)
+            output.log("\(id) is \(name)")
+        }
+    }
+
+    private func claim(_ id: ConnectionID, name: String, now: Double) {
+        let key = RunnerKey.generate()
+        let entry = RunnerEntry(name: name, keyHash: RunnerKey.hash(key), history: BadgeHistory())
+        entry.connection = id
+        runners[name] = entry
+        sessions[id]?.name = name
+        store.submit(.runner(name: name, keyHash: entry.keyHash, created: now))
+        send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
+                                            .init(key: "new", value: "yes")]).event, to: id)
+        output.log("\(id) claimed the name \(name)")
+    }
+
+    /// `loc:`: one fix through the engine, stored, and the run's events to everyone who follows it.
+    func locate(_ id: ConnectionID, _ location: LocationCommand, now: Double) {
+        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
+            fail(id, .notIdentified, "send iam:NAME before loc:")
+            return
+        }
+        // The run is taken out of the entry while it changes, so its arrays are never shared and never copied.
+        var run = entry.run ?? LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
+        entry.run = nil
+        if let last = run.tracker.lastAcceptedTimestamp, location.timestamp <= last {
+            // A fix the run already has (a resend after a reconnect): skipped without error, and acked if on disk.
+            statistics.fixesResent += 1
+            entry.run = run
+            if let acknowledged = run.committedAcknowledgement {
+                send(AckEvent(runner: name, timestamp: acknowledged).event, to: id)
+            }
+            return
+        }
+        let fix = Fix(latitude: location.latitude, longitude: location.longitude,
+                      accuracy: location.accuracy, timestamp: location.timestamp)
+        let outcome = run.tracker.add(fix, now: now)
+        switch outcome {
+        case .rejected(let reason):
+            statistics.fixesFiltered[reason, default: 0] += 1
+            if run.id == nil {
+                // No run yet, so nothing to store: the fix is answered at once so the client can forget it.
+                entry.run = run
+                send(AckEvent(runner: name, timestamp: location.timestampText).event, to: id)
+                return
+            }
+            record(fix, rejection: reason, text: location.timestampText, in: &run, now: now)
+            entry.run = run
+        case .accepted(let progress):
+            statistics.fixesAccepted += 1
+            if progress.started {
+                start(&run, runner: name, fix: fix, text: location.timestampText, now: now)
+            }
+            record(fix, rejection: nil, text: location.timestampText, in: &run, now: now)
+            entry.run = run
+            announce(progress, runner: name, timestampText: location.timestampText, in: entry)
+        }
+    }
+
+    private func start(_ run: inout LiveRun, runner name: String, fix: Fix, text: String, now: Double) {
+        let runID = store.allocateRunID()
+        run.phase = .running(id: runID, started: fix.timestamp)
+        runOwners[runID] = name
+        statistics.runsStarted += 1
+        store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
+        let line = bytes(of: RunStartedEvent(runner: name, runID: runID, timestamp: text).event)
+        run.startedLine = line
+        broadcast(line, about: name, to: .everyone)
+        output.log("run \(runID) started by \(name)")
+    }
+
+    /// Hands one fix to the store; the ack goes out when its batch commits.
+    private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: inout LiveRun, now: Double) {
+        guard let runID = run.id else { return }
+        var acknowledgement: String?
+        if run.newestSubmitted.map({ fix.timestamp > $0.timestamp }) ?? true {
+            run.newestSubmitted = (fix.timestamp, text)
+            acknowledgement = text
+        }
+        let stored = StoredFix(runID: runID, sequence: run.nextSequence, fix: fix, received: now, rejection: rejection)
+        run.nextSequence += 1
+        store.submit(.fix(stored, acknowledgement: acknowledgement))
+    }
+
+    /// The events one accepted fix causes: pace, then badges and splits.
+    func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
+        let pace = bytes(of: PaceEvent(progress.snapshot, runner: name, timestamp: timestampText).event)
+        entry.run?.latestPaceLine = pace
+        broadcast(pace, about: name, to: .spectators, droppable: true)
+        guard let runID = entry.run?.id else { return }
+        for award in progress.awards {
+            store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
+            broadcast(bytes(of: BadgeEvent(award, runner: name).event), about: name, to: .everyone)
+        }
+        for split in progress.splits {
+            broadcast(bytes(of: SplitEvent(split, runner: name).event), about: name, to: .spectators)
+        }
+    }
+
+    /// `stop:` / `stop:discard`.
+    func stop(_ id: ConnectionID, save: Bool, now: Double) {
+        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
+            fail(id, .notIdentified, "send iam:NAME before stop:")
+            return
+        }
+        guard entry.run?.id != nil else {
+            entry.run = nil
+            fail(id, .noRun, "no run in progress")
+            return
+        }
+        finish(entry, status: save ? .saved : .discarded, reason: save ? .stop : .discard, now: now)
+    }
+
+    /// Ends a run: final measurements to the store, `end:` to everyone who follows the runner.
+    func finish(_ entry: RunnerEntry, status: RunStatus, reason: RunEndReason, now: Double) {
+        guard let run = entry.run, case .running(let runID, let started) = run.phase else {
+            entry.run = nil
+            return
+        }
+        let summary = run.tracker.finish()
+        let record = RunRecord(id: runID, runner: entry.name, started: started, ended: now,
+                               distance: summary.distance, elapsed: summary.elapsed, movingTime: summary.movingTime,
+                               status: status, rejections: summary.rejections)
+        store.submit(.runFinished(record, splits: summary.splits, checkpoints: summary.checkpoints))
+        if status != .discarded {
+            entry.history = run.tracker.history
+            store.submit(.history(runner: entry.name, entry.history))
+        }
+        entry.run = nil
+        let ended = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
+        broadcast(bytes(of: ended.event), about: entry.name, to: .everyone)
+        output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
+    }
+
+    /// A batch reached the disk: acks to the runners, or `err:storage` when it failed.
+    func committed(_ receipt: CommitReceipt) {
+        for (runID, text) in receipt.acknowledgements {
+            guard let name = runOwners[runID], let entry = runners[name] else { continue }
+            if entry.run?.id == runID { entry.run?.committedAcknowledgement = text }
+            if let connection = entry.connection {
+                send(AckEvent(runner: name, timestamp: text).event, to: connection)
+            }
+        }
+        guard let failure = receipt.failure else { return }
+        output.log("store: batch failed: \(failure)")
+        for runID in receipt.affectedRuns {
+            guard let name = runOwners[runID], let connection = runners[name]?.connection else { continue }
+            fail(connection, .storage, "storage failed; fixes kept until acked: \(failure.message)")
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Wire
+
+extension Hub {
+    /// `watch:` / `coach:`: follow one runner or everyone. A runner already running is shown at once.
+    func follow(_ id: ConnectionID, _ target: WatchTarget, coach: Bool) {
+        let what = coach ? "coach" : "watch"
+        switch target {
+        case .everyone:
+            if coach {
+                sessions[id]?.coachesEveryone = true
+                everyoneCoaches.insert(id)
+            } else {
+                sessions[id]?.watchesEveryone = true
+                everyoneWatchers.insert(id)
+            }
+            send(OkEvent(what: what, fields: [.init(key: "target", value: "*")]).event, to: id)
+            for entry in runners.values.sorted(by: { $0.name < $1.name }) {
+                catchUp(id, on: entry, withPace: !coach)
+            }
+        case .runner(let name):
+            if coach {
+                sessions[id]?.coaching.insert(name)
+                coaches[name, default: []].insert(id)
+            } else {
+                sessions[id]?.watching.insert(name)
+                watchers[name, default: []].insert(id)
+            }
+            send(OkEvent(what: what, fields: [.init(key: "target", value: name)]).event, to: id)
+            if let entry = runners[name] { catchUp(id, on: entry, withPace: !coach) }
+        }
+    }
+
+    /// A late follower gets the runner's latest `run:` (and `pace:` for spectators) at once.
+    private func catchUp(_ id: ConnectionID, on entry: RunnerEntry, withPace: Bool) {
+        guard let run = entry.run, let started = run.startedLine else { return }
+        send(started, to: id)
+        if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: entry.name) }
+    }
+
+    /// `unwatch:`: stops both watching and coaching the target.
+    func unfollow(_ id: ConnectionID, _ target: WatchTarget) {
+        switch target {
+        case .everyone:
+            sessions[id]?.watchesEveryone = false
+            sessions[id]?.coachesEveryone = false
+            everyoneWatchers.remove(id)
+            everyoneCoaches.remove(id)
+            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: "*")]).event, to: id)
+        case .runner(let name):
+            sessions[id]?.watching.remove(name)
+            sessions[id]?.coaching.remove(name)
+            watchers[name]?.remove(id)
+            coaches[name]?.remove(id)
+            if watchers[name]?.isEmpty == true { watchers[name] = nil }
+            if coaches[name]?.isEmpty == true { coaches[name] = nil }
+            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]).event, to: id)
+        }
+    }
+
+    /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
+    /// to every runner the sender watches (with `watch:*`, every runner with a live run) and their audiences.
+    func cheer(_ id: ConnectionID, text: String) {
+        guard let session = sessions[id] else { return }
+        let sender = session.name ?? "anon"
+        var targets: [String]
+        if let name = session.name, runners[name]?.run?.id != nil {
+            targets = [name]
+        } else if session.watchesEveryone || session.coachesEveryone {
+            targets = runners.values.filter { $0.run?.id != nil }.map(\.name).sorted()
+        } else {
+            targets = session.watching.union(session.coaching).sorted()
+        }
+        guard !targets.isEmpty else {
+            fail(id, .notFound, "no one to cheer: watch a runner first")
+            return
+        }
+        for runner in targets {
+            let line = bytes(of: CheerEvent(runner: runner, from: sender, text: text).event)
+            broadcast(line, about: runner, to: .spectators)
+        }
+        send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]).event, to: id)
+    }
+}

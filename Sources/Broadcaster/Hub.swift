@@ -1,0 +1,187 @@
+import RunCore
+import RunStore
+import Wire
+
+/// Where the hub's decisions go: the server's connections in production, a recorder in tests.
+protocol HubOutput: AnyObject {
+    /// Queues one event line (with its newline) for a connection; `paceOf` marks a droppable `pace:` line.
+    func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?)
+    /// Closes a connection once what is queued for it is written.
+    func close(_ connection: ConnectionID, reason: String)
+    /// Counts an `err:` reply; the output closes a connection that floods.
+    func errorSent(to connection: ConnectionID)
+    /// One log line for operators.
+    func log(_ message: String)
+}
+
+/// The server's logic without sockets: sessions, runners, runs and who hears what.
+///
+/// Every entry point takes the clock as `now` and reports what to do through ``HubOutput`` and the store, so it
+/// is tested without a network. Loop thread only: nothing here is touched from another thread.
+final class Hub {
+    let configuration: ServerConfiguration
+    let store: any RunStore
+    unowned let output: any HubOutput
+    /// Counters for `stats:`.
+    var statistics = ServerStatistics()
+
+    var sessions: [ConnectionID: Session] = [:]
+    /// Runners seen since start (loaded from the store on first use).
+    var runners: [String: RunnerEntry] = [:]
+    /// Who ran each run started in this process (for acks).
+    var runOwners: [Int64: String] = [:]
+    /// Connections following one runner with `watch:` / `coach:`.
+    var watchers: [String: Set<ConnectionID>] = [:]
+    var coaches: [String: Set<ConnectionID>] = [:]
+    /// Connections following everyone.
+    var everyoneWatchers: Set<ConnectionID> = []
+    var everyoneCoaches: Set<ConnectionID> = []
+
+    init(configuration: ServerConfiguration, store: any RunStore, output: any HubOutput) {
+        self.configuration = configuration
+        self.store = store
+        self.output = output
+    }
+
+    // MARK: Connections
+
+    /// A connection was accepted.
+    func connected(_ id: ConnectionID, now: Double) {
+        sessions[id] = Session(connectedAt: now)
+    }
+
+    /// A connection is gone (closed by either side). Its subscriptions go; a live run waits for a resume.
+    func disconnected(_ id: ConnectionID, now: Double) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        for runner in session.watching { watchers[runner]?.remove(id) }
+        for runner in session.coaching { coaches[runner]?.remove(id) }
+        everyoneWatchers.remove(id)
+        everyoneCoaches.remove(id)
+        guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
+        entry.connection = nil
+        guard var run = entry.run else { return }
+        if run.id == nil {
+            entry.run = nil  // nothing started: nothing to resume
+        } else {
+            run.disconnectedAt = now
+            entry.run = run
+            output.log("runner \(name) disconnected mid-run \(run.id ?? 0); resume window \(Int(configuration.resumeWindow)) s")
+        }
+    }
+
+    /// Handles one parsed command from a connection.
+    func received(_ command: Command, from id: ConnectionID, now: Double) {
+        guard sessions[id] != nil else { return }
+        sessions[id]?.isActive = true
+        switch command {
+        case .identify(let name, let key): identify(id, name: name, key: key, now: now)
+        case .location(let location): locate(id, location, now: now)
+        case .stop(let save): stop(id, save: save, now: now)
+        case .watch(let target): follow(id, target, coach: false)
+        case .coach(let target): follow(id, target, coach: true)
+        case .unwatch(let target): unfollow(id, target)
+        case .cheer(let text): cheer(id, text: text)
+        case .ping: send(OkEvent(what: "ping").event, to: id)
+        case .help: answerHelp(id)
+        case .quit:
+            send(OkEvent(what: "quit").event, to: id)
+            output.close(id, reason: "quit")
+        case .stats: answerStatistics(id)
+        case .listRuns(let name, let offset, let limit): answerRuns(id, name: name, offset: offset, limit: limit)
+        case .showRun(let runID): answerRun(id, runID: runID)
+        case .showBadges(let name): answerBadges(id, name: name)
+        }
+    }
+
+    /// Once a second: idle connections and expired resume windows.
+    func tick(now: Double) {
+        for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
+            fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")
+            output.close(id, reason: "idle")
+            sessions[id]?.isActive = true  // closed once, not every tick until the socket goes
+        }
+        for entry in runners.values {
+            guard let run = entry.run, let since = run.disconnectedAt,
+                  now - since >= configuration.resumeWindow else { continue }
+            finish(entry, status: .timedOut, reason: .timeout, now: now)
+        }
+    }
+
+    /// Ends every open run as saved (shutdown).
+    func finishAllRuns(now: Double) {
+        for entry in runners.values where entry.run?.id != nil {
+            finish(entry, status: .saved, reason: .shutdown, now: now)
+        }
+    }
+
+    // MARK: Output helpers
+
+    /// Formats an event once.
+    func bytes(of event: Event) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(96)
+        event.append(to: &line)
+        return line
+    }
+
+    /// Sends one event to one connection.
+    func send(_ event: Event, to id: ConnectionID) {
+        send(bytes(of: event), to: id)
+    }
+
+    /// Sends one formatted line to one connection.
+    func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String? = nil) {
+        statistics.eventsSent += 1
+        output.send(line, to: id, paceOf: runner)
+    }
+
+    /// Answers a connection with `err:CODE "reason"`.
+    func fail(_ id: ConnectionID, _ code: ErrorCode, _ reason: String) {
+        statistics.errorsSent += 1
+        send(ErrorEvent(code: code, reason: reason).event, to: id)
+        output.errorSent(to: id)
+    }
+
+    /// The audiences of a runner's event.
+    enum Audience {
+        /// The runner and its spectators (pace, split, cheers).
+        case spectators
+        /// The runner, its spectators and its coaches (run, badge, end).
+        case everyone
+    }
+
+    /// Sends a runner's event to the runner's connection and its audience, each connection once.
+    /// A connection in several audiences is skipped by the later ones, so nothing is built per event.
+    func broadcast(_ line: [UInt8], about runner: String, to audience: Audience, droppable: Bool = false) {
+        let pace = droppable ? runner : nil
+        let own = runners[runner]?.connection
+        if let own { send(line, to: own, paceOf: pace) }
+        let direct = watchers[runner] ?? []
+        for id in direct where id != own { send(line, to: id, paceOf: pace) }
+        for id in everyoneWatchers where id != own && !direct.contains(id) { send(line, to: id, paceOf: pace) }
+        guard audience == .everyone else { return }
+        let coaching = coaches[runner] ?? []
+        for id in coaching where id != own && !direct.contains(id) && !everyoneWatchers.contains(id) {
+            send(line, to: id, paceOf: pace)
+        }
+        for id in everyoneCoaches where id != own && !direct.contains(id) && !everyoneWatchers.contains(id)
+            && !coaching.contains(id) {
+            send(line, to: id, paceOf: pace)
+        }
+    }
+
+    /// The runner entry for a name: in memory, else from the store. Store failures answer the connection.
+    func runnerEntry(named name: String, for id: ConnectionID) -> RunnerEntry?? {
+        if let entry = runners[name] { return entry }
+        do {
+            guard let record = try store.runner(named: name) else { return .some(nil) }
+            let entry = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
+            runners[name] = entry
+            return entry
+        } catch {
+            fail(id, .storage, "storage: \(error.message)")
+            output.log("store read failed for runner \(name): \(error)")
+            return nil
+        }
+    }
+}

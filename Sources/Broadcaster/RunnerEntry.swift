@@ -1,0 +1,53 @@
+import RunCore
+
+/// A runner the server knows: the key hash, the badge history and the run in progress. Loop thread only.
+final class RunnerEntry {
+    /// The claimed name.
+    let name: String
+    /// SHA-256 of the key (the key itself is never kept).
+    let keyHash: String
+    /// Badge history as of the last finished run.
+    var history: BadgeHistory
+    /// The connection that speaks for the runner now, if any.
+    var connection: ConnectionID?
+    /// The run in progress (or waiting for its first accepted fix).
+    var run: LiveRun?
+
+    init(name: String, keyHash: String, history: BadgeHistory) {
+        self.name = name
+        self.keyHash = keyHash
+        self.history = history
+    }
+}
+
+/// One run in progress.
+struct LiveRun {
+    /// Lifecycle of a run: waiting for the first accepted fix, then running under a run id.
+    enum Phase {
+        case waiting
+        case running(id: Int64, started: Double)
+    }
+
+    /// Where the run is in its life.
+    var phase: Phase = .waiting
+    /// The engine measuring this run.
+    var tracker: RunTracker
+    /// Sequence number of the next stored fix.
+    var nextSequence: Int64 = 1
+    /// The `run:` line, sent to late watchers and reconnecting runners.
+    var startedLine: [UInt8]?
+    /// The newest `pace:` line, sent to late watchers and reconnecting runners.
+    var latestPaceLine: [UInt8]?
+    /// The greatest fix timestamp handed to the store for an ack, and its text as the runner sent it.
+    var newestSubmitted: (timestamp: Double, text: String)?
+    /// The newest ack text the store has committed.
+    var committedAcknowledgement: String?
+    /// When the runner's connection went away; the run is ended after the resume window.
+    var disconnectedAt: Double?
+
+    /// The run id once started.
+    var id: Int64? {
+        if case .running(let id, _) = phase { return id }
+        return nil
+    }
+}

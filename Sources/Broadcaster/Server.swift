@@ -1,0 +1,152 @@
+import Foundation
+import Reactor
+import RunCore
+import RunStore
+import Synchronization
+import Wire
+
+/// The live broadcast server: one epoll loop on its own thread, every connection non-blocking.
+///
+/// The loop thread owns every connection and the ``Hub``. Other threads reach it only through
+/// `loop.execute` (the store's commit handler, `shutdown()`).
+public final class Server: @unchecked Sendable {
+    /// The configuration in force.
+    public let configuration: ServerConfiguration
+    /// The port the server listens on (the real one when configured with 0).
+    public let port: UInt16
+    let loop: EventLoop
+    let store: any RunStore
+    let logger: ServerLog
+    let listener: ListeningSocket
+    /// Loop thread only from here on.
+    var hub: Hub!
+    var connections: [ConnectionID: Connection] = [:]
+    var nextConnection = 1
+    var pendingFlush: [Connection] = []
+    let readBuffer: UnsafeMutableRawBufferPointer
+    var isAccepting = true
+    private var acceptHandler: AcceptHandler!
+    /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
+    private let stopped = Mutex(false)
+    private let stoppedSignal = DispatchSemaphore(value: 0)
+
+    /// Binds the listening socket and prepares the loop; nothing runs until ``start()`` or ``run()``.
+    public init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog()) throws(IOError) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = log
+        loop = try EventLoop()
+        listener = try ListeningSocket(host: configuration.host, port: configuration.port)
+        port = listener.port
+        readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        hub = Hub(configuration: configuration, store: store, output: self)
+        _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// Recovers live runs from the store, then serves on the calling thread until shut down.
+    /// Installs SIGINT/SIGTERM handling: call before starting other threads.
+    public func run(handlingSignals: Bool = false) throws(IOError) {
+        if handlingSignals {
+            try loop.onSignal([SIGINT, SIGTERM]) { [unowned self] signal in
+                self.logger.write("signal \(signal): shutting down")
+                self.beginShutdown()
+            }
+        }
+        try prepare()
+        loop.run()
+        listener.close()
+        stopped.withLock { $0 = true }
+        stoppedSignal.signal()
+    }
+
+    /// Starts serving on a new thread and returns once the server accepts connections.
+    public func start() throws(IOError) {
+        let ready = DispatchSemaphore(value: 0)
+        let failure = Mutex<IOError?>(nil)
+        let thread = Thread { [self] in
+            do throws(IOError) {
+                try prepare()
+                ready.signal()
+                loop.run()
+            } catch {
+                failure.withLock { $0 = error }
+                ready.signal()
+            }
+            listener.close()
+            stopped.withLock { $0 = true }
+            stoppedSignal.signal()
+        }
+        thread.name = "moonrunner-loop"
+        thread.start()
+        ready.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// Shuts down from any thread and waits: stop accepting, end open runs (saved), flush, stop the loop.
+    public func shutdown() {
+        loop.execute { [self] in beginShutdown() }
+        waitUntilStopped()
+    }
+
+    /// Blocks until the loop has stopped.
+    public func waitUntilStopped() {
+        if stopped.withLock({ $0 }) { return }
+        stoppedSignal.wait()
+        stoppedSignal.signal()  // let any other waiter through too
+    }
+
+    /// Loop thread: registers the listener, timers and the store's commit handler.
+    private func prepare() throws(IOError) {
+        acceptHandler = AcceptHandler(server: self)
+        try loop.register(listener.fileDescriptor, interest: .readable, handler: acceptHandler)
+        store.setCommitHandler { [weak self] receipt in
+            self?.loop.execute { [weak self] in self?.hub.committed(receipt) }
+        }
+        loop.schedule(every: 1) { [unowned self] in hub.tick(now: Self.now()) }
+        loop.onTurnEnd { [unowned self] in flushPending() }
+        recoverLiveRuns()
+        logger.write("listening on \(configuration.host):\(port)")
+    }
+
+    /// Loop thread: stop accepting, end runs, then flush the store off the loop and stop.
+    private func beginShutdown() {
+        guard isAccepting else { return }
+        isAccepting = false
+        loop.deregister(listener.fileDescriptor)
+        listener.close()
+        hub.finishAllRuns(now: Self.now())
+        flushPending()
+        let store = self.store
+        Thread.detachNewThread { [self] in
+            store.flush()
+            loop.execute { [self] in
+                // The last acks have arrived: write what can be written, then close everyone.
+                flushPending()
+                for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
+                logger.write("stopped")
+                loop.stop()
+            }
+        }
+    }
+
+    /// Unix time now.
+    static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+/// Accepts connections when the listening socket is readable.
+private final class AcceptHandler: EventHandler {
+    unowned let server: Server
+    init(server: Server) { self.server = server }
+    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) { server.acceptConnections() }
+}
+
+extension Server {
+    /// Loop thread, before serving: live runs left by a crash wait for their runners again.
+    func recoverLiveRuns() {
+        hub.recoverLiveRuns(now: Self.now())
+    }
+}

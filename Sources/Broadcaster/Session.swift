@@ -1,0 +1,39 @@
+import Wire
+
+/// Identifies one connection for the life of the server (never reused, unlike file descriptors).
+public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The number, counting up from 1.
+    public let value: Int
+
+    /// Wraps a number.
+    public init(_ value: Int) { self.value = value }
+
+    /// `#12`.
+    public var description: String { "#\(value)" }
+
+    /// Order of connection.
+    public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.value < b.value }
+}
+
+/// What the hub knows about one connection: who it is and what it follows.
+struct Session {
+    /// When the connection was accepted.
+    let connectedAt: Double
+    /// The claimed name, once `iam:` succeeded.
+    var name: String?
+    /// True once the connection sent one valid command (idle connections are closed).
+    var isActive = false
+    /// Runners followed with `watch:` (all events).
+    var watching: Set<String> = []
+    /// Runners followed with `coach:` (run, end and badge events).
+    var coaching: Set<String> = []
+    /// `watch:*`.
+    var watchesEveryone = false
+    /// `coach:*`.
+    var coachesEveryone = false
+
+    /// True when the session follows anything.
+    var isSpectator: Bool { watchesEveryone || !watching.isEmpty }
+    /// True when the session coaches anything.
+    var isCoach: Bool { coachesEveryone || !coaching.isEmpty }
+}

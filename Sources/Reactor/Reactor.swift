@@ -1,1 +1,0 @@
-// The Reactor module; see DEVELOPERS.md layout.

@@ -1,0 +1,82 @@
+import CEpoll
+import Glibc
+import Synchronization
+
+/// A connected TCP/IPv4 socket. Owns its descriptor; ``close()`` is idempotent and `deinit` closes.
+///
+/// Deliberately tiny (one descriptor and one flag, ~32 bytes on the heap) because the server holds
+/// one per connection. Sendable so it can be handed between threads (e.g. a test client), but only
+/// one thread should use it at a time.
+public final class StreamSocket: Sendable {
+    /// The socket descriptor (register it with an ``EventLoop``).
+    public let fileDescriptor: Int32
+    private let closed = Atomic<Bool>(false)
+
+    /// Takes ownership of a connected socket descriptor.
+    init(adopting fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+    }
+
+    deinit { close() }
+
+    /// False once ``close()`` has been called.
+    public var isOpen: Bool { !closed.load(ordering: .acquiring) }
+
+    /// Connects to `host:port` with a *blocking* connect and sets `TCP_NODELAY`. For clients, tests
+    /// and benchmarks: the socket stays in blocking mode (see ``setBlocking(_:)``).
+    /// A closed port throws `IOError(operation: "connect", errno: ECONNREFUSED)`.
+    public static func connect(host: String, port: UInt16) throws(IOError) -> StreamSocket {
+        let address = try IPv4Address.make(host: host, port: port)
+        let socket = StreamSocket(adopting: try Syscall.tcpSocket(nonBlocking: false))
+        try Syscall.connect(socket.fileDescriptor, address)
+        try Syscall.setSocketOption(socket.fileDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        return socket
+    }
+
+    /// Switches between blocking and non-blocking mode (accepted sockets start non-blocking).
+    public func setBlocking(_ blocking: Bool) throws(IOError) {
+        try checkOpen("fcntl")
+        try Syscall.setNonBlocking(fileDescriptor, !blocking)
+    }
+
+    /// Reads up to `buffer.count` bytes. `.processed(0)` is end of file (the peer closed or shut
+    /// down its write side); `.wouldBlock` means no data yet. Resets and similar throw.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try checkOpen("read")
+        return try Syscall.read(fileDescriptor, into: buffer)
+    }
+
+    /// Writes as much of `bytes` as the kernel takes (partial writes are normal on non-blocking
+    /// sockets). Uses `MSG_NOSIGNAL`: a closed peer throws `EPIPE` instead of raising SIGPIPE.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try checkOpen("send")
+        return try Syscall.send(fileDescriptor, bytes)
+    }
+
+    /// Sends FIN after any queued data; reading still works. Errors (e.g. `ENOTCONN`) are ignored:
+    /// the connection is then already gone and the next read or write reports it.
+    public func shutdownWrite() {
+        guard isOpen else { return }
+        try? Syscall.shutdown(fileDescriptor, Int32(SHUT_WR))
+    }
+
+    /// Closes the socket; later calls do nothing. Deregister it from its loop first.
+    public func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) {
+            try? Syscall.close(fileDescriptor)
+        }
+    }
+
+    /// The peer as `"127.0.0.1:53210"`, for logs; `"closed"` or `"unknown"` when not available.
+    /// Asked of the kernel each time, so connections do not carry the string around.
+    public var peerDescription: String {
+        guard isOpen else { return "closed" }
+        guard let address = try? Syscall.peerAddress(fileDescriptor) else { return "unknown" }
+        return IPv4Address.describe(address)
+    }
+
+    /// Using a closed socket is reported as `EBADF` rather than touching a possibly reused fd number.
+    private func checkOpen(_ operation: String) throws(IOError) {
+        if !isOpen { throw IOError(operation: operation, errno: EBADF) }
+    }
+}

@@ -1,0 +1,154 @@
+/// Whom a `watch:`, `coach:` or `unwatch:` is about.
+public enum WatchTarget: Sendable, Hashable {
+    /// One runner by name.
+    case runner(String)
+    /// Every runner, present and future (`*`).
+    case everyone
+
+    /// The target as written on the wire: the name or `*`.
+    public var text: String {
+        switch self {
+        case .runner(let name): return name
+        case .everyone: return "*"
+        }
+    }
+}
+
+/// One GPS fix as sent by a runner: `loc:LAT,LON,ACC,TS`.
+public struct LocationCommand: Sendable, Hashable {
+    /// Degrees north, -90...90.
+    public var latitude: Double
+    /// Degrees east, -180...180.
+    public var longitude: Double
+    /// Horizontal accuracy in metres (not range-checked here: the engine filters bad values).
+    public var accuracy: Double
+    /// Unix time in seconds.
+    public var timestamp: Double
+    /// The timestamp exactly as the runner wrote it, echoed back in `ts=` fields.
+    public var timestampText: String
+
+    /// Creates a fix; the timestamp text defaults to the shortest plain decimal of `timestamp`.
+    public init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double, timestampText: String? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+        self.timestamp = timestamp
+        self.timestampText = timestampText ?? NumberFormat.plain(timestamp)
+    }
+}
+
+/// A client-to-server line: `word:args`.
+public enum Command: Sendable, Hashable {
+    /// `iam:NAME` or `iam:NAME KEY`: become (or resume as) runner NAME.
+    case identify(name: String, key: String?)
+    /// `loc:LAT,LON,ACC,TS`: one GPS fix.
+    case location(LocationCommand)
+    /// `stop:` (save the run) or `stop:discard`.
+    case stop(save: Bool)
+    /// `watch:NAME` / `watch:*`: receive every event of the runner(s).
+    case watch(WatchTarget)
+    /// `coach:NAME` / `coach:*`: receive only run, end, badge and msg events.
+    case coach(WatchTarget)
+    /// `unwatch:NAME` / `unwatch:*`: stop watching or coaching.
+    case unwatch(WatchTarget)
+    /// `msg:TEXT`: a cheer.
+    case cheer(String)
+    /// `ping:` → `ok:ping`.
+    case ping
+    /// `help:` → help lines.
+    case help
+    /// `quit:` → close the connection.
+    case quit
+    /// `stats:` → server counters.
+    case stats
+    /// `runs:NAME [OFFSET [LIMIT]]`: a page of a runner's saved runs.
+    case listRuns(name: String, offset: Int, limit: Int)
+    /// `run:ID`: one run in detail.
+    case showRun(id: Int64)
+    /// `badges:NAME`: a runner's badge board.
+    case showBadges(name: String)
+
+    /// Every command word, in the order protocol.md lists them.
+    public static let words: [String] = [
+        "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
+    ]
+
+    /// Limits of the grammar, shared by parser, server and documentation.
+    public enum Limits {
+        /// Longest line in bytes, without the line ending.
+        public static let lineLength = 4096
+        /// Longest runner name in bytes.
+        public static let nameLength = 32
+        /// Longest key in characters.
+        public static let keyLength = 64
+        /// Longest cheer in Unicode scalars.
+        public static let cheerLength = 280
+        /// `runs:` page size when none is given.
+        public static let defaultRunsLimit = 20
+        /// Largest `runs:` page size.
+        public static let maximumRunsLimit = 100
+    }
+
+    /// The command's word (the part before `:`).
+    public var word: String {
+        switch self {
+        case .identify: return "iam"
+        case .location: return "loc"
+        case .stop: return "stop"
+        case .watch: return "watch"
+        case .coach: return "coach"
+        case .unwatch: return "unwatch"
+        case .cheer: return "msg"
+        case .ping: return "ping"
+        case .help: return "help"
+        case .quit: return "quit"
+        case .stats: return "stats"
+        case .listRuns: return "runs"
+        case .showRun: return "run"
+        case .showBadges: return "badges"
+        }
+    }
+
+    /// The canonical line, without newline; `Command.parse(line) == self` for every parsed command.
+    public var line: String {
+        switch self {
+        case .identify(let name, let key):
+            return key.map { "iam:\(name) \($0)" } ?? "iam:\(name)"
+        case .location(let fix):
+            return "loc:\(NumberFormat.plain(fix.latitude)),\(NumberFormat.plain(fix.longitude)),"
+                + "\(NumberFormat.plain(fix.accuracy)),\(fix.timestampText)"
+        case .stop(let save):
+            return save ? "stop:" : "stop:discard"
+        case .watch(let target), .coach(let target), .unwatch(let target):
+            return "\(word):\(target.text)"
+        case .cheer(let text):
+            return "msg:\(text)"
+        case .ping, .help, .quit, .stats:
+            return "\(word):"
+        case .listRuns(let name, let offset, let limit):
+            return "runs:\(name) \(offset) \(limit)"
+        case .showRun(let id):
+            return "run:\(id)"
+        case .showBadges(let name):
+            return "badges:\(name)"
+        }
+    }
+
+    /// Appends the line and `\n`.
+    public func append(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// True when `name` is a valid runner name: 1...32 of `A-Z a-z 0-9 _ . -`.
+    public static func isValidName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { CommandParser.isValidName($0, 0..<$0.count) }
+    }
+
+    /// True when `key` is a valid key: 1...64 ASCII letters and digits.
+    public static func isValidKey(_ key: String) -> Bool {
+        var key = key
+        return key.withUTF8 { CommandParser.isValidKey($0, 0..<$0.count) }
+    }
+}

@@ -1,0 +1,125 @@
+/// A server-to-client line in its generic form: `KIND:SUBJECT key=value key="quoted value" "text"`.
+///
+/// Every typed event (`PaceEvent`, `BadgeEvent`, …) converts to and from this form, so there is one
+/// grammar, one formatter and one parser for all of them (see protocol.md, "Events").
+public struct Event: Sendable, Hashable {
+    /// One `key=value` pair, or a positional quoted text when `key` is nil.
+    public struct Field: Sendable, Hashable {
+        /// Lowercase `[a-z0-9_]+`, or nil for a positional text.
+        public var key: String?
+        /// The value, unescaped.
+        public var value: String
+
+        /// Creates a field.
+        public init(key: String?, value: String) {
+            self.key = key
+            self.value = value
+        }
+
+        /// Creates a `key=value` field.
+        public init(_ key: String, _ value: String) {
+            self.init(key: key, value: value)
+        }
+
+        /// Creates a positional text field.
+        public static func text(_ value: String) -> Field {
+            Field(key: nil, value: value)
+        }
+    }
+
+    /// Lowercase word before the colon, e.g. `pace`.
+    public var kind: String
+    /// The runner name, `*`, an error code, a word, or empty.
+    public var subject: String
+    /// Fields in order.
+    public var fields: [Field]
+
+    /// Creates an event.
+    public init(kind: String, subject: String, fields: [Field] = []) {
+        self.kind = kind
+        self.subject = subject
+        self.fields = fields
+    }
+
+    /// The value of the first field with this key.
+    public subscript(key: String) -> String? {
+        fields.first { $0.key == key }?.value
+    }
+
+    /// The first positional text, if any.
+    public var text: String? {
+        fields.first { $0.key == nil }?.value
+    }
+
+    /// The canonical line, without newline.
+    public var line: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        appendLine(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the canonical line and `\n`.
+    public func append(to buffer: inout [UInt8]) {
+        appendLine(to: &buffer)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    private func appendLine(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: kind.utf8)
+        buffer.append(UInt8(ascii: ":"))
+        for byte in subject.utf8 {
+            // A subject can't hold separators; names are validated upstream, this only guards the framing.
+            buffer.append(EventSyntax.isBareByte(byte) ? byte : UInt8(ascii: "_"))
+        }
+        for field in fields {
+            buffer.append(UInt8(ascii: " "))
+            if let key = field.key {
+                buffer.append(contentsOf: key.utf8)
+                buffer.append(UInt8(ascii: "="))
+                EventSyntax.appendValue(field.value, to: &buffer)
+            } else {
+                EventSyntax.appendQuoted(field.value, to: &buffer)
+            }
+        }
+    }
+}
+
+/// Value quoting shared by the generic formatter and the hand-written fast paths.
+enum EventSyntax {
+    /// A byte allowed in a bare value or subject: not space, `"`, `\` or an ASCII control.
+    @inline(__always) static func isBareByte(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte != 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+    }
+
+    /// True when `value` can be written without quotes.
+    static func isBare(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.allSatisfy(isBareByte)
+    }
+
+    /// Writes `value` bare when possible, quoted otherwise.
+    static func appendValue(_ value: String, to buffer: inout [UInt8]) {
+        if isBare(value) {
+            buffer.append(contentsOf: value.utf8)
+        } else {
+            appendQuoted(value, to: &buffer)
+        }
+    }
+
+    /// Writes `"value"` with `\"`, `\\`, `\n`, `\r`, `\t` escaped and other ASCII controls replaced by U+FFFD.
+    static func appendQuoted(_ value: String, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F: buffer.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            default: buffer.append(byte)
+            }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,136 @@
+/// The one place numbers and dates are written and read on the wire.
+///
+/// Values are plain decimals with a fixed number of places per quantity (see protocol.md, "Values").
+/// Formatting is hand-rolled into byte buffers because the server writes several numbers per
+/// `pace:` line at a six-figure line rate; String interpolation of `Double` would dominate.
+public enum NumberFormat {
+    /// Places for distances in metres.
+    public static let distanceDecimals = 2
+    /// Places for durations and elapsed times in seconds.
+    public static let timeDecimals = 1
+    /// Places for paces in seconds per kilometre.
+    public static let paceDecimals = 1
+    /// Places for latitudes and longitudes in degrees (about 1 cm).
+    public static let coordinateDecimals = 7
+    /// Places for speeds in metres per second.
+    public static let speedDecimals = 3
+    /// Places for computed unix timestamps (milliseconds).
+    public static let timestampDecimals = 3
+    /// Magnitudes beyond this are written clamped; nothing real comes close.
+    public static let maximumMagnitude = 1e15
+
+    private static let powersOfTen: [UInt64] = (0...18).map { exponent in
+        (0..<exponent).reduce(UInt64(1)) { value, _ in value * 10 }
+    }
+
+    /// Appends `value` with exactly `decimals` places (0...9), rounding half away from zero.
+    ///
+    /// NaN is written as 0, infinities and huge values as ±`maximumMagnitude`, and a value that rounds
+    /// to zero never gets a minus sign, so every output parses back with the strict decimal grammar.
+    public static func append(_ value: Double, decimals: Int, to buffer: inout [UInt8]) {
+        precondition((0...9).contains(decimals), "decimals must be 0...9")
+        var value = value.isNaN ? 0 : value
+        value = min(max(value, -maximumMagnitude), maximumMagnitude)
+        let magnitude = value.magnitude
+        var integerPart = magnitude.rounded(.towardZero)
+        let scale = powersOfTen[decimals]
+        var fraction = UInt64(((magnitude - integerPart) * Double(scale)).rounded())
+        if fraction >= scale {
+            fraction -= scale
+            integerPart += 1
+        }
+        let integer = UInt64(integerPart)
+        if value < 0 && (integer != 0 || fraction != 0) {
+            buffer.append(UInt8(ascii: "-"))
+        }
+        appendDigits(integer, minimumCount: 1, to: &buffer)
+        if decimals > 0 {
+            buffer.append(UInt8(ascii: "."))
+            appendDigits(fraction, minimumCount: decimals, to: &buffer)
+        }
+    }
+
+    /// Appends `value` like `append(_:decimals:to:)`, or `-` when it is nil.
+    public static func append(_ value: Double?, decimals: Int, orDashTo buffer: inout [UInt8]) {
+        if let value {
+            append(value, decimals: decimals, to: &buffer)
+        } else {
+            buffer.append(UInt8(ascii: "-"))
+        }
+    }
+
+    /// Appends a signed integer in decimal.
+    public static func append(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        appendDigits(value.magnitude, minimumCount: 1, to: &buffer)
+    }
+
+    /// Writes the decimal digits of `value`, left-padded with zeros to `minimumCount`, without temporaries.
+    static func appendDigits(_ value: UInt64, minimumCount: Int, to buffer: inout [UInt8]) {
+        var count = 1
+        var rest = value / 10
+        while rest > 0 {
+            count += 1
+            rest /= 10
+        }
+        count = max(count, minimumCount)
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        var remaining = value
+        var index = start + count - 1
+        while remaining > 0 {
+            buffer[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+            index -= 1
+        }
+    }
+
+    /// `value` with exactly `decimals` places, as a string.
+    public static func string(_ value: Double, decimals: Int) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(value, decimals: decimals, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `value` with exactly `decimals` places, or `-` when nil.
+    public static func string(_ value: Double?, decimals: Int) -> String {
+        guard let value else { return "-" }
+        return string(value, decimals: decimals)
+    }
+
+    /// The shortest decimal that reads back as exactly `value`, never in exponent form (e.g. `0.00001`).
+    ///
+    /// Used where a number must survive a round trip unchanged (the coordinates of `loc:`).
+    public static func plain(_ value: Double) -> String {
+        let text = value.description
+        guard value.isFinite, let exponentIndex = text.firstIndex(of: "e") else { return text }
+        var mantissa = text[..<exponentIndex]
+        let exponent = Int(text[text.index(after: exponentIndex)...]) ?? 0
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa = mantissa.dropFirst() }
+        let pointOffset = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) }
+            ?? mantissa.count
+        let digits = Array(mantissa.filter { $0 != "." })
+        let newPoint = pointOffset + exponent
+        var result = negative ? "-" : ""
+        if newPoint <= 0 {
+            result += "0." + String(repeating: "0", count: -newPoint) + String(digits)
+        } else if newPoint >= digits.count {
+            result += String(digits) + String(repeating: "0", count: newPoint - digits.count) + ".0"
+        } else {
+            result += String(digits[..<newPoint]) + "." + String(digits[newPoint...])
+        }
+        return result
+    }
+
+    /// Reads a strict decimal (`-?[0-9]+(\.[0-9]+)?`, at most 40 characters); nil for anything else.
+    public static func parseDecimal(_ text: String) -> Double? {
+        DecimalParser.double(text)
+    }
+
+    /// Reads a strict integer (`-?[0-9]+`) that fits in 64 bits; nil for anything else.
+    public static func parseInteger(_ text: String) -> Int64? {
+        DecimalParser.integer(text)
+    }
+}

@@ -1,1 +1,0 @@
-// The Wire module; see DEVELOPERS.md layout.

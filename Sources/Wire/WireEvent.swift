@@ -1,0 +1,135 @@
+/// A typed server event: one kind of line with named, typed fields.
+///
+/// Each conforming type converts losslessly to the generic `Event` and back (up to the fixed number
+/// formats), so `try T(event: e.event) == e` for values already at wire precision.
+public protocol WireEvent: Sendable, Hashable {
+    /// The kind word this type reads and writes, e.g. `pace`.
+    static var kind: String { get }
+    /// Reads the typed event; throws when the kind differs or a required field is missing or malformed.
+    /// Unknown extra fields are ignored, so the server can add fields without breaking old clients.
+    init(event: Event) throws(WireError)
+    /// The generic form.
+    var event: Event { get }
+    /// Appends the line and `\n` (types on hot paths override this with direct formatting).
+    func append(to buffer: inout [UInt8])
+}
+
+extension WireEvent {
+    /// The canonical line, without newline.
+    public var line: String {
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        bytes.removeLast()
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the line and `\n`.
+    public func append(to buffer: inout [UInt8]) {
+        event.append(to: &buffer)
+    }
+
+    /// Parses a line of this kind.
+    public init(line: String) throws(WireError) {
+        try self.init(event: Event.parse(line))
+    }
+}
+
+/// Typed field access for the `init(event:)` of typed events; every failure names the kind and key.
+extension Event {
+    /// Throws unless the kind is `kind`.
+    func expect(kind expected: String) throws(WireError) {
+        guard kind == expected else {
+            throw WireError(.badArgument, "expected a \(expected): event, got \(kind):")
+        }
+    }
+
+    /// A required field's text.
+    func string(_ key: String) throws(WireError) -> String {
+        guard let value = self[key] else { throw WireError(.badArgument, "\(kind): missing \(key)=") }
+        return value
+    }
+
+    /// A required field that is nil when written `-`.
+    func optionalString(_ key: String, none: String = "-") throws(WireError) -> String? {
+        let value = try string(key)
+        return value == none ? nil : value
+    }
+
+    /// A required decimal.
+    func double(_ key: String) throws(WireError) -> Double {
+        guard let value = DecimalParser.double(try string(key)) else {
+            throw WireError(.badNumber, "\(kind): \(key)= is not a decimal number")
+        }
+        return value
+    }
+
+    /// A required decimal or `-`.
+    func optionalDouble(_ key: String) throws(WireError) -> Double? {
+        let text = try string(key)
+        if text == "-" { return nil }
+        guard let value = DecimalParser.double(text) else {
+            throw WireError(.badNumber, "\(kind): \(key)= is not a decimal number or -")
+        }
+        return value
+    }
+
+    /// A required 64-bit integer.
+    func int64(_ key: String) throws(WireError) -> Int64 {
+        guard let value = DecimalParser.integer(try string(key)) else {
+            throw WireError(.badNumber, "\(kind): \(key)= is not a whole number")
+        }
+        return value
+    }
+
+    /// A required integer.
+    func int(_ key: String) throws(WireError) -> Int {
+        Int(truncatingIfNeeded: try int64(key))
+    }
+
+    /// A required `yes` or `no`.
+    func bool(_ key: String) throws(WireError) -> Bool {
+        switch try string(key) {
+        case "yes": return true
+        case "no": return false
+        default: throw WireError(.badArgument, "\(kind): \(key)= must be yes or no")
+        }
+    }
+
+    /// A required field that must be one of `allowed`.
+    func oneOf(_ key: String, _ allowed: [String]) throws(WireError) -> String {
+        let value = try string(key)
+        guard allowed.contains(value) else {
+            throw WireError(.badArgument, "\(kind): \(key)= must be one of \(allowed.joined(separator: "|"))")
+        }
+        return value
+    }
+
+    /// The first positional text, required.
+    func requiredText() throws(WireError) -> String {
+        guard let text else { throw WireError(.badArgument, "\(kind): missing quoted text") }
+        return text
+    }
+}
+
+/// Short field builders so the typed events read like their line format.
+extension Event.Field {
+    static func number(_ key: String, _ value: Double, _ decimals: Int) -> Event.Field {
+        Event.Field(key, NumberFormat.string(value, decimals: decimals))
+    }
+
+    static func number(_ key: String, _ value: Double?, _ decimals: Int) -> Event.Field {
+        Event.Field(key, NumberFormat.string(value, decimals: decimals))
+    }
+
+    static func integer(_ key: String, _ value: Int64) -> Event.Field {
+        Event.Field(key, String(value))
+    }
+
+    static func integer(_ key: String, _ value: Int) -> Event.Field {
+        Event.Field(key, String(value))
+    }
+
+    static func yesNo(_ key: String, _ value: Bool) -> Event.Field {
+        Event.Field(key, value ? "yes" : "no")
+    }
+}

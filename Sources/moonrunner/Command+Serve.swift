@@ -1,0 +1,77 @@
+import Broadcaster
+import RunStore
+
+let serveHelp = """
+usage: moonrunner serve [options]
+
+Runs the live broadcast server until SIGINT/SIGTERM (then open runs are ended and saved, the store is
+flushed, and it exits 0). Logs one line per happening to stderr.
+
+  --host ADDR             address to listen on (default 127.0.0.1)
+  --port N                TCP port, 0 for any free one (default 4242)
+  --db PATH               SQLite file (default moonrunner.sqlite); :memory: keeps nothing
+  --max-connections N     connections at once; the next gets err:busy (default 20000)
+  --idle-timeout S        seconds a silent new connection may stay (default 30)
+  --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
+  --line-burst N          lines a connection may send at once before the rate applies (default 50000)
+  --errors-per-second N   error replies per second before err:flood and close (default 200)
+  --high-water BYTES      pending output above which pace: lines are conflated (default 65536)
+  --hard-limit BYTES      pending output above which a slow client is closed (default 4194304)
+  --write-per-turn BYTES  bytes written to one client per loop turn (default 262144)
+  --resume-window S       seconds a disconnected runner's run stays open (default 600)
+  --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
+  --max-speed MPS         implied speeds above this are jumps (default 12.5)
+  --quiet                 no log lines
+"""
+
+/// `moonrunner serve`.
+func runServeCommand(arguments: [String]) -> Int32 {
+    var configuration = ServerConfiguration()
+    let path: String
+    let quiet: Bool
+    do {
+        var options = try Options(arguments, switches: ["quiet"])
+        if options.wantsHelp {
+            print(serveHelp)
+            return 0
+        }
+        configuration.host = options.string("host") ?? configuration.host
+        configuration.port = try options.number("port", default: configuration.port)
+        path = options.string("db") ?? StoreDefaults.path
+        configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
+        configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
+        configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
+        configuration.lineBurst = try options.number("line-burst", default: configuration.lineBurst)
+        configuration.errorsPerSecond = try options.number("errors-per-second", default: configuration.errorsPerSecond)
+        configuration.outputHighWaterMark = try options.number("high-water", default: configuration.outputHighWaterMark)
+        configuration.outputHardLimit = try options.number("hard-limit", default: configuration.outputHardLimit)
+        configuration.writeBytesPerTurn = try options.number("write-per-turn", default: configuration.writeBytesPerTurn)
+        configuration.resumeWindow = try options.number("resume-window", default: configuration.resumeWindow)
+        configuration.tracker.filter.maximumAccuracy = try options.number("max-accuracy",
+                                                                          default: configuration.tracker.filter.maximumAccuracy)
+        configuration.tracker.filter.maximumSpeed = try options.number("max-speed",
+                                                                       default: configuration.tracker.filter.maximumSpeed)
+        quiet = options.flag("quiet")
+        try options.finish()
+    } catch {
+        printError("moonrunner serve: \(error)\n\(serveHelp)")
+        return 2
+    }
+    let store: any RunStore
+    do {
+        store = path == ":memory:" ? MemoryRunStore() : try SQLiteRunStore(path: path)
+    } catch {
+        printError("moonrunner serve: cannot open the database \(path): \(error)")
+        return 1
+    }
+    do {
+        let server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: !quiet))
+        try server.run(handlingSignals: true)
+        store.close()
+        return 0
+    } catch {
+        printError("moonrunner serve: \(error)")
+        store.close()
+        return 1
+    }
+}

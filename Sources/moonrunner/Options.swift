@@ -1,0 +1,92 @@
+/// A tiny command-line reader: `--name value` options, `--flag` switches and positional arguments.
+/// (No ArgumentParser here: the machine fetches no packages.)
+struct Options {
+    /// Positional arguments in order.
+    private(set) var positional: [String] = []
+    private var values: [String: String] = [:]
+    private var switches: Set<String> = []
+    /// Options that were given but never asked for (reported as errors).
+    private var unread: Set<String> = []
+
+    /// An error a subcommand prints before exiting with status 2.
+    struct UsageError: Error, CustomStringConvertible {
+        /// What was wrong.
+        let description: String
+    }
+
+    /// Reads `arguments`; `switchNames` are the options that take no value.
+    init(_ arguments: [String], switches switchNames: Set<String> = []) throws(UsageError) {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "-h" || argument == "--help" {
+                switches.insert("help")
+            } else if argument.hasPrefix("--"), argument.count > 2 {
+                var name = String(argument.dropFirst(2))
+                if let equals = name.firstIndex(of: "=") {
+                    values[String(name[..<equals])] = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                } else if switchNames.contains(name) {
+                    switches.insert(name)
+                } else {
+                    index += 1
+                    guard index < arguments.count else { throw UsageError(description: "--\(name) needs a value") }
+                    values[name] = arguments[index]
+                }
+                unread.insert(name)
+            } else if argument.hasPrefix("-"), argument.count == 2, argument != "-" {
+                // Short forms: -o FILE.
+                index += 1
+                guard index < arguments.count else { throw UsageError(description: "\(argument) needs a value") }
+                values[String(argument.dropFirst())] = arguments[index]
+                unread.insert(String(argument.dropFirst()))
+            } else {
+                positional.append(argument)
+            }
+            index += 1
+        }
+    }
+
+    /// True when `--help` or `-h` was given.
+    var wantsHelp: Bool { switches.contains("help") }
+
+    /// A switch's presence.
+    mutating func flag(_ name: String) -> Bool {
+        unread.remove(name)
+        return switches.contains(name)
+    }
+
+    /// A string option.
+    mutating func string(_ name: String, alias: String? = nil) -> String? {
+        unread.remove(name)
+        if let alias { unread.remove(alias) }
+        return values[name] ?? alias.flatMap { values[$0] }
+    }
+
+    /// A numeric option, or `fallback` when absent.
+    mutating func number<T: LosslessStringConvertible>(_ name: String, default fallback: T) throws(UsageError) -> T {
+        guard let text = string(name) else { return fallback }
+        guard let value = T(text) else { throw UsageError(description: "--\(name): not a valid number: \(text)") }
+        return value
+    }
+
+    /// Fails when an option was given that the subcommand does not know.
+    func finish() throws(UsageError) {
+        if let name = unread.sorted().first { throw UsageError(description: "unknown option --\(name)") }
+    }
+}
+
+/// Prints to stderr.
+func printError(_ message: String) {
+    var standardError = StandardError()
+    print(message, to: &standardError)
+}
+
+/// stderr as a TextOutputStream.
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        _ = string.utf8CString.withUnsafeBufferPointer { buffer in
+            fputs(buffer.baseAddress!, stderr)
+        }
+    }
+}

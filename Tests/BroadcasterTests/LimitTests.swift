@@ -1,0 +1,104 @@
+import Broadcaster
+import Foundation
+import Testing
+import Wire
+
+/// Connection limits, slow spectators and the resume window.
+@Suite struct LimitTests {
+    @Test func pastTheConnectionLimitNewcomersAreToldBusyAndClosed() throws {
+        try withServer({ $0.maximumConnections = 3 }) { server in
+            let first = try (0..<3).map { _ in try TestClient(port: server.port) }
+            for client in first {
+                try client.send("ping:")
+                try client.expectNext("ok:ping")
+            }
+            let extra = try TestClient(port: server.port)
+            let lines = try extra.awaitClose()
+            #expect(lines.first?.hasPrefix("err:busy") == true)
+            first[0].close()
+            // A place freed up: the next one is served (after the server noticed the close).
+            var served = false
+            for _ in 0..<50 where !served {
+                let next = try TestClient(port: server.port)
+                try next.send("ping:")
+                served = (try? next.nextLine())?.hasPrefix("ok:ping") == true
+            }
+            #expect(served)
+        }
+    }
+
+    @Test func aSilentUnidentifiedConnectionIsClosedAfterTheTimeout() throws {
+        try withServer({ $0.idleTimeout = 0.5 }) { server in
+            let silent = try TestClient(port: server.port)
+            let talker = try TestClient(port: server.port)
+            try talker.send("watch:*")
+            try talker.expectNext("ok:watch")
+            let lines = try silent.awaitClose(timeout: 5)
+            #expect(lines.contains { $0.hasPrefix("err:idle") })
+            try talker.send("ping:")
+            try talker.expectNext("ok:ping")
+        }
+    }
+
+    @Test func theLineRateCapSlowsAConnectionWithoutLosingLines() throws {
+        try withServer({ $0.linesPerSecond = 200; $0.lineBurst = 20 }) { server in
+            let client = try TestClient(port: server.port)
+            let started = Date()
+            try client.write(Array(String(repeating: "ping:\n", count: 100).utf8))
+            let answers = try client.lines(until: "100 answers", timeout: 10) { _ in
+                client.received.filter { $0 == "ok:ping" }.count == 100
+            }
+            #expect(answers.allSatisfy { $0 == "ok:ping" })
+            // 80 lines past the burst at 200 lines/s take at least 0.4 s: the cap held them back, none were lost.
+            #expect(Date().timeIntervalSince(started) >= 0.35)
+        }
+    }
+
+    @Test func aStalledSpectatorIsConflatedThenCutWhileOthersKeepUp() throws {
+        try withServer({ $0.outputHighWaterMark = 4096; $0.outputHardLimit = 256 * 1024 }) { server in
+            let stalled = try TestClient(port: server.port)
+            try stalled.send("watch:ann")
+            try stalled.expectNext("ok:watch")
+            let keen = try TestClient(port: server.port)
+            try keen.send("watch:ann")
+            try keen.expectNext("ok:watch")
+            let (ann, _) = try connectRunner("ann", to: server)
+            // The stalled spectator never reads again: its socket buffers fill, then the server's queue.
+            let fixes = straightRun(count: 20_000, speed: 2)
+            for chunk in stride(from: 0, to: fixes.count, by: 2000) {
+                try ann.write(Array(fixes[chunk..<min(chunk + 2000, fixes.count)].map { $0 + "\n" }.joined().utf8))
+                // The keen spectator sees each chunk's last fix promptly.
+                let last = fixes[min(chunk + 2000, fixes.count) - 1].split(separator: ",").last!
+                try keen.lines(until: "pace \(last)") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
+            }
+            let keenPaces = keen.received.filter { $0.hasPrefix("pace:ann") }
+            #expect(keenPaces.count == fixes.count, "the reading spectator lost nothing")
+            let statsClient = try TestClient(port: server.port)
+            try statsClient.send("stats:")
+            let stats = try StatsEvent(event: Event.parse(statsClient.expectNext("stats:")))
+            #expect((stats["events_conflated"] ?? 0) > 0)
+        }
+    }
+
+    @Test func aSpectatorBeyondTheHardLimitIsClosed() throws {
+        try withServer({ $0.outputHighWaterMark = 1024; $0.outputHardLimit = 64 * 1024 }) { server in
+            let stalled = try TestClient(port: server.port)
+            try stalled.send("watch:*")
+            try stalled.expectNext("ok:watch")
+            // Cheers are never dropped, so a spectator who never reads outgrows the hard limit.
+            let (ann, _) = try connectRunner("ann", to: server)
+            try ann.send(straightRun(count: 1)[0])
+            let text = String(repeating: "go! ", count: 60)
+            for _ in 0..<80 {
+                try ann.write(Array(String(repeating: "msg:\(text)\n", count: 400).utf8))
+                try ann.send("ping:")
+                try ann.expect("ok:ping", timeout: 10)
+            }
+            let statsClient = try TestClient(port: server.port)
+            try statsClient.send("stats:")
+            let stats = try StatsEvent(event: Event.parse(statsClient.expectNext("stats:")))
+            #expect(stats["slow_closed"] == 1)
+            #expect(stats["spectators"] == 0)
+        }
+    }
+}

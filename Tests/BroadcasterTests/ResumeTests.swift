@@ -1,0 +1,77 @@
+import Broadcaster
+import Foundation
+import Testing
+import Wire
+
+/// A runner who drops off the network comes back with the key and the run goes on.
+@Suite struct ResumeTests {
+    @Test func aRunnerResumesTheSameRunWithTheKey() throws {
+        try withServer { server in
+            let watcher = try TestClient(port: server.port)
+            try watcher.send("watch:ann")
+            try watcher.expectNext("ok:watch")
+            let (phone, key) = try connectRunner("ann", to: server)
+            let fixes = straightRun(count: 20)
+            for line in fixes[..<10] { try phone.send(line) }
+            let started = try RunStartedEvent(event: Event.parse(phone.expect("run:ann")))
+            try phone.lines(until: "tenth pace") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(fixes[9].split(separator: ",").last!) ") }
+            phone.close()
+
+            let again = try TestClient(port: server.port)
+            try again.send("iam:ann \(key)")
+            let ok = try OkEvent(event: Event.parse(again.expectNext("ok:iam")))
+            #expect(ok["resumed"] == String(started.runID))
+            // The runner's screen comes back: the run and its latest pace.
+            try again.expectNext("run:ann")
+            try again.expect("pace:ann")
+            // A resend of fixes the server has is skipped without error; new ones continue the run.
+            for line in fixes[5...] { try again.send(line) }
+            try again.send("stop:")
+            let end = try RunEndedEvent(event: Event.parse(again.expect("end:ann")))
+            #expect(end.runID == started.runID)
+            #expect(!again.received.contains { $0.hasPrefix("err:") })
+            let paces = watcher.received.filter { $0.hasPrefix("pace:ann") }
+            #expect(paces.count == 20, "each fix counted once")
+            #expect(end.filteredCount == 0)
+            #expect(abs(end.distance - 19 * 3) < 3)
+        }
+    }
+
+    @Test func aRunWhoseRunnerNeverComesBackEndsAfterTheWindow() throws {
+        try withServer({ $0.resumeWindow = 0.5 }) { server in
+            let coach = try TestClient(port: server.port)
+            try coach.send("coach:ann")
+            try coach.expectNext("ok:coach")
+            let (phone, _) = try connectRunner("ann", to: server)
+            for line in straightRun(count: 5) { try phone.send(line) }
+            try phone.expect("pace:ann")
+            phone.close()
+            let end = try RunEndedEvent(event: Event.parse(coach.expect("end:ann", timeout: 5)))
+            #expect(end.saved && end.reason == .timeout)
+        }
+    }
+
+    @Test func aNewConnectionWithTheKeyReplacesAStaleOne() throws {
+        try withServer { server in
+            let (old, key) = try connectRunner("ann", to: server)
+            try old.send(straightRun(count: 1)[0])
+            try old.expect("run:ann")
+            let fresh = try TestClient(port: server.port)
+            try fresh.send("iam:ann \(key)")
+            try fresh.expectNext("ok:iam")
+            _ = try old.awaitClose()
+            try fresh.send("stop:")
+            try fresh.expect("end:ann")
+        }
+    }
+
+    @Test func acksFollowCommitsAndCoverTheNewestFix() throws {
+        try withServer { server in
+            let (phone, _) = try connectRunner("ann", to: server)
+            let fixes = straightRun(count: 8)
+            for line in fixes { try phone.send(line) }
+            let newest = String(fixes.last!.split(separator: ",").last!)
+            try phone.lines(until: "ack of the newest fix") { $0 == "ack:ann ts=\(newest)" }
+        }
+    }
+}

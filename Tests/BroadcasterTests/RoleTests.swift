@@ -1,0 +1,147 @@
+import Broadcaster
+import Testing
+import Wire
+
+/// Two runners, spectators and coaches at once: each role gets exactly its events.
+@Suite struct RoleTests {
+    /// Everything a client received up to its answer to a final `ping:`.
+    func drain(_ client: TestClient) throws -> [String] {
+        try client.send("ping:")
+        return try client.lines(until: "ok:ping") { $0 == "ok:ping" }.dropLast()
+    }
+
+    func kinds(_ lines: [String], about runner: String) -> [String] {
+        lines.compactMap { line in
+            guard let event = try? Event.parse(line), event.subject == runner else { return nil }
+            return event.kind
+        }
+    }
+
+    @Test func eachRoleGetsExactlyItsEvents() throws {
+        try withServer { server in
+            let spectatorOfAnn = try TestClient(port: server.port)
+            let spectatorOfAll = try TestClient(port: server.port)
+            let coachOfAnn = try TestClient(port: server.port)
+            let coachOfAll = try TestClient(port: server.port)
+            try spectatorOfAnn.send("watch:ann")
+            try spectatorOfAnn.expectNext("ok:watch")
+            try spectatorOfAll.send("watch:*")
+            try spectatorOfAll.expectNext("ok:watch")
+            try coachOfAnn.send("coach:ann")
+            try coachOfAnn.expectNext("ok:coach")
+            try coachOfAll.send("coach:*")
+            try coachOfAll.expectNext("ok:coach")
+
+            let (ann, _) = try connectRunner("ann", to: server)
+            let (bob, _) = try connectRunner("bob", to: server)
+            for line in straightRun(count: 6) { try ann.send(line) }
+            for line in straightRun(count: 4, longitude: 2.35) { try bob.send(line) }
+            try ann.send("stop:")
+            try bob.send("stop:")
+            try ann.expect("end:ann")
+            try bob.expect("end:bob")
+            try spectatorOfAll.expect("end:bob")
+            try spectatorOfAll.expect("end:ann")
+
+            let annSees = kinds(try drain(ann), about: "ann")
+            #expect(annSees.filter { $0 == "pace" }.count == 6)
+            #expect(annSees.first == "run" && annSees.contains("end"))
+            #expect(kinds(try drain(ann), about: "bob").isEmpty)
+
+            let watcherLines = try drain(spectatorOfAnn)
+            #expect(kinds(watcherLines, about: "ann").filter { $0 == "pace" }.count == 6)
+            #expect(kinds(watcherLines, about: "ann").contains("end"))
+            #expect(kinds(watcherLines, about: "bob").isEmpty)
+
+            let allLines = try drain(spectatorOfAll)
+            #expect(kinds(allLines, about: "ann").filter { $0 == "pace" }.count == 6)
+            #expect(kinds(allLines, about: "bob").filter { $0 == "pace" }.count == 4)
+
+            let coachLines = try drain(coachOfAnn)
+            let coachKinds = kinds(coachLines, about: "ann")
+            #expect(coachKinds.first == "run" && coachKinds.last == "end")
+            #expect(Set(coachKinds).isSubset(of: ["run", "badge", "end"]))
+            #expect(kinds(coachLines, about: "bob").isEmpty)
+
+            let allCoachLines = try drain(coachOfAll)
+            for runner in ["ann", "bob"] {
+                let seen = kinds(allCoachLines, about: runner)
+                #expect(seen.contains("run") && seen.contains("end"), "coach:* sees \(runner)")
+                #expect(Set(seen).isSubset(of: ["run", "badge", "end"]))
+            }
+        }
+    }
+
+    @Test func aLateSpectatorGetsTheLatestRunAndPaceAtOnce() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            let run = straightRun(count: 5)
+            for line in run { try ann.send(line) }
+            let lastTimestamp = run.last!.split(separator: ",").last!
+            try ann.lines(until: "pace of the last fix") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(lastTimestamp)") }
+            let late = try TestClient(port: server.port)
+            try late.send("watch:ann")
+            try late.expectNext("ok:watch")
+            try late.expectNext("run:ann")
+            let pace = try PaceEvent(event: Event.parse(late.expectNext("pace:ann")))
+            #expect(pace.timestamp == String(lastTimestamp))
+        }
+    }
+
+    @Test func aWatcherAlsoWatchingEveryoneGetsEachEventOnce() throws {
+        try withServer { server in
+            let spectator = try TestClient(port: server.port)
+            try spectator.send("watch:ann")
+            try spectator.expectNext("ok:watch")
+            try spectator.send("watch:*")
+            try spectator.expectNext("ok:watch")
+            try spectator.send("coach:ann")
+            try spectator.expectNext("ok:coach")
+            let (ann, _) = try connectRunner("ann", to: server)
+            for line in straightRun(count: 3) { try ann.send(line) }
+            try ann.send("stop:")
+            try spectator.expect("end:ann")
+            let lines = try drain(spectator)
+            let all = kinds(spectator.received, about: "ann")
+            #expect(all.filter { $0 == "run" }.count == 1)
+            #expect(all.filter { $0 == "pace" }.count == 3)
+            #expect(all.filter { $0 == "end" }.count == 1)
+            #expect(kinds(lines, about: "ann").isEmpty)
+        }
+    }
+
+    @Test func cheersReachTheRunnerAndItsWatchersTaggedWithTheSender() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            for line in straightRun(count: 2) { try ann.send(line) }
+            try ann.expect("pace:ann")
+            let fan = try TestClient(port: server.port)
+            try fan.send("iam:fan")
+            try fan.expect("ok:iam")
+            try fan.send("watch:ann")
+            try fan.expect("ok:watch")
+            let other = try TestClient(port: server.port)
+            try other.send("watch:ann")
+            try other.expect("ok:watch")
+            try fan.send("msg:go ann go!")
+            let toRunner = try CheerEvent(event: Event.parse(ann.expect("msg:ann")))
+            #expect(toRunner.from == "fan" && toRunner.text == "go ann go!")
+            let toOther = try CheerEvent(event: Event.parse(other.expect("msg:ann")))
+            #expect(toOther.from == "fan")
+            try fan.expect("ok:msg")
+
+            let anonymous = try TestClient(port: server.port)
+            try anonymous.send("watch:ann")
+            try anonymous.expect("ok:watch")
+            try anonymous.send("msg:hi")
+            #expect(try CheerEvent(event: Event.parse(ann.expect("msg:ann"))).from == "anon")
+
+            try ann.send("msg:thanks all")
+            #expect(try CheerEvent(event: Event.parse(other.expect("msg:ann"))).from == "ann")
+
+            let nobody = try TestClient(port: server.port)
+            try nobody.send("msg:hello?")
+            #expect(try nobody.expectNext("err:").hasPrefix("err:not_found"))
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+@testable import RunCore
+
+/// SplitMix64: a tiny seeded generator, so every simulated run is reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    mutating func uniform() -> Double { Double(next() >> 11) * 0x1p-53 }
+
+    /// Standard normal by Box–Muller.
+    mutating func gaussian() -> Double {
+        let u1 = max(uniform(), 1e-300), u2 = uniform()
+        return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
+    }
+}
+
+/// GPS error that is correlated from fix to fix: a first-order autoregressive process per axis.
+struct CorrelatedNoise {
+    /// Per-axis standard deviation, metres.
+    let sigma: Double
+    /// Correlation between consecutive fixes.
+    let correlation: Double
+    private var east: Double
+    private var north: Double
+
+    init(sigma: Double, correlation: Double, rng: inout SplitMix64) {
+        self.sigma = sigma
+        self.correlation = correlation
+        east = sigma * rng.gaussian()
+        north = sigma * rng.gaussian()
+    }
+
+    /// The next error, metres east and north.
+    mutating func next(_ rng: inout SplitMix64) -> (east: Double, north: Double) {
+        let innovation = sigma * (1 - correlation * correlation).squareRoot()
+        east = correlation * east + innovation * rng.gaussian()
+        north = correlation * north + innovation * rng.gaussian()
+        return (east, north)
+    }
+}
+
+/// A simulated run: the true path and the noisy fixes a phone would send.
+struct SyntheticRun {
+    var truth: [Coordinate]
+    var fixes: [Fix]
+
+    /// The true length, measured geodesically along the true path.
+    var trueLength: Double {
+        zip(truth, truth.dropFirst()).reduce(0) { $0 + Geodesy.distance(from: $1.0, to: $1.1) }
+    }
+
+    static let origin = Coordinate(latitude: 51.5, longitude: -0.12)
+    static let startTime = 1_700_000_000.0
+
+    /// Converts local metres around `origin` to a coordinate (flat approximation, fine for a simulation).
+    static func coordinate(east: Double, north: Double, origin: Coordinate = origin) -> Coordinate {
+        let scale = LocalScale(latitude: origin.latitude)
+        return Coordinate(latitude: origin.latitude + north / scale.metresPerDegreeNorth,
+                          longitude: origin.longitude + east / scale.metresPerDegreeEast)
+    }
+
+    /// A run of `length` metres at `speed` m/s, one fix per `interval` seconds, along a street-like path
+    /// (straights, 90° corners, gentle bends), with AR(1) noise of per-axis sigma drawn from `sigmas`.
+    static func run(seed: UInt64, length: Double = 5000, speed: Double = 3, interval: Double = 1,
+                    sigmas: ClosedRange<Double> = 3...5, correlation: Double = 0.95,
+                    origin: Coordinate = origin) -> SyntheticRun {
+        var rng = SplitMix64(seed: seed)
+        let sigma = sigmas.lowerBound + (sigmas.upperBound - sigmas.lowerBound) * rng.uniform()
+        var noise = CorrelatedNoise(sigma: sigma, correlation: correlation, rng: &rng)
+        var east = 0.0, north = 0.0, heading = 2 * .pi * rng.uniform()
+        var turnLeft = 0.0, turnRate = 0.0, bend = 0.0
+        var truth: [Coordinate] = [], fixes: [Fix] = []
+        let steps = Int((length / (speed * interval)).rounded())
+        for step in 0...steps {
+            let position = coordinate(east: east, north: north, origin: origin)
+            truth.append(position)
+            let error = noise.next(&rng)
+            let noisy = coordinate(east: east + error.east, north: north + error.north, origin: origin)
+            let accuracy = 1.5 * sigma * (0.9 + 0.2 * rng.uniform())
+            fixes.append(Fix(latitude: noisy.latitude, longitude: noisy.longitude, accuracy: accuracy,
+                             timestamp: startTime + Double(step) * interval))
+            // Steering: now and then a corner (90° over about 5 s), otherwise a slowly wandering bend.
+            if turnLeft <= 0, rng.uniform() < interval / 60 {
+                turnLeft = .pi / 2
+                turnRate = (rng.uniform() < 0.5 ? -1 : 1) * (.pi / 2) / 5
+            }
+            bend = 0.98 * bend + 0.002 * rng.gaussian()
+            var turn = bend * interval
+            if turnLeft > 0 {
+                turn += turnRate * interval
+                turnLeft -= abs(turnRate * interval)
+            }
+            heading += turn
+            east += speed * interval * sin(heading)
+            north += speed * interval * cos(heading)
+        }
+        return SyntheticRun(truth: truth, fixes: fixes)
+    }
+
+    /// A runner standing still at `origin` for `duration` seconds, with AR(1) jitter of per-axis `sigma`.
+    static func standing(seed: UInt64, duration: Double = 600, sigma: Double = 4, correlation: Double = 0.95)
+        -> SyntheticRun {
+        var rng = SplitMix64(seed: seed)
+        var noise = CorrelatedNoise(sigma: sigma, correlation: correlation, rng: &rng)
+        var fixes: [Fix] = []
+        for step in 0...Int(duration) {
+            let error = noise.next(&rng)
+            let noisy = coordinate(east: error.east, north: error.north)
+            fixes.append(Fix(latitude: noisy.latitude, longitude: noisy.longitude, accuracy: 1.5 * sigma,
+                             timestamp: startTime + Double(step)))
+        }
+        return SyntheticRun(truth: [origin], fixes: fixes)
+    }
+}
+
+extension RunTracker {
+    /// Feeds fixes as if each arrived the moment it was taken; returns the outcomes.
+    @discardableResult
+    mutating func feed(_ fixes: [Fix]) -> [FixOutcome] {
+        fixes.map { add($0, now: $0.timestamp) }
+    }
+}
+
+/// The accepted progress of an outcome, nil for a rejection.
+extension FixOutcome {
+    var progress: RunProgress? {
+        if case .accepted(let progress) = self { return progress }
+        return nil
+    }
+
+    var rejection: FixRejection? {
+        if case .rejected(let reason) = self { return reason }
+        return nil
+    }
+}
