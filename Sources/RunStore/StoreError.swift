@@ -21,8 +21,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SQLite's name for the primary code's meaning, e.g. "database is locked".
     public var codeMeaning: String { String(cString: sqlite3_errstr(primaryCode)) }
 
-    /// `message (SQLite error code: meaning)`.
-    public var description: String { "\(message) (SQLite error \(code): \(codeMeaning))" }
+    /// `message (SQLite error code: meaning)`; just the message for errors in input files.
+    public var description: String {
+        code == SQLITE_FORMAT ? message : "\(message) (SQLite error \(code): \(codeMeaning))"
+    }
 
     /// True for failures that may go away by themselves (disk full, I/O, locks, read-only media), so a writer
     /// should keep the writes and retry rather than drop them.

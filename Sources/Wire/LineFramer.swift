@@ -52,8 +52,12 @@ public struct LineFramer: Sendable {
             start = newline + 1
         }
         compact()
-        // A drained framer holds at most a partial line; if the new bytes make it too long, drop it now
-        // rather than buffering it, so appending many chunks without draining stays bounded too.
+        // Without a newline in what is buffered, all of it is one partial line: if the new bytes make it
+        // too long, drop it now rather than buffering it, so appending many chunks without draining
+        // stays bounded too. (Buffered complete lines are kept until the caller takes them.)
+        if scanned < buffer.count {
+            scanned = buffer.withUnsafeBytes { Self.firstNewline(in: $0, from: scanned) } ?? buffer.count
+        }
         if scanned == buffer.count {
             let pending = buffer.count - head
             let room = maximumLineLength + 1 - pending  // + 1 for a `\r` before the `\n`

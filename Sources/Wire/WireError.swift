@@ -35,6 +35,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case wrongKey = "wrong_key"
     /// A second `iam:` on a connection that is already identified.
     case alreadyIdentified = "already_identified"
+    /// Another connection resumed this runner with the key; this one is closed.
+    case replaced
     /// `stop:` without a live run.
     case noRun = "no_run"
     /// A runner-only command from a connection that is not a runner.
@@ -70,7 +72,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// True when the server closes the connection right after sending this error.
     public var closesConnection: Bool {
         switch self {
-        case .busy, .flood, .idle, .slow, .shuttingDown: return true
+        case .busy, .flood, .idle, .slow, .shuttingDown, .replaced: return true
         default: return false
         }
     }

@@ -1,0 +1,108 @@
+import Foundation
+import RunCore
+import RunStore
+
+let storeBenchHelp = """
+usage: moonrunner bench store [--fixes N] [--runs N] [--keep]
+
+Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
+fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
+committed per second (from the first submit until flush() returns), the submit rate, and the size on disk
+per 1000 fixes. Build with -c release for meaningful figures. --keep leaves the database file in place.
+"""
+
+/// `moonrunner bench store …` (`arguments` are the words after `store`).
+func runStoreBenchmark(arguments: [String]) -> Int32 {
+    let fixCount: Int
+    let runCount: Int
+    let keep: Bool
+    do {
+        var options = try Options(arguments, switches: ["keep"])
+        if options.wantsHelp {
+            print(storeBenchHelp)
+            return 0
+        }
+        fixCount = try options.number("fixes", default: 1_000_000)
+        runCount = try options.number("runs", default: 100)
+        keep = options.flag("keep")
+        try options.finish()
+        guard fixCount > 0, runCount > 0 else { throw Options.UsageError(description: "--fixes and --runs must be positive") }
+    } catch {
+        printError("moonrunner bench store: \(error)\n\n\(storeBenchHelp)")
+        return 2
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moonrunner-bench-\(UUID().uuidString)")
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    } catch {
+        printError("moonrunner bench store: cannot create \(directory.path): \(error)")
+        return 1
+    }
+    defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
+    let path = directory.appendingPathComponent("bench.sqlite").path
+    let store: SQLiteRunStore
+    do {
+        store = try SQLiteRunStore(path: path)
+    } catch {
+        printError("moonrunner bench store: \(error)")
+        return 1
+    }
+    let receipts = BenchCounter()
+    store.setCommitHandler { receipt in receipts.add(receipt) }
+
+    let start = Date().timeIntervalSince1970
+    store.submit(.runner(name: "bench", keyHash: RunnerKey.hash("bench"), created: start))
+    let runIDs = (0..<runCount).map { _ in store.allocateRunID() }
+    for id in runIDs { store.submit(.runStarted(id: id, runner: "bench", started: start)) }
+
+    let clockStart = DispatchTime.now().uptimeNanoseconds
+    for index in 0..<fixCount {
+        let run = index % runCount
+        let sequence = Int64(index / runCount + 1)
+        let t = start + Double(sequence)
+        let fix = Fix(latitude: 51.5 + Double(sequence) * 1e-5 + Double(run) * 1e-3, longitude: -0.12 + Double(sequence) * 1e-5,
+                      accuracy: 4 + Double(index % 7), timestamp: t)
+        let stored = StoredFix(runID: runIDs[run], sequence: sequence, fix: fix, received: t + 0.2,
+                               rejection: index % 50 == 0 ? .inaccurate : nil)
+        store.submit(.fix(stored, acknowledgement: String(sequence)))
+    }
+    let submitted = DispatchTime.now().uptimeNanoseconds
+    store.flush()
+    let flushed = DispatchTime.now().uptimeNanoseconds
+    let walBytes = fileSize(path + "-wal")
+    store.close()
+    let fileBytes = fileSize(path)
+
+    let submitSeconds = Double(submitted - clockStart) / 1e9
+    let totalSeconds = Double(flushed - clockStart) / 1e9
+    print("store benchmark: \(fixCount) fixes over \(runCount) runs, WAL, synchronous=NORMAL")
+    print(String(format: "  submit():          %.3f s  (%.0f fixes/s; the caller never waits for the disk)",
+                 submitSeconds, Double(fixCount) / submitSeconds))
+    print(String(format: "  committed (flush): %.3f s  (%.0f fixes/s)", totalSeconds, Double(fixCount) / totalSeconds))
+    print("  commits:           \(receipts.commits) (\(receipts.failures) failed), acknowledgements reported: \(receipts.acknowledgements)")
+    print(String(format: "  size on disk:      %.1f MB after close (%.0f bytes per 1000 fixes); WAL before close %.1f MB",
+                 Double(fileBytes) / 1e6, Double(fileBytes) / Double(fixCount) * 1000, Double(walBytes) / 1e6))
+    print("  target 200000 fixes/s: \(Double(fixCount) / totalSeconds >= 200_000 ? "met" : "NOT met")")
+    if keep { print("  database kept at \(path)") }
+    return receipts.failures == 0 ? 0 : 1
+}
+
+/// Counts what the commit handler sees, from the writer thread.
+private final class BenchCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var commits = 0
+    private(set) var failures = 0
+    private(set) var acknowledgements = 0
+
+    func add(_ receipt: CommitReceipt) {
+        lock.lock()
+        commits += 1
+        if receipt.failure != nil { failures += 1 }
+        acknowledgements += receipt.acknowledgements.count
+        lock.unlock()
+    }
+}
+
+private func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+}

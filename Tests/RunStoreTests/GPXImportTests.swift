@@ -1,0 +1,102 @@
+import Foundation
+import RunCore
+import Testing
+@testable import RunStore
+
+/// A fixture file's bytes.
+func fixture(_ name: String) throws -> Data {
+    let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"))
+    return try Data(contentsOf: url)
+}
+
+@Suite struct GPXImportTests {
+    @Test func stravaRun() throws {
+        let data = try fixture("strava-run-1.gpx")
+        let tracks = try GPXImport.tracks(from: data)
+        #expect(tracks.count == 1)
+        let points = String(decoding: data, as: UTF8.self).components(separatedBy: "<trkpt ").count - 1
+        #expect(tracks.first?.count == points)
+        let first = try #require(tracks.first?.first)
+        #expect(first == Fix(latitude: 53.8395390, longitude: -1.7758230, accuracy: 5, timestamp: 1_620_838_516))
+        // The Garmin extension elements inside each point are ignored; times increase.
+        let times = tracks[0].map(\.timestamp)
+        #expect(times == times.sorted())
+    }
+
+    @Test func byteOrderMarkAndWaypointsOnly() throws {
+        // The file starts with a UTF-8 BOM and has a waypoint but no track: no tracks, no error.
+        #expect(try GPXImport.tracks(from: fixture("gpxpy-unicode_with_bom.gpx")).isEmpty)
+    }
+
+    @Test func emptySegmentIsSkipped() throws {
+        let tracks = try GPXImport.tracks(from: fixture("gpxpy-track-with-empty-segment.gpx"))
+        #expect(tracks.map(\.count) == [9])
+        #expect(tracks[0].last?.timestamp == 1_373_131_662)
+    }
+
+    @Test func gpx10WithHDOPAndZonelessTime() throws {
+        let tracks = try GPXImport.tracks(from: fixture("gpxpy-gpx1.0_with_all_fields.gpx"))
+        // Route points and waypoints are not track points; the empty segment and empty track are skipped.
+        #expect(tracks == [[Fix(latitude: 10.1, longitude: -20.2, accuracy: 505, timestamp: 1_357_041_604)]])
+    }
+
+    @Test func trackWithoutTimesIsAClearError() {
+        let gpx = """
+            <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+            <trkpt lat="1" lon="2"><ele>3</ele></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
+        #expect(error?.code == StoreError.invalidInputCode)
+        #expect(error?.description == "line 2: track point without a <time>; a run needs the time of every point")
+    }
+
+    @Test func prefixedNamespacesCommentsCDATAAndEntities() throws {
+        let gpx = """
+            <?xml version="1.0"?>
+            <!DOCTYPE gpx>
+            <g:gpx xmlns:g="http://www.topografix.com/GPX/1/1" xmlns:x="urn:x">
+            <!-- a <trkpt> in a comment is not a point -->
+            <g:trk><g:name>A &amp; B &#x1F3C3;</g:name><g:trkseg>
+            <g:trkpt lat='51.5' lon="-0.1"><g:time><![CDATA[2020-01-01T00:00:00.5+01:00]]></g:time>
+              <g:extensions><x:time>not a time</x:time><x:hdop>99</x:hdop></g:extensions><g:hdop>2</g:hdop></g:trkpt>
+            <g:trkpt lat="51.6" lon="-0.2"/>
+            </g:trkseg></g:trk></g:gpx>
+            """
+        let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
+        #expect(error?.message.hasPrefix("line 8:") == true)
+        let fixed = gpx.replacingOccurrences(of: #"<g:trkpt lat="51.6" lon="-0.2"/>"#, with: "")
+        let tracks = try GPXImport.tracks(from: Data(fixed.utf8))
+        #expect(tracks == [[Fix(latitude: 51.5, longitude: -0.1, accuracy: 10, timestamp: 1_577_833_200.5)]])
+    }
+
+    @Test(arguments: [
+        "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkseg></trk></gpx>",
+        "<gpx><trk><trkseg><trkpt lat=\"x\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>",
+        "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>",
+        "<gpx><trk>",
+        "<kml></kml>",
+        "",
+    ])
+    func malformedDocumentsAreErrors(gpx: String) {
+        let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
+        #expect(error?.code == StoreError.invalidInputCode)
+    }
+
+    @Test(arguments: [
+        ("2021-05-12T16:55:16Z", 1_620_838_516.0),
+        ("2021-05-12T16:55:16.250Z", 1_620_838_516.25),
+        ("2021-05-12T16:55:16", 1_620_838_516),
+        ("2021-05-12T18:55:16+02:00", 1_620_838_516),
+        ("2021-05-12T11:55:16-0500", 1_620_838_516),
+        ("2021-05-12 16:55:16z", 1_620_838_516),
+    ])
+    func isoTimes(text: String, expected: Double) {
+        #expect(ISO8601.parse(text) == expected)
+    }
+
+    @Test(arguments: ["2021-13-12T16:55:16Z", "2021-05-12", "2021-05-12T16:55:16Q", "2021-05-12T16:55:16."])
+    func invalidISOTimes(text: String) {
+        #expect(ISO8601.parse(text) == nil)
+    }
+}
