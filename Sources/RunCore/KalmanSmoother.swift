@@ -114,21 +114,24 @@ struct KalmanSmoother: Sendable {
 
     /// Runs the backward RTS pass over the window, from the newest step (smoothed = filtered) back.
     mutating func smooth() {
-        var index = steps.count - 1
-        guard index >= head else { return }
-        steps[index].smoothed = steps[index].filtered
-        while index > head {
-            let later = steps[index]
-            index -= 1
-            guard !later.startsSegment else {
-                steps[index].smoothed = steps[index].filtered
-                continue
+        let head = self.head
+        steps.withUnsafeMutableBufferPointer { steps in
+            var index = steps.count - 1
+            guard index >= head else { return }
+            steps[index].smoothed = steps[index].filtered
+            while index > head {
+                let startsSegment = steps[index].startsSegment
+                let c = steps[index].backGain
+                let d = steps[index].smoothed - steps[index].predicted
+                index -= 1
+                let f = steps[index].filtered
+                guard !startsSegment else {
+                    steps[index].smoothed = f
+                    continue
+                }
+                steps[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
+                                              f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
             }
-            let c = later.backGain
-            let d = later.smoothed - later.predicted
-            let f = steps[index].filtered
-            steps[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
-                                          f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
         }
     }
 

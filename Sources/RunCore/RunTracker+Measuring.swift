@@ -154,8 +154,8 @@ extension RunTracker {
         // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
         let reference: TrackPoint
-        if paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff,
-           paceCursor + 1 >= committed.count ? (tail.first.map { $0.timestamp > cutoff } ?? true) : true {
+        let referenceInTail = paceCursor + 1 >= committed.count && (tail.first.map { $0.timestamp <= cutoff } ?? false)
+        if !referenceInTail, paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
             reference = committed[paceCursor]
         } else if let index = track.lastIndex(atOrBefore: cutoff) {
             reference = track.point(at: index)  // a window shorter than the lag: the reference is in the tail
