@@ -6,7 +6,7 @@ struct SplitTests {
     /// A hand-made track: cumulative distance and time at each point.
     static func track(_ points: [(distance: Double, seconds: Double)]) -> LiveTrack {
         LiveTrack(committed: points.map {
-            TrackPoint(coordinate: Coordinate(latitude: 10, longitude: 20), east: 0, north: 0, timestamp: 1000 + $0.seconds,
+            TrackPoint(east: 0, north: 0, timestamp: 1000 + $0.seconds,
                        accuracy: 5, moving: true, distance: $0.distance, movingTime: $0.seconds)
         }, tail: [])
     }
