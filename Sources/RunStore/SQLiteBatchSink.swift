@@ -14,8 +14,16 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let deleteHistory: Statement
     private let insertRecord: Statement
 
-    init(database: Database) throws(StoreError) {
+    /// Called after each successful commit (the background checkpointer's nudge).
+    private let afterCommit: (@Sendable () -> Void)?
+    /// Called once when the sink closes, before its final checkpoint.
+    private let beforeClose: (@Sendable () -> Void)?
+
+    init(database: Database, afterCommit: (@Sendable () -> Void)? = nil,
+         beforeClose: (@Sendable () -> Void)? = nil) throws(StoreError) {
         self.database = database
+        self.afterCommit = afterCommit
+        self.beforeClose = beforeClose
         insertRunner = try database.prepare(
             "INSERT INTO runners (name, key_hash, created) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING")
         insertRun = try database.prepare(
@@ -52,9 +60,11 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
         try database.transaction(.immediate) { () throws(StoreError) in
             for write in writes { try apply(write) }
         }
+        afterCommit?()
     }
 
     func close() {
+        beforeClose?()
         // Statements and the connection are finalized and closed when the sink goes away; a checkpoint now
         // folds the WAL back into the main file so a closed database is one self-contained file.
         _ = sqlite3_wal_checkpoint_v2(database.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)

@@ -41,7 +41,19 @@ public final class SQLiteRunStore: RunStore {
         let largestID = try writer.integer("SELECT max(id) FROM runs") ?? 0
         nextRunID = Mutex(largestID + 1)
         reader = ReadConnection(database: readConnection)
-        queue = WriteQueue(configuration: configuration, sink: try SQLiteBatchSink(database: writer), label: path)
+        var checkpointer: Checkpointer?
+        if configuration.checkpointsInBackground {
+            checkpointer = try Checkpointer(path: path, configuration: configuration)
+            sqlite3_wal_autocheckpoint(writer.handle, Int32(clamping: configuration.writerCheckpointPages))
+        }
+        var afterCommit: (@Sendable () -> Void)?
+        var beforeClose: (@Sendable () -> Void)?
+        if let checkpointer {
+            afterCommit = { checkpointer.noteCommit() }
+            beforeClose = { checkpointer.stop() }
+        }
+        let sink = try SQLiteBatchSink(database: writer, afterCommit: afterCommit, beforeClose: beforeClose)
+        queue = WriteQueue(configuration: configuration, sink: sink, label: path)
     }
 
     deinit { queue.close() }

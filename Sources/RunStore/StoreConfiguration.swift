@@ -28,6 +28,16 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var retryBackoff: Double = 0.01
     /// How often writes kept after a failed batch are retried when nothing new arrives, in seconds. Default 1.
     public var retainedRetryInterval: Double = 1
+    /// Copy the WAL into the database file on a background thread (its own connection), at most once per
+    /// `checkpointInterval`, instead of SQLite's automatic checkpoint on the writer, whose fsync would stall
+    /// commits. The writer still checkpoints by itself if the WAL passes `writerCheckpointPages` (a backstop).
+    /// Default true.
+    public var checkpointsInBackground: Bool = true
+    /// Seconds between background checkpoints. Default 0.1.
+    public var checkpointInterval: Double = 0.1
+    /// WAL pages after which the writer checkpoints by itself (`PRAGMA wal_autocheckpoint`): SQLite's 1000
+    /// without background checkpoints, else this backstop. Default 20000 (about 80 MB).
+    public var writerCheckpointPages: Int = 20_000
     /// A cap on the database size in pages (`PRAGMA max_page_count`); nil for SQLite's default (no practical cap).
     /// Writes past it fail like a full disk (`SQLITE_FULL`).
     public var maximumPageCount: Int? = nil

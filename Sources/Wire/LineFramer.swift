@@ -13,7 +13,9 @@ public enum FramedLine: Sendable, Hashable {
 ///
 /// Call `append` with each chunk read, then `nextLine()` until it returns nil. Memory stays bounded
 /// by the maximum line length plus one chunk: an over-long line is dropped as soon as it is known
-/// to be too long, and the rest of it is skipped on arrival, up to and including its newline.
+/// to be too long (even across appends that are not drained), and the rest of it is skipped on
+/// arrival, up to and including its newline. Only complete lines the caller has not taken yet are
+/// kept beyond that bound. Consumed bytes are compacted lazily, never per line.
 public struct LineFramer: Sendable {
     /// Longest accepted line in bytes, not counting the `\n` or `\r\n` ending.
     public let maximumLineLength: Int

@@ -22,6 +22,9 @@ import Testing
         store.submit(.runStarted(id: second, runner: "ada", started: 10))
         store.submit(.fix(Sample.fix(run: second, sequence: 1), acknowledgement: nil))
         store.close()
+        // Closing folds the WAL back into the file: the database is one self-contained file again.
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(walSize == 0)
 
         // Reopening applies nothing twice, keeps the data, and continues run ids after the largest stored one.
         let reopened = try SQLiteRunStore(path: path)
