@@ -21,7 +21,10 @@ let package = Package(
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor"]),
-        .target(name: "MoonRunnerClient", dependencies: ["Wire", "RunCore"]),
+        // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
+        .target(name: "MoonRunnerClient", dependencies: [
+            "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),
+        ]),
         .executableTarget(
             name: "moonrunner",
             dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient"]),

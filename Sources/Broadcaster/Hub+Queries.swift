@@ -6,8 +6,8 @@ import Wire
 extension Hub {
     /// `help:`: one line per command, then `done:help`.
     func answerHelp(_ id: ConnectionID) {
-        for line in HelpEvent.standard { send(line.event, to: id) }
-        send(DoneEvent(what: "help", count: HelpEvent.standard.count, more: false).event, to: id)
+        for line in HelpEvent.standard { send(line, to: id) }
+        send(DoneEvent(what: "help", count: HelpEvent.standard.count, more: false), to: id)
     }
 
     /// `stats:`: the operator's counters on one line.
@@ -39,7 +39,7 @@ extension Hub {
             ("accepted_total", statistics.connectionsAccepted), ("refused_busy", statistics.connectionsRefused),
             ("errors_sent", statistics.errorsSent),
         ]
-        send(StatsEvent(counters).event, to: id)
+        send(StatsEvent(counters), to: id)
     }
 
     /// `runs:NAME OFFSET LIMIT`: item lines newest first, then `done:runs count=N more=yes|no`.
@@ -49,9 +49,9 @@ extension Hub {
         do {
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
             for record in found.prefix(page) {
-                send(RunListItemEvent(record).event, to: id)
+                send(RunListItemEvent(record), to: id)
             }
-            send(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page).event, to: id)
+            send(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page), to: id)
         } catch {
             storageFailed(id, error)
         }
@@ -81,12 +81,12 @@ extension Hub {
 
     private func answer(_ id: ConnectionID, _ run: StoredRun) {
         let name = run.record.runner
-        send(RunSummaryEvent(run.record).event, to: id)
-        for split in run.splits { send(SplitEvent(split, runner: name).event, to: id) }
-        for checkpoint in run.checkpoints { send(CheckpointEvent(checkpoint, runner: name).event, to: id) }
-        for award in run.awards { send(BadgeEvent(award.award, runner: name).event, to: id) }
+        send(RunSummaryEvent(run.record), to: id)
+        for split in run.splits { send(SplitEvent(split, runner: name), to: id) }
+        for checkpoint in run.checkpoints { send(CheckpointEvent(checkpoint, runner: name), to: id) }
+        for award in run.awards { send(BadgeEvent(award.award, runner: name), to: id) }
         let count = 1 + run.splits.count + run.checkpoints.count + run.awards.count
-        send(DoneEvent(what: "run", count: count, more: false).event, to: id)
+        send(DoneEvent(what: "run", count: count, more: false), to: id)
     }
 
     /// `badges:NAME`: the board of all 33 badges, then `done:badges`.
@@ -98,9 +98,9 @@ extension Hub {
             if let live = entry.run?.tracker.snapshot { farthest = max(farthest, live.distance) }
             for badge in Badges.all {
                 send(BoardEvent(badge: badge, runner: name, record: entry.history.records[badge.id],
-                                farthest: farthest).event, to: id)
+                                farthest: farthest), to: id)
             }
-            send(DoneEvent(what: "badges", count: Badges.all.count, more: false).event, to: id)
+            send(DoneEvent(what: "badges", count: Badges.all.count, more: false), to: id)
         } catch {
             storageFailed(id, error)
         }

@@ -48,10 +48,10 @@ extension Hub {
         run.committedAcknowledgement = run.newestSubmitted?.text
         run.disconnectedAt = now
         run.startedLine = bytes(of: RunStartedEvent(runner: runner.name, runID: record.id,
-                                                    timestamp: Self.timestampText(record.started)).event)
+                                                    timestamp: Self.timestampText(record.started)))
         if let lastProgress, let lastAccepted {
             run.latestPaceLine = bytes(of: PaceEvent(lastProgress.snapshot, runner: runner.name,
-                                                     timestamp: Self.timestampText(lastAccepted.timestamp)).event)
+                                                     timestamp: Self.timestampText(lastAccepted.timestamp)))
         }
         entry.run = run
         runOwners[record.id] = runner.name

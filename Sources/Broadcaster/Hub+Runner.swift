@@ -30,16 +30,16 @@ extension Hub {
             run.disconnectedAt = nil
             entry.run = run
             fields.append(Event.Field(key: "resumed", value: String(runID)))
-            send(OkEvent(what: "iam", fields: fields).event, to: id)
+            send(OkEvent(what: "iam", fields: fields), to: id)
             // Restore the runner's screen, then tell it what is safe on disk so it resends only the rest.
             if let started = run.startedLine { send(started, to: id) }
             if let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
             if let acknowledged = run.committedAcknowledgement {
-                send(AckEvent(runner: name, timestamp: acknowledged).event, to: id)
+                send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
             output.log("runner \(name) resumed run \(runID) on \(id)")
         } else {
-            send(OkEvent(what: "iam", fields: fields).event, to: id)
+            send(OkEvent(what: "iam", fields: fields), to: id)
             output.log("\(id) is \(name)")
         }
     }
@@ -52,7 +52,7 @@ extension Hub {
         sessions[id]?.name = name
         store.submit(.runner(name: name, keyHash: entry.keyHash, created: now))
         send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
-                                            .init(key: "new", value: "yes")]).event, to: id)
+                                            .init(key: "new", value: "yes")]), to: id)
         output.log("\(id) claimed the name \(name)")
     }
 
@@ -70,7 +70,7 @@ extension Hub {
             statistics.fixesResent += 1
             entry.run = run
             if let acknowledged = run.committedAcknowledgement {
-                send(AckEvent(runner: name, timestamp: acknowledged).event, to: id)
+                send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
             return
         }
@@ -83,7 +83,7 @@ extension Hub {
             if run.id == nil {
                 // No run yet, so nothing to store: the fix is answered at once so the client can forget it.
                 entry.run = run
-                send(AckEvent(runner: name, timestamp: location.timestampText).event, to: id)
+                send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
                 return
             }
             record(fix, rejection: reason, text: location.timestampText, in: &run, now: now)
@@ -105,7 +105,7 @@ extension Hub {
         runOwners[runID] = name
         statistics.runsStarted += 1
         store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
-        let line = bytes(of: RunStartedEvent(runner: name, runID: runID, timestamp: text).event)
+        let line = bytes(of: RunStartedEvent(runner: name, runID: runID, timestamp: text))
         run.startedLine = line
         broadcast(line, about: name, to: .everyone)
         output.log("run \(runID) started by \(name)")
@@ -126,16 +126,16 @@ extension Hub {
 
     /// The events one accepted fix causes: pace, then badges and splits.
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
-        let pace = bytes(of: PaceEvent(progress.snapshot, runner: name, timestamp: timestampText).event)
+        let pace = bytes(of: PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
         entry.run?.latestPaceLine = pace
         broadcast(pace, about: name, to: .spectators, droppable: true)
         guard let runID = entry.run?.id else { return }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
-            broadcast(bytes(of: BadgeEvent(award, runner: name).event), about: name, to: .everyone)
+            broadcast(bytes(of: BadgeEvent(award, runner: name)), about: name, to: .everyone)
         }
         for split in progress.splits {
-            broadcast(bytes(of: SplitEvent(split, runner: name).event), about: name, to: .spectators)
+            broadcast(bytes(of: SplitEvent(split, runner: name)), about: name, to: .spectators)
         }
     }
 
@@ -170,7 +170,7 @@ extension Hub {
         }
         entry.run = nil
         let ended = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
-        broadcast(bytes(of: ended.event), about: entry.name, to: .everyone)
+        broadcast(bytes(of: ended), about: entry.name, to: .everyone)
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 
@@ -180,7 +180,7 @@ extension Hub {
             guard let name = runOwners[runID], let entry = runners[name] else { continue }
             if entry.run?.id == runID { entry.run?.committedAcknowledgement = text }
             if let connection = entry.connection {
-                send(AckEvent(runner: name, timestamp: text).event, to: connection)
+                send(AckEvent(runner: name, timestamp: text), to: connection)
             }
         }
         guard let failure = receipt.failure else { return }

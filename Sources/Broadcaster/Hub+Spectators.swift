@@ -13,7 +13,7 @@ extension Hub {
                 sessions[id]?.watchesEveryone = true
                 everyoneWatchers.insert(id)
             }
-            send(OkEvent(what: what, fields: [.init(key: "target", value: "*")]).event, to: id)
+            send(OkEvent(what: what, fields: [.init(key: "target", value: "*")]), to: id)
             for entry in runners.values.sorted(by: { $0.name < $1.name }) {
                 catchUp(id, on: entry, withPace: !coach)
             }
@@ -25,7 +25,7 @@ extension Hub {
                 sessions[id]?.watching.insert(name)
                 watchers[name, default: []].insert(id)
             }
-            send(OkEvent(what: what, fields: [.init(key: "target", value: name)]).event, to: id)
+            send(OkEvent(what: what, fields: [.init(key: "target", value: name)]), to: id)
             if let entry = runners[name] { catchUp(id, on: entry, withPace: !coach) }
         }
     }
@@ -45,7 +45,7 @@ extension Hub {
             sessions[id]?.coachesEveryone = false
             everyoneWatchers.remove(id)
             everyoneCoaches.remove(id)
-            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: "*")]).event, to: id)
+            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: "*")]), to: id)
         case .runner(let name):
             sessions[id]?.watching.remove(name)
             sessions[id]?.coaching.remove(name)
@@ -53,7 +53,7 @@ extension Hub {
             coaches[name]?.remove(id)
             if watchers[name]?.isEmpty == true { watchers[name] = nil }
             if coaches[name]?.isEmpty == true { coaches[name] = nil }
-            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]).event, to: id)
+            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]), to: id)
         }
     }
 
@@ -76,9 +76,9 @@ extension Hub {
             return
         }
         for runner in targets {
-            let line = bytes(of: CheerEvent(runner: runner, from: sender, text: text).event)
+            let line = bytes(of: CheerEvent(runner: runner, from: sender, text: text))
             broadcast(line, about: runner, to: .spectators, except: id)
         }
-        send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]).event, to: id)
+        send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]), to: id)
     }
 }

@@ -22,7 +22,7 @@ extension Server {
             if connections.count >= configuration.maximumConnections {
                 hub.statistics.connectionsRefused += 1
                 var line: [UInt8] = []
-                ErrorEvent(code: .busy, reason: "server full: try again later").event.append(to: &line)
+                ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
                 _ = line.withUnsafeBytes { try? socket.write($0) }
                 socket.close()
                 continue
@@ -220,7 +220,7 @@ extension Server: HubOutput {
             hub.statistics.errorsSent += 1
             var line: [UInt8] = []
             ErrorEvent(code: .flood, reason: "more than \(configuration.errorsPerSecond) errors in a second: closing")
-                .event.append(to: &line)
+                .append(to: &line)
             send(line, to: id, paceOf: nil)
             close(id, reason: "error flood")
         }

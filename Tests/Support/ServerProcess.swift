@@ -109,6 +109,14 @@ public final class ChildProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
         process.waitUntilExit()
+        // The last bytes may still sit in the pipes after the exit: read them to the end.
+        for (pipe, isError) in [(errorPipe, true), (outputPipe, false)] {
+            pipe.fileHandleForReading.readabilityHandler = nil
+            let rest = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            lineArrived.lock()
+            if isError { errorText += rest } else { outputText += rest }
+            lineArrived.unlock()
+        }
         return process.terminationStatus
     }
 }
