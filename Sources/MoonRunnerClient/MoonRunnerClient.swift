@@ -1,1 +1,259 @@
-// The MoonRunnerClient module; see DEVELOPERS.md layout.
+import Foundation
+import RunCore
+import Synchronization
+import Wire
+
+/// A MoonRunner Live client: a runner streaming fixes, a spectator or coach following runners, or anyone
+/// reading history — over one TCP connection that reconnects by itself.
+///
+/// Use it with a `delegate` (typed callbacks) or with `events()` (an `AsyncStream` of `ClientEvent`), or both.
+///
+/// ```swift
+/// let client = MoonRunnerClient(host: "127.0.0.1", port: 4242)
+/// let key = try await client.join(name: "ann")          // keep the key to resume later
+/// try client.send(Fix(latitude: 48.8566, longitude: 2.3522, accuracy: 5, timestamp: now))
+/// let end = try await client.stop()
+/// ```
+///
+/// **Reliability.** Fixes are kept until an `ack:` covers them. When the server drops the connection the client
+/// reconnects with backoff (`ReconnectPolicy`), sends `iam:NAME KEY` (so the run resumes), its `watch:`/`coach:`
+/// subscriptions, then the unacknowledged fixes in order — and a pending `stop:` after them.
+///
+/// **Concurrency.** The class is `Sendable`: call it from any thread or task. All connection work runs on one
+/// client I/O thread (Linux: a Reactor event loop shared by the process's clients; Apple platforms: a run-loop
+/// thread). Delegate methods are called there, in order. Mutable state shared with callers sits behind a
+/// `Mutex`; the protocol state is confined to the I/O thread.
+public final class MoonRunnerClient: Sendable {
+    /// Where to connect and how to reconnect.
+    public let configuration: ClientConfiguration
+    let io: ClientIOThread
+    let engine: ClientEngine
+    private let shared = Mutex(Shared())
+
+    /// State read and written from any thread.
+    private struct Shared {
+        weak var delegate: (any MoonRunnerClientDelegate)?
+        var streams: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
+        var nextStreamID = 0
+        var state = ConnectionState.idle
+        var joinedName: String?
+        var name: String?
+        var key: String?
+        var unacked = 0
+    }
+
+    /// Creates a client; it connects on `connect()` or the first command.
+    public init(configuration: ClientConfiguration = ClientConfiguration()) {
+        self.configuration = configuration
+        io = ClientIOThread.shared
+        engine = ClientEngine(configuration: configuration, io: io)
+        engine.owner = self
+    }
+
+    /// Creates a client for `host:port` with the default reconnect policy.
+    public convenience init(host: String, port: UInt16) {
+        self.init(configuration: ClientConfiguration(host: host, port: port))
+    }
+
+    deinit {
+        let engine = self.engine
+        io.execute { engine.close() }
+    }
+
+    /// Receives typed callbacks on the client I/O thread (held weakly).
+    public var delegate: (any MoonRunnerClientDelegate)? {
+        get { shared.withLock { $0.delegate } }
+        set { shared.withLock { $0.delegate = newValue } }
+    }
+
+    /// The connection's current state.
+    public var state: ConnectionState { shared.withLock { $0.state } }
+    /// The runner name once the server accepted it.
+    public var name: String? { shared.withLock { $0.name } }
+    /// The runner's key (given to `join` or issued by the server for a new name): store it to resume.
+    public var key: String? { shared.withLock { $0.key } }
+    /// Fixes not yet covered by an `ack:`.
+    public var unacknowledgedFixCount: Int { shared.withLock { $0.unacked } }
+
+    /// A new stream of every event from now on (each call makes an independent stream). It finishes when the
+    /// client is closed or gives up.
+    public func events(bufferingPolicy: AsyncStream<ClientEvent>.Continuation.BufferingPolicy = .unbounded)
+        -> AsyncStream<ClientEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: bufferingPolicy)
+        let final: ConnectionState? = shared.withLock { shared in
+            if shared.state.isFinal { return shared.state }
+            let id = shared.nextStreamID
+            shared.nextStreamID += 1
+            shared.streams[id] = continuation
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.shared.withLock { $0.streams.removeValue(forKey: id) }
+            }
+            return nil
+        }
+        if let final {
+            continuation.yield(.state(final))
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// Starts connecting (commands do this by themselves).
+    public func connect() {
+        let engine = self.engine
+        io.execute { engine.connectIfIdle() }
+    }
+
+    /// Closes both streams for good; waiting calls fail with `.closed` and event streams finish. A live run
+    /// stays open on the server for its resume window.
+    public func close() {
+        let engine = self.engine
+        io.execute { engine.close() }
+    }
+
+    // MARK: Runner
+
+    /// Becomes runner `name`, proving it with `key` if the name is claimed; returns the key to keep (issued by
+    /// the server for a new name). Throws `.server(code: .wrongKey, …)` for a claimed name without its key.
+    @discardableResult
+    public func join(name: String, key: String? = nil) async throws(MoonRunnerClientError) -> String {
+        guard Command.isValidName(name) else {
+            throw .invalidArgument("a name is 1-32 of A-Z a-z 0-9 _ . -")
+        }
+        if let key, !Command.isValidKey(key) { throw .invalidArgument("a key is 1-64 ASCII letters and digits") }
+        shared.withLock { $0.joinedName = name }
+        _ = try await perform { engine, completion in engine.join(name: name, key: key, completion: completion) }
+        guard let key = self.key else { throw .invalidArgument("the server issued no key") }
+        return key
+    }
+
+    /// Sends one GPS fix (kept until acknowledged, resent after reconnects). Throws `.notJoined` before
+    /// `join`, `.invalidArgument` for a coordinate out of range or a number that is not finite.
+    public func send(_ fix: Fix) throws(MoonRunnerClientError) {
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        guard fix.latitude.isFinite, fix.longitude.isFinite, fix.accuracy.isFinite, fix.timestamp.isFinite,
+              abs(fix.latitude) <= 90, abs(fix.longitude) <= 180, fix.accuracy >= 0,
+              abs(fix.timestamp) < NumberFormat.maximumMagnitude else {
+            throw .invalidArgument("a fix needs finite numbers, latitude within ±90 and longitude within ±180")
+        }
+        let command = LocationCommand(latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy,
+                                      timestamp: fix.timestamp)
+        shared.withLock { $0.unacked += 1 }
+        let engine = self.engine
+        io.execute { engine.enqueue(command) }
+    }
+
+    /// Ends the live run after every fix sent before it, saving it (or discarding it with `save: false`);
+    /// returns the `end:` summary.
+    @discardableResult
+    public func stop(save: Bool = true) async throws(MoonRunnerClientError) -> RunEndedEvent {
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        let lines = try await perform { engine, completion in engine.requestStop(save: save, completion: completion) }
+        for case .ended(let end) in lines { return end }
+        throw .connectionLost
+    }
+
+    /// Sends a cheer (to the client's own audience if it runs, else to the runners it follows); returns how
+    /// many runners it reached.
+    @discardableResult
+    public func cheer(_ text: String) async throws(MoonRunnerClientError) -> Int {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard (1...Command.Limits.cheerLength).contains(trimmed.unicodeScalars.count),
+              !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidArgument("a cheer is 1-280 characters without control characters")
+        }
+        let lines = try await request(.cheer(trimmed))
+        for case .ok(let ok) in lines { return ok["count"].flatMap { Int($0) } ?? 0 }
+        return 0
+    }
+
+    // MARK: Spectator and coach
+
+    /// Follows every event of a runner, or of everyone (`.everyone`); kept across reconnects.
+    public func watch(_ target: WatchTarget) throws(MoonRunnerClientError) {
+        try subscribe(.watch(target), target)
+    }
+
+    /// Follows only run, badge and end events of a runner or of everyone; kept across reconnects.
+    public func coach(_ target: WatchTarget) throws(MoonRunnerClientError) {
+        try subscribe(.coach(target), target)
+    }
+
+    /// Stops watching and coaching the target.
+    public func unwatch(_ target: WatchTarget) throws(MoonRunnerClientError) {
+        try Self.validate(target)
+        let engine = self.engine
+        io.execute { engine.unsubscribe(target) }
+    }
+
+    /// `watch(_:)` by name; `*` means everyone.
+    public func watch(_ name: String) throws(MoonRunnerClientError) { try watch(WatchTarget(parsing: name)) }
+    /// `coach(_:)` by name; `*` means everyone.
+    public func coach(_ name: String) throws(MoonRunnerClientError) { try coach(WatchTarget(parsing: name)) }
+    /// `unwatch(_:)` by name; `*` means everyone.
+    public func unwatch(_ name: String) throws(MoonRunnerClientError) { try unwatch(WatchTarget(parsing: name)) }
+
+    private func subscribe(_ command: Command, _ target: WatchTarget) throws(MoonRunnerClientError) {
+        try Self.validate(target)
+        let engine = self.engine
+        io.execute { engine.subscribe(command) }
+    }
+
+    private static func validate(_ target: WatchTarget) throws(MoonRunnerClientError) {
+        if case .runner(let name) = target, !Command.isValidName(name) {
+            throw .invalidArgument("a name is 1-32 of A-Z a-z 0-9 _ . -")
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Sends `command` and waits for its answer lines.
+    func request(_ command: Command) async throws(MoonRunnerClientError) -> [ServerEvent] {
+        try await perform { engine, completion in engine.request(command, completion: completion) }
+    }
+
+    /// Runs `body` on the I/O thread and waits for the completion it is given.
+    private func perform(_ body: @escaping @Sendable (ClientEngine, @escaping RequestCompletion) -> Void)
+        async throws(MoonRunnerClientError) -> [ServerEvent] {
+        let engine = self.engine
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ServerEvent], MoonRunnerClientError>, Never>) in
+            io.execute { body(engine, { continuation.resume(returning: $0) }) }
+        }
+        return try result.get()
+    }
+
+    /// Engine → callers: the identity the server confirmed.
+    func recordIdentity(name: String?, key: String?) {
+        shared.withLock {
+            $0.name = name
+            $0.key = key
+        }
+    }
+
+    /// Engine → callers: fixes waiting for an ack.
+    func recordUnacked(_ count: Int) {
+        shared.withLock { $0.unacked = count }
+    }
+
+    /// Engine → delegate and streams (I/O thread, no lock held while calling out).
+    func publish(_ event: ClientEvent) {
+        let (delegate, streams, finished) = shared.withLock { shared in
+            if case .state(let state) = event { shared.state = state }
+            let streams = Array(shared.streams.values)
+            let finished = shared.state.isFinal
+            if finished { shared.streams = [:] }
+            return (shared.delegate, streams, finished)
+        }
+        if let delegate { event.deliver(to: delegate, from: self) }
+        for stream in streams {
+            stream.yield(event)
+            if finished { stream.finish() }
+        }
+    }
+}
+
+extension WatchTarget {
+    /// `*` is everyone, anything else a runner's name.
+    public init(parsing text: String) {
+        self = text == "*" ? .everyone : .runner(text)
+    }
+}
