@@ -159,13 +159,15 @@ final class ClientEngine: @unchecked Sendable {
         reconnectTimer = nil
         closeStreams()
         let waiting = pending + retries
+        let waiters = joinWaiters + (stopRequest?.waiters ?? [])
         pending = []
         retries = []
-        for request in waiting { request.complete(.failure(error)) }
-        for waiter in joinWaiters + (stopRequest?.waiters ?? []) { waiter(.failure(error)) }
         joinWaiters = []
         stopRequest = nil
+        // The state first, so a caller woken by the error already sees why.
         setPhase(closing ? .closed : .failed(error))
+        for request in waiting { request.complete(.failure(error)) }
+        for waiter in waiters { waiter(.failure(error)) }
     }
 
     /// `close()`: closes both streams for good.
