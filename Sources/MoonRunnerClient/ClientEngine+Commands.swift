@@ -14,6 +14,10 @@ extension ClientEngine {
     /// Becomes runner `name` (with `key` to prove a claimed name).
     func join(name: String, key: String?, completion: @escaping RequestCompletion) {
         guard !refuseIfFinal(completion) else { return }
+        if identified && hasStreams && self.name == name {
+            completion(.success([]))  // already this runner on this connection
+            return
+        }
         self.name = name
         self.key = key ?? (self.name == name ? self.key : nil)
         if hasStreams {
