@@ -25,6 +25,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "export": runExportCommand,
     "import": runImportCommand,
     "bench": runBenchCommand,
+    "simulate": runSimulateCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
     print(usage)
