@@ -96,7 +96,10 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
 /// Runs every plan at once; 0 when every run ended with its summary.
 func simulateAll(_ plans: [RunnerPlan], host: String, port: UInt16, speed: Double, quiet: Bool) async -> Int32 {
     let report: @Sendable (String) -> Void = { line in
-        if !quiet || line.contains(" key=") { print(line) }
+        if !quiet || line.contains(" key=") {
+            print(line)
+            fflush(nil)  // pipes buffer: show keys as they come
+        }
     }
     return await withTaskGroup(of: Bool.self) { group -> Int32 in
         for plan in plans {
@@ -104,6 +107,7 @@ func simulateAll(_ plans: [RunnerPlan], host: String, port: UInt16, speed: Doubl
                 do {
                     let end = try await simulateRun(plan, host: host, port: port, speed: speed, report: report)
                     print(endSummary(end))
+                    fflush(nil)
                     return true
                 } catch {
                     printError("moonrunner simulate: \(plan.name): \(error)")

@@ -26,6 +26,8 @@ let subcommands: [String: ([String]) -> Int32] = [
     "import": runImportCommand,
     "bench": runBenchCommand,
     "simulate": runSimulateCommand,
+    "watch": runWatchCommand,
+    "coach": runCoachCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
     print(usage)

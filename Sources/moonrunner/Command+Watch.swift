@@ -1,0 +1,177 @@
+import Foundation
+import MoonRunnerClient
+import Wire
+
+let watchHelp = """
+usage: moonrunner watch NAME|'*' [options]
+
+Follows a runner (or every runner: '*') live: distance, time, current and average pace, a bar to the next
+badge ("1.2 km until Mars"), badges as they are won and cheers. Redraws in place on a terminal; prints one
+line per happening (and a pace line a second per runner) when piped. Ctrl-C to stop.
+
+  --host ADDR      server address (default 127.0.0.1)
+  --port N         server port (default 4242)
+  --until-end      exit after the runner's run ends (with '*': after the first run that ends)
+  --duration S     exit after S seconds
+  --units km|mi    distance unit (default from the locale)
+"""
+
+let coachHelp = """
+usage: moonrunner coach NAME|'*' [options]
+
+Badge alerts for a runner (or every runner: '*'), one line each, with the run's start and end.
+
+  --host ADDR      server address (default 127.0.0.1)
+  --port N         server port (default 4242)
+  --until-end      exit after the runner's run ends (with '*': after the first run that ends)
+  --duration S     exit after S seconds
+  --units km|mi    distance unit (default from the locale)
+"""
+
+/// The options `watch` and `coach` share.
+struct FollowOptions {
+    var host = "127.0.0.1"
+    var port: UInt16 = 4242
+    var target = WatchTarget.everyone
+    var untilEnd = false
+    var duration: Double?
+    var formatter = RunFormatter()
+
+    /// Reads the options; nil after printing help.
+    init?(_ arguments: [String], help: String) throws(Options.UsageError) {
+        var options = try Options(arguments, switches: ["until-end"])
+        if options.wantsHelp {
+            print(help)
+            return nil
+        }
+        host = options.string("host") ?? host
+        port = try options.number("port", default: port)
+        untilEnd = options.flag("until-end")
+        if options.string("duration") != nil {
+            let seconds: Double = try options.number("duration", default: 0)
+            guard seconds > 0 else { throw Options.UsageError(description: "--duration must be positive") }
+            duration = seconds
+        }
+        formatter = try unitFormatter(options.string("units"))
+        try options.finish()
+        guard options.positional.count == 1 else { throw Options.UsageError(description: "give one NAME, or '*'") }
+        target = WatchTarget(parsing: options.positional[0])
+        if case .runner(let name) = target, !Command.isValidName(name) {
+            throw Options.UsageError(description: "bad name \(name): 1-32 of A-Z a-z 0-9 _ . -")
+        }
+    }
+
+    /// True when `event` ends what `--until-end` waits for.
+    func isFinal(_ event: ClientEvent) -> Bool {
+        guard untilEnd, case .ended(let end) = event else { return false }
+        if case .runner(let name) = target { return end.runner == name }
+        return true
+    }
+}
+
+/// A formatter for `--units km|mi` (nil: the locale's).
+func unitFormatter(_ units: String?) throws(Options.UsageError) -> RunFormatter {
+    guard let units else { return RunFormatter() }
+    guard let unit = RunFormatter.DistanceUnit(rawValue: units) else {
+        throw Options.UsageError(description: "--units takes km or mi")
+    }
+    return RunFormatter(unit: unit)
+}
+
+/// `moonrunner watch NAME|*`.
+func runWatchCommand(arguments: [String]) -> Int32 {
+    let follow: FollowOptions
+    do {
+        guard let parsed = try FollowOptions(arguments, help: watchHelp) else { return 0 }
+        follow = parsed
+    } catch {
+        printError("moonrunner watch: \(error)\n\n\(watchHelp)")
+        return 2
+    }
+    return runBlocking {
+        let client = MoonRunnerClient(host: follow.host, port: follow.port)
+        let title = "watching \(follow.target.text) on \(follow.host):\(follow.port)"
+        return await watchLive(client: client, target: follow.target, view: WatchView(title: title, formatter: follow.formatter),
+                               duration: follow.duration, isFinal: follow.isFinal)
+    }
+}
+
+/// Shows `target`'s events until `isFinal`, the duration, or the client giving up; closes the client.
+func watchLive(client: MoonRunnerClient, target: WatchTarget, view: WatchView, duration: Double?,
+               isFinal: @escaping @Sendable (ClientEvent) -> Bool) async -> Int32 {
+    var view = view
+    var renderer = WatchRenderer()
+    let events = client.events()
+    do {
+        try client.watch(target)
+    } catch {
+        printError("moonrunner watch: \(error)")
+        return 2
+    }
+    let timer = duration.map { seconds in
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            client.close()
+        }
+    }
+    renderer.begin()
+    var status: Int32 = 0
+    for await event in events {
+        let line = view.apply(event)
+        renderer.show(view, after: event, line: line)
+        if isFinal(event) {
+            renderer.show(view, after: event, line: nil, force: true)
+            break
+        }
+        if case .state(.failed) = event { status = 1 }
+    }
+    timer?.cancel()
+    client.close()
+    return status
+}
+
+/// `moonrunner coach NAME|*`: one line per run start, badge and end.
+func runCoachCommand(arguments: [String]) -> Int32 {
+    let follow: FollowOptions
+    do {
+        guard let parsed = try FollowOptions(arguments, help: coachHelp) else { return 0 }
+        follow = parsed
+    } catch {
+        printError("moonrunner coach: \(error)\n\n\(coachHelp)")
+        return 2
+    }
+    return runBlocking {
+        let client = MoonRunnerClient(host: follow.host, port: follow.port)
+        let events = client.events()
+        do {
+            try client.coach(follow.target)
+        } catch {
+            printError("moonrunner coach: \(error)")
+            return 2
+        }
+        let timer = follow.duration.map { seconds in
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                client.close()
+            }
+        }
+        var view = WatchView(title: "coaching", formatter: follow.formatter)
+        var status: Int32 = 0
+        for await event in events {
+            switch event {
+            case .runStarted, .badge, .ended, .error, .state(.waitingToReconnect), .state(.failed):
+                if let line = view.apply(event) {
+                    print(line)
+                    fflush(nil)
+                }
+            default:
+                break
+            }
+            if follow.isFinal(event) { break }
+            if case .state(.failed) = event { status = 1 }
+        }
+        timer?.cancel()
+        client.close()
+        return status
+    }
+}
