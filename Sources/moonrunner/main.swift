@@ -28,6 +28,8 @@ let subcommands: [String: ([String]) -> Int32] = [
     "simulate": runSimulateCommand,
     "watch": runWatchCommand,
     "coach": runCoachCommand,
+    "runs": runRunsCommand,
+    "badges": runBadgesCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
     print(usage)

@@ -1,0 +1,144 @@
+import Foundation
+import MoonRunnerClient
+import Wire
+
+let runsHelp = """
+usage: moonrunner runs NAME [options]
+
+A runner's runs, newest first, as a table (from a running server).
+
+  --host ADDR      server address (default 127.0.0.1)
+  --port N         server port (default 4242)
+  --offset N       skip the N newest runs (default 0)
+  --limit N        at most N runs, 1-100 (default 20)
+  --units km|mi    distance unit (default from the locale)
+"""
+
+let badgesHelp = """
+usage: moonrunner badges NAME [options]
+
+A runner's badge board as a table: when each badge was earned, silver and gold, the best pace there, the
+distance still missing, and the paces that would win silver and gold next time.
+
+  --host ADDR      server address (default 127.0.0.1)
+  --port N         server port (default 4242)
+  --units km|mi    distance unit (default from the locale)
+"""
+
+/// A client for one-shot history questions: a few quick reconnect attempts, then a clear failure.
+private func historyClient(host: String, port: UInt16) -> MoonRunnerClient {
+    MoonRunnerClient(configuration: ClientConfiguration(host: host, port: port,
+                                                        reconnect: ReconnectPolicy(initialDelay: 0.1, maximumAttempts: 3)))
+}
+
+/// `moonrunner runs NAME`.
+func runRunsCommand(arguments: [String]) -> Int32 {
+    var host = "127.0.0.1", port: UInt16 = 4242, offset = 0, limit = Command.Limits.defaultRunsLimit
+    let name: String
+    let formatter: RunFormatter
+    do {
+        var options = try Options(arguments)
+        if options.wantsHelp {
+            print(runsHelp)
+            return 0
+        }
+        host = options.string("host") ?? host
+        port = try options.number("port", default: port)
+        offset = try options.number("offset", default: offset)
+        limit = try options.number("limit", default: limit)
+        formatter = try unitFormatter(options.string("units"))
+        try options.finish()
+        guard options.positional.count == 1 else { throw Options.UsageError(description: "give one runner NAME") }
+        name = options.positional[0]
+    } catch {
+        printError("moonrunner runs: \(error)\n\n\(runsHelp)")
+        return 2
+    }
+    let (finalHost, finalPort, finalOffset, finalLimit) = (host, port, offset, limit)
+    return runBlocking {
+        let client = historyClient(host: finalHost, port: finalPort)
+        defer { client.close() }
+        do {
+            let page = try await client.runs(of: name, offset: finalOffset, limit: finalLimit)
+            print(runsTable(page, formatter: formatter))
+            return 0
+        } catch {
+            printError("moonrunner runs: \(error)")
+            return 1
+        }
+    }
+}
+
+/// The runs as an aligned table (numbers right-aligned), with a hint when more remain.
+func runsTable(_ page: RunPage, formatter: RunFormatter) -> String {
+    var rows = [["RUN", "DATE", "DISTANCE", "TIME", "PACE"]]
+    for item in page.items {
+        rows.append([String(item.runID), formatter.date(item.date), formatter.distance(item.distance),
+                     formatter.duration(item.elapsed), formatter.pace(item.pace)])
+    }
+    var text = alignedTable(rows, rightAligned: [0, 2, 3, 4])
+    if page.items.isEmpty { text += "\n(no runs)" }
+    if page.hasMore { text += "\n(more: use --offset \(page.items.count))" }
+    return text
+}
+
+/// `moonrunner badges NAME`.
+func runBadgesCommand(arguments: [String]) -> Int32 {
+    var host = "127.0.0.1", port: UInt16 = 4242
+    let name: String
+    let formatter: RunFormatter
+    do {
+        var options = try Options(arguments)
+        if options.wantsHelp {
+            print(badgesHelp)
+            return 0
+        }
+        host = options.string("host") ?? host
+        port = try options.number("port", default: port)
+        formatter = try unitFormatter(options.string("units"))
+        try options.finish()
+        guard options.positional.count == 1 else { throw Options.UsageError(description: "give one runner NAME") }
+        name = options.positional[0]
+    } catch {
+        printError("moonrunner badges: \(error)\n\n\(badgesHelp)")
+        return 2
+    }
+    let (finalHost, finalPort) = (host, port)
+    return runBlocking {
+        let client = historyClient(host: finalHost, port: finalPort)
+        defer { client.close() }
+        do {
+            print(boardTable(try await client.badges(of: name), formatter: formatter))
+            return 0
+        } catch {
+            printError("moonrunner badges: \(error)")
+            return 1
+        }
+    }
+}
+
+/// The badge board as an aligned table.
+func boardTable(_ board: [BoardEvent], formatter: RunFormatter) -> String {
+    var rows = [["BADGE", "DISTANCE", "EARNED", "SILVER", "GOLD", "BEST", "LEFT", "FOR SILVER", "FOR GOLD"]]
+    for badge in board {
+        rows.append([badge.badgeName, formatter.distance(badge.distance),
+                     badge.earned.map(formatter.date) ?? "-", badge.silver.map(formatter.date) ?? "-",
+                     badge.gold.map(formatter.date) ?? "-",
+                     badge.best == nil ? "-" : formatter.pace(badge.best), badge.left > 0 ? formatter.distance(badge.left) : "-",
+                     badge.silverPace == nil ? "-" : formatter.pace(badge.silverPace),
+                     badge.goldPace == nil ? "-" : formatter.pace(badge.goldPace)])
+    }
+    return alignedTable(rows, rightAligned: [1, 5, 6, 7, 8])
+}
+
+/// Rows padded to their columns' widths (in characters), two spaces apart.
+func alignedTable(_ rows: [[String]], rightAligned: Set<Int>) -> String {
+    let columns = rows.map(\.count).max() ?? 0
+    let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+    return rows.map { row in
+        row.enumerated().map { column, cell in
+            let padding = String(repeating: " ", count: widths[column] - cell.count)
+            return rightAligned.contains(column) ? padding + cell : cell + padding
+        }.joined(separator: "  ")
+    }.map { line in String(line.reversed().drop { $0 == " " }.reversed()) }.joined(separator: "\n")  // no trailing spaces
+}
