@@ -30,6 +30,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "coach": runCoachCommand,
     "runs": runRunsCommand,
     "badges": runBadgesCommand,
+    "demo": runDemoCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
     print(usage)

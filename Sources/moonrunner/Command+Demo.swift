@@ -1,0 +1,116 @@
+import Broadcaster
+import Foundation
+import MoonRunnerClient
+import RunStore
+import Wire
+
+let demoHelp = """
+usage: moonrunner demo [--duration SECONDS] [options]
+
+The whole product in one command: starts a server in this process (in-memory store), three simulated
+runners on different routes at high speed (ann: park, bob: 10k, cat: marathon; each starts again when it
+finishes), a fan who cheers now and then, and a live watch view of every runner. Runs until Ctrl-C or the
+duration. Other terminals can join in: moonrunner watch '*' --port PORT.
+
+  --duration S   stop after S seconds (default: until Ctrl-C)
+  --speed X      how much faster than real time the runners go (default 20)
+  --port N       port for the server (default 0: any free port, shown in the heading)
+"""
+
+/// `moonrunner demo`.
+func runDemoCommand(arguments: [String]) -> Int32 {
+    var duration: Double?
+    var speed = 20.0
+    var port: UInt16 = 0
+    do {
+        var options = try Options(arguments)
+        if options.wantsHelp {
+            print(demoHelp)
+            return 0
+        }
+        if options.string("duration") != nil {
+            let seconds: Double = try options.number("duration", default: 0)
+            guard seconds > 0 else { throw Options.UsageError(description: "--duration must be positive") }
+            duration = seconds
+        }
+        speed = try options.number("speed", default: speed)
+        guard speed > 0, speed.isFinite else { throw Options.UsageError(description: "--speed must be positive") }
+        port = try options.number("port", default: port)
+        try options.finish()
+        guard options.positional.isEmpty else { throw Options.UsageError(description: "unexpected \(options.positional[0])") }
+    } catch {
+        printError("moonrunner demo: \(error)\n\n\(demoHelp)")
+        return 2
+    }
+    var configuration = ServerConfiguration()
+    configuration.port = port
+    let server: Server
+    do {
+        server = try Server(configuration: configuration, store: MemoryRunStore(), log: ServerLog(isEnabled: false))
+        try server.start()
+    } catch {
+        printError("moonrunner demo: cannot start the server: \(error)")
+        return 1
+    }
+    let (finalDuration, finalSpeed) = (duration, speed)
+    let status = runBlocking {
+        await runDemo(port: server.port, duration: finalDuration, speed: finalSpeed)
+    }
+    server.shutdown()
+    return status
+}
+
+/// The runners, the fan and the watch view, until the duration ends.
+func runDemo(port: UInt16, duration: Double?, speed: Double) async -> Int32 {
+    let cast: [(String, BuiltInRoute, String)] = [("ann", .park, "5:10"), ("bob", .tenK, "5:40"), ("cat", .marathon, "4:50")]
+    var tasks: [Task<Void, Never>] = []
+    for (index, (name, route, pace)) in cast.enumerated() {
+        tasks.append(Task {
+            var key: String?
+            var lap = UInt64(index)
+            while !Task.isCancelled {
+                let samples = BuiltInRoute.samples(along: route.path, speed: 1000 / ((try? paceSeconds(pace)) ?? 330))
+                var plan = crowd(name: name, key: nil, count: 1, base: samples, noise: 4, seed: lap)[0]
+                plan.key = key
+                plan.startDelay = Double(index) * 3 * speed  // a few wall seconds apart
+                let keyBox = KeyBox()
+                _ = try? await simulateRun(plan, host: "127.0.0.1", port: port, speed: speed) { line in
+                    if let range = line.range(of: "key=") { keyBox.set(String(line[range.upperBound...])) }
+                }
+                key = keyBox.value ?? key
+                lap += 3
+                try? await Task.sleep(for: .seconds(2))
+            }
+        })
+    }
+    tasks.append(Task {
+        let fan = MoonRunnerClient(host: "127.0.0.1", port: port)
+        defer { fan.close() }
+        try? fan.watch(.everyone)
+        let cheers = ["Allez !", "Go go go!", "Looking strong!", "To the Moon!", "Hup hup!"]
+        var index = 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(7))
+            _ = try? await fan.cheer(cheers[index % cheers.count])
+            index += 1
+        }
+    })
+    let watcher = MoonRunnerClient(host: "127.0.0.1", port: port)
+    let title = "demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
+    let status = await watchLive(client: watcher, target: .everyone, view: WatchView(title: title), duration: duration,
+                                 isFinal: { _ in false })
+    for task in tasks { task.cancel() }
+    return status
+}
+
+/// A runner's key, learnt from the simulation's report line, kept for its next lap.
+private final class KeyBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var key: String?
+
+    var value: String? { lock.withLock { key } }
+
+    func set(_ key: String) {
+        lock.withLock { self.key = key }
+    }
+}
