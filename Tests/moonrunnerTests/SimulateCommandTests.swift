@@ -1,0 +1,102 @@
+import Broadcaster
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+import Wire
+
+/// `moonrunner simulate` as README shows it: a real process against a server, checked in the server's store.
+@Suite struct SimulateCommandTests {
+    /// The repository's folder (for tools/routes).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func aBuiltInRouteBecomesOneSavedRunAndTheKeyIsPrinted() throws {
+        let store = MemoryRunStore()
+        try withServer(store: store) { server in
+            let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "2000", "--name", "sim",
+                                             "--seed", "7", "--port", String(server.port)])
+            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            let output = simulate.standardOutput
+            let key = try #require(output.split(separator: "\n").first { $0.hasPrefix("sim key=") })
+            #expect(key.dropFirst("sim key=".count).count == 32)
+            #expect(output.contains("sim: ") && output.contains("saved as run 1"))
+
+            store.flush()
+            let runs = try store.runs(of: "sim", offset: 0, limit: 10)
+            #expect(runs.count == 1)
+            let run = try #require(runs.first)
+            #expect(run.status == .saved)
+            #expect(run.distance > 4300 && run.distance < 4900, "one lap of the park: \(run.distance) m")
+            let fixes = try store.fixes(ofRun: run.id)
+            let timestamps = fixes.map(\.fix.timestamp)
+            #expect(fixes.count > 1400 && Set(timestamps).count == fixes.count, "each fix stored once")
+            #expect(timestamps == timestamps.sorted() && timestamps.last! - timestamps.first! == Double(fixes.count - 1))
+            // Noise is realistic: accuracy about 1.5 × 3-5 m, and the engine keeps almost every fix.
+            let accuracies = fixes.map(\.fix.accuracy)
+            #expect(accuracies.min()! > 2 && accuracies.max()! < 12)
+            #expect(fixes.filter { !$0.isAccepted }.count < fixes.count / 50)
+        }
+    }
+
+    @Test func aCrowdRunsUnderNumberedNames() throws {
+        let store = MemoryRunStore()
+        try withServer(store: store) { server in
+            let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "3000", "--name", "crowd",
+                                             "--runners", "3", "--quiet", "--port", String(server.port)])
+            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            store.flush()
+            for name in ["crowd-1", "crowd-2", "crowd-3"] {
+                #expect(try store.runs(of: name, offset: 0, limit: 5).count == 1, "\(name)")
+                #expect(simulate.standardOutput.contains("\(name) key="))
+            }
+            // Shifted paths: the crowd does not share positions.
+            let first = try store.fixes(ofRun: store.runs(of: "crowd-1", offset: 0, limit: 1)[0].id)
+            let third = try store.fixes(ofRun: store.runs(of: "crowd-3", offset: 0, limit: 1)[0].id)
+            #expect(first[0].fix.latitude != third[0].fix.latitude)
+        }
+    }
+
+    @Test func aGPXFileIsReplayedWithItsOwnTiming() throws {
+        let store = MemoryRunStore()
+        let gpx = Self.repository.appendingPathComponent("tools/routes/park.gpx").path
+        let points = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: gpx)))[0]
+        try withServer(store: store) { server in
+            let simulate = try ChildProcess(["simulate", "--gpx", gpx, "--speed", "3000", "--name", "gpx",
+                                             "--port", String(server.port)])
+            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            store.flush()
+            let run = try #require(try store.runs(of: "gpx", offset: 0, limit: 1).first)
+            let fixes = try store.fixes(ofRun: run.id)
+            #expect(fixes.count == points.count)
+            // Without --noise a GPX is replayed exactly (7 decimals on the wire).
+            #expect(abs(fixes[100].fix.latitude - points[100].latitude) < 1e-7)
+            #expect(fixes[100].fix.timestamp - fixes[0].fix.timestamp == points[100].timestamp - points[0].timestamp)
+        }
+    }
+
+    @Test func theBuiltInRoutesMatchTheShippedGPXFiles() throws {
+        let folder = temporaryFolder()
+        for route in ["park", "10k", "marathon"] {
+            let file = folder.appendingPathComponent("\(route).gpx").path
+            let write = try ChildProcess(["simulate", "--route", route, "--write-gpx", file])
+            #expect(write.awaitExit() == 0)
+            let shipped = Self.repository.appendingPathComponent("tools/routes/\(route).gpx")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contentsOf: shipped), "\(route)")
+        }
+        let tenK = try GPXImport.tracks(from: Data(contentsOf: Self.repository.appendingPathComponent("tools/routes/10k.gpx")))[0]
+        // 10 km at 5:30 /km: 3300 s, one point a second.
+        #expect(tenK.count == 3302 || tenK.count == 3301)
+    }
+
+    @Test(arguments: ["simulate", "watch", "coach", "runs", "badges", "demo"])
+    func everyClientToolPrintsHelp(tool: String) throws {
+        let help = try ChildProcess([tool, "--help"])
+        #expect(help.awaitExit() == 0)
+        #expect(help.standardOutput.contains("usage: moonrunner \(tool)"))
+        if tool != "demo" { #expect(help.standardOutput.contains("--port N")) }
+        let bad = try ChildProcess([tool, "--no-such-option", "x"])
+        #expect(bad.awaitExit() == 2)
+        #expect(bad.standardError.contains("unknown option --no-such-option") || bad.standardError.contains("give"))
+    }
+}
