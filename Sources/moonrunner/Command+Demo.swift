@@ -72,7 +72,7 @@ func runDemo(port: UInt16, duration: Double?, speed: Double) async -> Int32 {
                 let samples = BuiltInRoute.samples(along: route.path, speed: 1000 / ((try? paceSeconds(pace)) ?? 330))
                 var plan = crowd(name: name, key: nil, count: 1, base: samples, noise: 4, seed: lap)[0]
                 plan.key = key
-                plan.startDelay = Double(index) * 3 * speed  // a few wall seconds apart
+                plan.startDelay = Double(index) * speed  // a wall second apart
                 let keyBox = KeyBox()
                 _ = try? await simulateRun(plan, host: "127.0.0.1", port: port, speed: speed) { line in
                     if let range = line.range(of: "key=") { keyBox.set(String(line[range.upperBound...])) }

@@ -1,0 +1,136 @@
+import Broadcaster
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+import Wire
+
+/// `moonrunner watch`, `coach`, `runs`, `badges` and `demo` as processes, the way README shows them.
+@Suite struct WatchCommandTests {
+    static let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    /// Runs tmux with `arguments` through bash, closing every inherited descriptor above 2 first: Foundation's
+    /// `Process` leaves one of its own sockets open in the child and waits for it to close, so the tmux server
+    /// (which daemonises and would inherit it) would make `new-session -d` block until the session ends.
+    static func tmux(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+            + "exec \"$@\"", "bash", tmuxPath!] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+    }
+
+    /// The pane's text, through a named tmux buffer saved to a file.
+    static func capture(_ session: String, into file: URL) throws -> String {
+        try tmux(["capture-pane", "-b", session, "-t", session, ";", "save-buffer", "-b", session, file.path,
+                  ";", "delete-buffer", "-b", session])
+        return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+    }
+
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it): the TTY view is not checked"))
+    func watchDrawsAProgressBarToTheNextBadgeOnATerminal() throws {
+        try withServer { server in
+            let session = "moonrunner-watch-\(UUID().uuidString.prefix(8))"
+            let command = "'\(moonrunnerExecutable.path)' watch tty --port \(server.port) --duration 60"
+            try Self.tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])
+            defer { _ = try? Self.tmux(["kill-session", "-t", session]) }
+            let simulate = try ChildProcess(["simulate", "--route", "10k", "--speed", "20", "--name", "tty",
+                                             "--port", String(server.port), "--quiet"])
+            defer { simulate.process.terminate() }
+            // tmux has no "screen changed" event: poll the pane until the view shows up (or time out).
+            var screen = ""
+            let file = temporaryFolder().appendingPathComponent("pane.txt")
+            let deadline = Date().addingTimeInterval(30)
+            let bar = #/\[[#-]{30}\]  \d+[.,]\d (km|mi) until /#
+            while Date() < deadline {
+                screen = try Self.capture(session, into: file)
+                if screen.contains(bar), screen.contains("badges: Earth") { break }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            #expect(screen.contains(bar), "\(screen)")
+            #expect(screen.contains("MoonRunner Live - watching tty"))
+            #expect(screen.contains("tty  ") && screen.contains("now ") && screen.contains("avg "))
+            #expect(screen.contains("badges: Earth"))
+            // Redrawn in place: the heading appears once, at the top.
+            #expect(screen.components(separatedBy: "MoonRunner Live").count == 2)
+            #expect(screen.hasPrefix("MoonRunner Live"))
+        }
+    }
+
+    @Test func pipedWatchPrintsLinesAndExitsAfterTheEnd() throws {
+        try withServer { server in
+            let watch = try ChildProcess(["watch", "pip", "--port", String(server.port), "--until-end"])
+            let coach = try ChildProcess(["coach", "pip", "--port", String(server.port), "--until-end"])
+            // Give both a moment to subscribe: wait until the server has counted them.
+            let probe = try TestClient(port: server.port)
+            for _ in 0..<100 {
+                try probe.send("stats:")
+                let stats = try probe.expect("stats:server")
+                if stats.contains("spectators=1") && stats.contains("coaches=1") { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "500", "--name", "pip",
+                                             "--port", String(server.port)])
+            #expect(simulate.awaitExit(timeout: 60) == 0)
+            #expect(watch.awaitExit(timeout: 30) == 0)
+            #expect(coach.awaitExit(timeout: 30) == 0)
+
+            let watched = watch.standardOutput.split(separator: "\n").map(String.init)
+            #expect(watched.first == "pip started (run 1)")
+            #expect(watched.contains { $0.hasPrefix("pip won The Moon at ") })
+            #expect(watched.contains { $0.contains(" until ") && $0.contains("avg ") }, "pace lines when piped")
+            #expect(watched.last?.hasPrefix("pip: ") == true && watched.last?.contains("saved as run 1") == true)
+            #expect(!watch.standardOutput.contains("\u{1B}["), "no escape codes on a pipe")
+
+            let coached = coach.standardOutput.split(separator: "\n").map(String.init)
+            #expect(coached.first == "pip started (run 1)")
+            #expect(coached.dropFirst().dropLast().allSatisfy { $0.hasPrefix("pip won ") }, "\(coached)")
+            #expect(coached.count >= 7, "Earth ... Phobos: \(coached)")
+            #expect(coached.last?.contains("saved as run 1") == true)
+        }
+    }
+
+    @Test func runsAndBadgesPrintAlignedTables() throws {
+        let store = MemoryRunStore()
+        try withServer(store: store) { server in
+            let port = String(server.port)
+            let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "3000", "--name", "tab", "--port", port])
+            #expect(simulate.awaitExit(timeout: 60) == 0)
+            store.flush()
+            let runs = try ChildProcess(["runs", "tab", "--port", port, "--units", "km"])
+            #expect(runs.awaitExit() == 0)
+            let lines = runs.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2)
+            #expect(lines[0].hasPrefix("RUN  DATE") && lines[0].hasSuffix("PACE"))
+            #expect(lines[1].hasPrefix("  1  ") && lines[1].hasSuffix(" /km"))
+            // Columns line up: the header's PACE ends where the row's pace ends.
+            #expect(lines[0].count == lines[1].count)
+
+            let badges = try ChildProcess(["badges", "tab", "--port", port, "--units", "mi"])
+            #expect(badges.awaitExit() == 0)
+            let board = badges.standardOutput.split(separator: "\n").map(String.init)
+            #expect(board[0].hasPrefix("BADGE") && board[0].contains("FOR GOLD"))
+            let moon = try #require(board.first { $0.hasPrefix("The Moon ") })
+            #expect(moon.contains("1.00 mi") && moon.contains(" /mi"))
+            #expect(board.contains { $0.hasPrefix("Interstellar Space") && $0.hasSuffix("-") })
+
+            let unknown = try ChildProcess(["runs", "nobody", "--port", port])
+            #expect(unknown.awaitExit() == 1)
+            #expect(unknown.standardError.contains("not_found"))
+        }
+    }
+
+    @Test func demoShowsThreeRunnersAndStopsAfterItsDuration() throws {
+        let demo = try ChildProcess(["demo", "--duration", "4", "--speed", "200"])
+        #expect(demo.awaitExit(timeout: 30) == 0)
+        let output = demo.standardOutput
+        for runner in ["ann", "bob", "cat"] { #expect(output.contains("\(runner) started"), "\(runner): \(output)") }
+        #expect(output.contains("won Earth"))
+    }
+}
