@@ -22,8 +22,8 @@ import Wire
         let client = MoonRunnerClient(host: "127.0.0.1", port: fake.port)
         let log = EventRecorder(client)
         try client.watch(.everyone)
-        let peer = try fake.accept()
-        #expect(try peer.nextLine() == "watch:*")
+        let peer = try await fake.accepted()
+        #expect(try await peer.line() == "watch:*")
         return (client, log, peer, fake)
     }
 
@@ -92,8 +92,8 @@ import Wire
         let client = MoonRunnerClient(configuration: configuration)
         let log = EventRecorder(client)
         let pong = Task { try await client.ping() }
-        let peer = try fake.accept()
-        #expect(try peer.nextLine() == "ping:")
+        let peer = try await fake.accepted()
+        #expect(try await peer.line() == "ping:")
         peer.close()
         await #expect(throws: MoonRunnerClientError.connectionFailed("the server closed the connection")) { try await pong.value }
         try await log.first("failed state") { $0 == .state(.failed(.connectionFailed("the server closed the connection"))) }

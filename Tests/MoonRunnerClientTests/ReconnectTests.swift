@@ -20,16 +20,16 @@ import Wire
         let key = String(repeating: "ab", count: 16)
 
         let joining = Task { try await client.join(name: "ann") }
-        var peer = try fake.accept()
-        #expect(try peer.nextLine() == "iam:ann")
+        var peer = try await fake.accepted()
+        #expect(try await peer.line() == "iam:ann")
         try peer.send(["ok:iam name=ann key=\(key) new=yes"])
         #expect(try await joining.value == key)
 
         try client.watch("bob")
-        #expect(try peer.nextLine() == "watch:bob")
+        #expect(try await peer.line() == "watch:bob")
         let fixes = straightFixes(count: 6)
         for fix in fixes { try client.send(fix) }
-        let sent = try peer.nextLines(6)
+        let sent = try await peer.lines(6)
         let lines = fixes.map { Command.location(LocationCommand(latitude: $0.latitude, longitude: $0.longitude,
                                                                  accuracy: $0.accuracy, timestamp: $0.timestamp)).line }
         #expect(sent == lines)
@@ -40,11 +40,11 @@ import Wire
         peer.close()
 
         // Second connection: identity and subscriptions at once, the fixes after ok:iam, stop after them.
-        peer = try fake.accept()
-        #expect(try peer.nextLines(2) == ["iam:ann \(key)", "watch:bob"])
+        peer = try await fake.accepted()
+        #expect(try await peer.lines(2) == ["iam:ann \(key)", "watch:bob"])
         let stopping = Task { try await client.stop() }
         try peer.send(["ok:iam name=ann resumed=17", "ok:watch target=bob"])
-        #expect(try peer.nextLines(3) == Array(lines[4...]) + ["stop:"])
+        #expect(try await peer.lines(3) == Array(lines[4...]) + ["stop:"])
         try peer.send(["end:ann run=17 dist=15.00 time=5.0 moving=5.0 pace=333.3 saved=yes reason=stop filtered=0"])
         let end = try await stopping.value
         #expect(end.runID == 17)

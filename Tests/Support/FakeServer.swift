@@ -94,3 +94,33 @@ public final class FakePeer: @unchecked Sendable {
         }
     }
 }
+
+/// Async forms for async tests: the blocking waits run on a Dispatch thread, so they never hold one of the few
+/// Swift concurrency threads the client's own tasks (and other tests) need meanwhile.
+extension FakeServer {
+    /// `accept(timeout:)` off the concurrency pool.
+    public func accepted(timeout: Double = 10) async throws -> FakePeer {
+        try await offPool { try self.accept(timeout: timeout) }
+    }
+}
+
+extension FakePeer {
+    /// `nextLine(timeout:)` off the concurrency pool.
+    public func line(timeout: Double = 10) async throws -> String {
+        try await offPool { try self.nextLine(timeout: timeout) }
+    }
+
+    /// `nextLines(_:timeout:)` off the concurrency pool.
+    public func lines(_ count: Int, timeout: Double = 10) async throws -> [String] {
+        try await offPool { try self.nextLines(count, timeout: timeout) }
+    }
+}
+
+/// Runs blocking work on a Dispatch thread and awaits it.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
