@@ -50,7 +50,11 @@ import Wire
             let client = MoonRunnerClient(host: "127.0.0.1", port: server.port)
             defer { client.close() }
             var ends: [RunEndedEvent] = []
-            for _ in 0..<3 { ends.append(try await Self.run(client, as: "fay", count: 5)) }
+            // Each run later than the one before (fresh timestamps, whatever the test's pace).
+            let start = (Date().timeIntervalSince1970 - 1).rounded(.down)
+            for index in 0..<3 {
+                ends.append(try await Self.run(client, as: "fay", count: 5, from: start + Double(index) * 10))
+            }
             store.flush()
             let first = try await client.runs(of: "fay", offset: 0, limit: 2)
             let second = try await client.runs(of: "fay", offset: 2, limit: 2)

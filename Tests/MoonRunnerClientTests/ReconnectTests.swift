@@ -19,6 +19,7 @@ import Wire
         let log = EventRecorder(client)
         let key = String(repeating: "ab", count: 16)
 
+        client.connect()  // from this thread: the I/O thread connects whatever the task pool is doing
         let joining = Task { try await client.join(name: "ann") }
         var peer = try await fake.accepted()
         #expect(try await peer.line() == "iam:ann")

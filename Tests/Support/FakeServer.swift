@@ -124,3 +124,8 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
         }
     }
 }
+
+/// `ChildProcess.awaitExit(timeout:)` off the concurrency pool.
+public func exitStatus(_ child: ChildProcess, timeout: Double = 30) async -> Int32 {
+    (try? await offPool { child.awaitExit(timeout: timeout) }) ?? -1
+}

@@ -11,12 +11,12 @@ import Wire
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test func aBuiltInRouteBecomesOneSavedRunAndTheKeyIsPrinted() throws {
+    @Test func aBuiltInRouteBecomesOneSavedRunAndTheKeyIsPrinted() async throws {
         let store = MemoryRunStore()
-        try withServer(store: store) { server in
+        try await withServer(store: store) { server in
             let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "2000", "--name", "sim",
                                              "--seed", "7", "--port", String(server.port)])
-            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            #expect((await exitStatus(simulate, timeout: 60)) == 0, "\(simulate.standardError)")
             let output = simulate.standardOutput
             let key = try #require(output.split(separator: "\n").first { $0.hasPrefix("sim key=") })
             #expect(key.dropFirst("sim key=".count).count == 32)
@@ -39,12 +39,12 @@ import Wire
         }
     }
 
-    @Test func aCrowdRunsUnderNumberedNames() throws {
+    @Test func aCrowdRunsUnderNumberedNames() async throws {
         let store = MemoryRunStore()
-        try withServer(store: store) { server in
+        try await withServer(store: store) { server in
             let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "3000", "--name", "crowd",
                                              "--runners", "3", "--quiet", "--port", String(server.port)])
-            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            #expect((await exitStatus(simulate, timeout: 60)) == 0, "\(simulate.standardError)")
             store.flush()
             for name in ["crowd-1", "crowd-2", "crowd-3"] {
                 #expect(try store.runs(of: name, offset: 0, limit: 5).count == 1, "\(name)")
@@ -57,14 +57,14 @@ import Wire
         }
     }
 
-    @Test func aGPXFileIsReplayedWithItsOwnTiming() throws {
+    @Test func aGPXFileIsReplayedWithItsOwnTiming() async throws {
         let store = MemoryRunStore()
         let gpx = Self.repository.appendingPathComponent("tools/routes/park.gpx").path
         let points = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: gpx)))[0]
-        try withServer(store: store) { server in
+        try await withServer(store: store) { server in
             let simulate = try ChildProcess(["simulate", "--gpx", gpx, "--speed", "3000", "--name", "gpx",
                                              "--port", String(server.port)])
-            #expect(simulate.awaitExit(timeout: 60) == 0, "\(simulate.standardError)")
+            #expect((await exitStatus(simulate, timeout: 60)) == 0, "\(simulate.standardError)")
             store.flush()
             let run = try #require(try store.runs(of: "gpx", offset: 0, limit: 1).first)
             let fixes = try store.fixes(ofRun: run.id)
@@ -75,12 +75,12 @@ import Wire
         }
     }
 
-    @Test func theBuiltInRoutesMatchTheShippedGPXFiles() throws {
+    @Test func theBuiltInRoutesMatchTheShippedGPXFiles() async throws {
         let folder = temporaryFolder()
         for route in ["park", "10k", "marathon"] {
             let file = folder.appendingPathComponent("\(route).gpx").path
             let write = try ChildProcess(["simulate", "--route", route, "--write-gpx", file])
-            #expect(write.awaitExit() == 0)
+            #expect((await exitStatus(write, timeout: 30)) == 0)
             let shipped = Self.repository.appendingPathComponent("tools/routes/\(route).gpx")
             #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contentsOf: shipped), "\(route)")
         }
@@ -90,13 +90,13 @@ import Wire
     }
 
     @Test(arguments: ["simulate", "watch", "coach", "runs", "badges", "demo"])
-    func everyClientToolPrintsHelp(tool: String) throws {
+    func everyClientToolPrintsHelp(tool: String) async throws {
         let help = try ChildProcess([tool, "--help"])
-        #expect(help.awaitExit() == 0)
+        #expect((await exitStatus(help, timeout: 30)) == 0)
         #expect(help.standardOutput.contains("usage: moonrunner \(tool)"))
         if tool != "demo" { #expect(help.standardOutput.contains("--port N")) }
         let bad = try ChildProcess([tool, "--no-such-option", "x"])
-        #expect(bad.awaitExit() == 2)
+        #expect((await exitStatus(bad, timeout: 30)) == 2)
         #expect(bad.standardError.contains("unknown option --no-such-option") || bad.standardError.contains("give"))
     }
 }

@@ -34,8 +34,8 @@ import Wire
     }
 
     @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it): the TTY view is not checked"))
-    func watchDrawsAProgressBarToTheNextBadgeOnATerminal() throws {
-        try withServer { server in
+    func watchDrawsAProgressBarToTheNextBadgeOnATerminal() async throws {
+        try await withServer { server in
             let session = "moonrunner-watch-\(UUID().uuidString.prefix(8))"
             let command = "'\(moonrunnerExecutable.path)' watch tty --port \(server.port) --duration 60"
             try Self.tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])
@@ -51,7 +51,7 @@ import Wire
             while Date() < deadline {
                 screen = try Self.capture(session, into: file)
                 if screen.contains(bar), screen.contains("badges: Earth") { break }
-                Thread.sleep(forTimeInterval: 0.1)
+                try await Task.sleep(for: .milliseconds(100))
             }
             #expect(screen.contains(bar), "\(screen)")
             #expect(screen.contains("MoonRunner Live - watching tty"))
@@ -63,8 +63,8 @@ import Wire
         }
     }
 
-    @Test func pipedWatchPrintsLinesAndExitsAfterTheEnd() throws {
-        try withServer { server in
+    @Test func pipedWatchPrintsLinesAndExitsAfterTheEnd() async throws {
+        try await withServer { server in
             let watch = try ChildProcess(["watch", "pip", "--port", String(server.port), "--until-end"])
             let coach = try ChildProcess(["coach", "pip", "--port", String(server.port), "--until-end"])
             // Give both a moment to subscribe: wait until the server has counted them.
@@ -73,13 +73,13 @@ import Wire
                 try probe.send("stats:")
                 let stats = try probe.expect("stats:server")
                 if stats.contains("spectators=1") && stats.contains("coaches=1") { break }
-                Thread.sleep(forTimeInterval: 0.05)
+                try await Task.sleep(for: .milliseconds(50))
             }
             let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "500", "--name", "pip",
                                              "--port", String(server.port)])
-            #expect(simulate.awaitExit(timeout: 60) == 0)
-            #expect(watch.awaitExit(timeout: 30) == 0)
-            #expect(coach.awaitExit(timeout: 30) == 0)
+            #expect((await exitStatus(simulate, timeout: 60)) == 0)
+            #expect((await exitStatus(watch, timeout: 30)) == 0)
+            #expect((await exitStatus(coach, timeout: 30)) == 0)
 
             let watched = watch.standardOutput.split(separator: "\n").map(String.init)
             #expect(watched.first == "pip started (run 1)")
@@ -96,15 +96,15 @@ import Wire
         }
     }
 
-    @Test func runsAndBadgesPrintAlignedTables() throws {
+    @Test func runsAndBadgesPrintAlignedTables() async throws {
         let store = MemoryRunStore()
-        try withServer(store: store) { server in
+        try await withServer(store: store) { server in
             let port = String(server.port)
             let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "3000", "--name", "tab", "--port", port])
-            #expect(simulate.awaitExit(timeout: 60) == 0)
+            #expect((await exitStatus(simulate, timeout: 60)) == 0)
             store.flush()
             let runs = try ChildProcess(["runs", "tab", "--port", port, "--units", "km"])
-            #expect(runs.awaitExit() == 0)
+            #expect((await exitStatus(runs, timeout: 30)) == 0)
             let lines = runs.standardOutput.split(separator: "\n").map(String.init)
             #expect(lines.count == 2)
             #expect(lines[0].hasPrefix("RUN  DATE") && lines[0].hasSuffix("PACE"))
@@ -113,7 +113,7 @@ import Wire
             #expect(lines[0].count == lines[1].count)
 
             let badges = try ChildProcess(["badges", "tab", "--port", port, "--units", "mi"])
-            #expect(badges.awaitExit() == 0)
+            #expect((await exitStatus(badges, timeout: 30)) == 0)
             let board = badges.standardOutput.split(separator: "\n").map(String.init)
             #expect(board[0].hasPrefix("BADGE") && board[0].contains("FOR GOLD"))
             let moon = try #require(board.first { $0.hasPrefix("The Moon ") })
@@ -121,14 +121,14 @@ import Wire
             #expect(board.contains { $0.hasPrefix("Interstellar Space") && $0.hasSuffix("-") })
 
             let unknown = try ChildProcess(["runs", "nobody", "--port", port])
-            #expect(unknown.awaitExit() == 1)
+            #expect((await exitStatus(unknown, timeout: 30)) == 1)
             #expect(unknown.standardError.contains("not_found"))
         }
     }
 
-    @Test func demoShowsThreeRunnersAndStopsAfterItsDuration() throws {
+    @Test func demoShowsThreeRunnersAndStopsAfterItsDuration() async throws {
         let demo = try ChildProcess(["demo", "--duration", "4", "--speed", "200"])
-        #expect(demo.awaitExit(timeout: 30) == 0)
+        #expect((await exitStatus(demo, timeout: 30)) == 0)
         let output = demo.standardOutput
         for runner in ["ann", "bob", "cat"] { #expect(output.contains("\(runner) started"), "\(runner): \(output)") }
         #expect(output.contains("won Earth"))
