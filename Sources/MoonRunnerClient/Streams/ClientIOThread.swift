@@ -47,9 +47,9 @@ final class ClientIOThread: Sendable {
 
     /// Runs `body` on the I/O thread after `delay` seconds; I/O thread only. The returned token cancels it.
     func schedule(after delay: Double, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
-        let timer = Timer(timeInterval: delay, repeats: false) { _ in body() }
-        runLoop.add(timer, forMode: .default)
-        return ScheduledTask(cancel: { timer.invalidate() })
+        let timer = TimerBox(Timer(timeInterval: delay, repeats: false) { _ in body() })
+        runLoop.add(timer.timer, forMode: .default)
+        return ScheduledTask(cancel: { timer.timer.invalidate() })
     }
     #else
     /// The shared loop.
@@ -86,6 +86,12 @@ struct ScheduledTask: Sendable {
 }
 
 #if canImport(Darwin)
+/// Carries a timer into the cancel closure (only ever used on the I/O thread).
+private final class TimerBox: @unchecked Sendable {
+    let timer: Timer
+    init(_ timer: Timer) { self.timer = timer }
+}
+
 /// Holds the I/O thread's run loop (written once before any reader runs, behind a semaphore).
 private final class RunLoopBox: @unchecked Sendable {
     var runLoop: RunLoop?
