@@ -21,6 +21,7 @@ extension Hub {
         if let previous = entry.connection, previous != id {
             // The phone reconnected before the server saw the old connection die: the new one speaks now.
             sessions[previous]?.name = nil
+            fail(previous, .replaced, "\(name) continues on a newer connection")
             output.close(previous, reason: "replaced by a new connection for \(name)")
         }
         entry.connection = id

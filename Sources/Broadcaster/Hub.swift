@@ -8,6 +8,10 @@ protocol HubOutput: AnyObject {
     func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?)
     /// Closes a connection once what is queued for it is written.
     func close(_ connection: ConnectionID, reason: String)
+    /// Runs a history read off the loop, after every write submitted so far is on disk (so a runner sees the run
+    /// it just stopped), then sends the lines it made to the connection together, in order.
+    func answerFromStore(to connection: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
     /// Counts an `err:` reply; the output closes a connection that floods.
     func errorSent(to connection: ConnectionID)
     /// One log line for operators.
@@ -118,10 +122,7 @@ final class Hub {
 
     /// Formats an event once, through the event's own (fast) formatter.
     func bytes(of event: some WireEvent) -> [UInt8] {
-        var line: [UInt8] = []
-        line.reserveCapacity(160)
-        event.append(to: &line)
-        return line
+        Self.line(event)
     }
 
     /// Sends one event to one connection.
