@@ -25,13 +25,18 @@ let package = Package(
         .executableTarget(
             name: "moonrunner",
             dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient"]),
+        // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
+        .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "Wire"],
+                path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
-        .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor"]),
-        .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore"]),
-        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "Wire"]),
+        .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
+                                                     "MoonRunnerTestSupport"]),
+        .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
+                                                          "MoonRunnerTestSupport"]),
+        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "MoonRunnerTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

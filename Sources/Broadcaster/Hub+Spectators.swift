@@ -59,6 +59,7 @@ extension Hub {
 
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
     /// to every runner the sender watches (with `watch:*`, every runner with a live run) and their audiences.
+    /// The sender gets `ok:msg count=N` (runners reached), not its own words back.
     func cheer(_ id: ConnectionID, text: String) {
         guard let session = sessions[id] else { return }
         let sender = session.name ?? "anon"
@@ -76,7 +77,7 @@ extension Hub {
         }
         for runner in targets {
             let line = bytes(of: CheerEvent(runner: runner, from: sender, text: text).event)
-            broadcast(line, about: runner, to: .spectators)
+            broadcast(line, about: runner, to: .spectators, except: id)
         }
         send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]).event, to: id)
     }

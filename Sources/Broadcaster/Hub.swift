@@ -150,15 +150,18 @@ final class Hub {
         case everyone
     }
 
-    /// Sends a runner's event to the runner's connection and its audience, each connection once.
-    /// A connection in several audiences is skipped by the later ones, so nothing is built per event.
-    func broadcast(_ line: [UInt8], about runner: String, to audience: Audience, droppable: Bool = false) {
+    /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
+    /// `sender`). A connection in several audiences is skipped by the later ones, so nothing is built per event.
+    func broadcast(_ line: [UInt8], about runner: String, to audience: Audience, droppable: Bool = false,
+                   except sender: ConnectionID? = nil) {
         let pace = droppable ? runner : nil
-        let own = runners[runner]?.connection
-        if let own { send(line, to: own, paceOf: pace) }
+        let own = runners[runner]?.connection ?? sender
+        if let own, own != sender { send(line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
-        for id in direct where id != own { send(line, to: id, paceOf: pace) }
-        for id in everyoneWatchers where id != own && !direct.contains(id) { send(line, to: id, paceOf: pace) }
+        for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }
+        for id in everyoneWatchers where id != own && id != sender && !direct.contains(id) {
+            send(line, to: id, paceOf: pace)
+        }
         guard audience == .everyone else { return }
         let coaching = coaches[runner] ?? []
         for id in coaching where id != own && !direct.contains(id) && !everyoneWatchers.contains(id) {

@@ -1,6 +1,8 @@
 /// The bytes waiting to be written to one connection, with per-runner conflation of `pace:` lines.
 ///
-/// Below the high-water mark every line is queued in order. Above it, a `pace:` line does not queue: it
+/// Below the high-water mark every line is queued in order, and so is everything while the socket keeps up (a
+/// burst made in one loop turn is not a slow reader). Once a write left bytes behind and the queue is above the
+/// mark, a `pace:` line does not queue: it
 /// replaces the runner's pending pace line (a spectator only needs the newest position). Any other line about
 /// that runner first moves the runner's pending pace line into the queue, so order per runner is kept and a
 /// stale position never arrives after `end:`. Owned by one connection; loop thread only.
@@ -13,6 +15,8 @@ struct OutputBuffer {
     /// Runners in the order their pace lines were first conflated (entries may be stale: checked on refill).
     private var paceOrder: [String] = []
     private var conflatedBytes = 0
+    /// True when the last write could not take everything: the reader is behind.
+    private(set) var isCongested = false
 
     /// Bytes waiting, queued and conflated.
     var pendingBytes: Int { queue.count - readIndex + conflatedBytes }
@@ -25,7 +29,7 @@ struct OutputBuffer {
     @discardableResult
     mutating func append(_ line: [UInt8], paceOf runner: String?, highWaterMark: Int) -> Bool {
         if let runner {
-            if queue.count - readIndex >= highWaterMark {
+            if isCongested && queue.count - readIndex >= highWaterMark {
                 let replaced = latestPace.updateValue(line, forKey: runner)
                 if let replaced {
                     conflatedBytes += line.count - replaced.count
@@ -50,26 +54,29 @@ struct OutputBuffer {
     }
 
     /// Hands up to `limit` queued bytes to `write`, which returns how many it took (nil when it could take none).
-    /// Conflated pace lines join the queue as it drains below the high-water mark.
+    /// Conflated pace lines join the queue as it drains below the high-water mark. The buffer counts as
+    /// congested when the socket refused bytes, not when only the per-turn limit stopped the writing.
     mutating func drain(limit: Int, highWaterMark: Int, _ write: (UnsafeRawBufferPointer) -> Int?) -> Int {
         var total = 0
+        var socketIsFull = false
         while total < limit {
             if readIndex == queue.count { refill(highWaterMark: highWaterMark) }
             if readIndex == queue.count { break }
             let end = min(queue.count, readIndex + (limit - total))
             let written = queue.withUnsafeBytes { all in
                 write(UnsafeRawBufferPointer(rebasing: all[readIndex..<end]))
-            }
-            guard let written, written > 0 else { break }
+            } ?? 0
             readIndex += written
             total += written
             if readIndex == queue.count {
                 queue.removeAll(keepingCapacity: queue.capacity <= 64 * 1024)
                 readIndex = 0
             } else if readIndex < end {
-                break  // short write: the socket is full
+                socketIsFull = true
+                break
             }
         }
+        isCongested = socketIsFull
         if readIndex > 0 && readIndex >= queue.count / 2 {
             queue.removeFirst(readIndex)
             readIndex = 0

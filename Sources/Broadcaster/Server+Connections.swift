@@ -9,8 +9,12 @@ extension Server {
             do {
                 accepted = try listener.accept()
             } catch {
-                // EMFILE and friends: log and try again on the next readiness; never stop the server.
-                logger.write("accept failed: \(error)")
+                // EMFILE and friends: the listener stays readable, so pause accepting briefly instead of spinning.
+                logger.write("accept failed: \(error); pausing accepts for 100 ms")
+                try? loop.setInterest([], for: listener.fileDescriptor)
+                loop.schedule(after: 0.1) { [unowned self] in
+                    if isAccepting { try? loop.setInterest(.readable, for: listener.fileDescriptor) }
+                }
                 return
             }
             guard case .processed(let socket) = accepted else { return }

@@ -31,11 +31,13 @@ public final class Server: @unchecked Sendable {
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
     /// Binds the listening socket and prepares the loop; nothing runs until ``start()`` or ``run()``.
-    public init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog()) throws(IOError) {
+    /// `loop` may be one made earlier (``ShutdownSignals`` needs it before any other thread starts).
+    public init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog(),
+                loop: EventLoop? = nil) throws(IOError) {
         self.configuration = configuration
         self.store = store
         self.logger = log
-        loop = try EventLoop()
+        if let loop { self.loop = loop } else { self.loop = try EventLoop() }
         listener = try ListeningSocket(host: configuration.host, port: configuration.port)
         port = listener.port
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
@@ -48,14 +50,7 @@ public final class Server: @unchecked Sendable {
     }
 
     /// Recovers live runs from the store, then serves on the calling thread until shut down.
-    /// Installs SIGINT/SIGTERM handling: call before starting other threads.
-    public func run(handlingSignals: Bool = false) throws(IOError) {
-        if handlingSignals {
-            try loop.onSignal([SIGINT, SIGTERM]) { [unowned self] signal in
-                self.logger.write("signal \(signal): shutting down")
-                self.beginShutdown()
-            }
-        }
+    public func run() throws(IOError) {
         try prepare()
         loop.run()
         listener.close()
@@ -113,7 +108,7 @@ public final class Server: @unchecked Sendable {
     }
 
     /// Loop thread: stop accepting, end runs, then flush the store off the loop and stop.
-    private func beginShutdown() {
+    func beginShutdown() {
         guard isAccepting else { return }
         isAccepting = false
         loop.deregister(listener.fileDescriptor)
@@ -148,5 +143,28 @@ extension Server {
     /// Loop thread, before serving: live runs left by a crash wait for their runners again.
     func recoverLiveRuns() {
         hub.recoverLiveRuns(now: Self.now())
+    }
+}
+
+/// SIGINT/SIGTERM handling for `serve`: made on the main thread before any other thread starts (signals are
+/// blocked per thread and inherited), then pointed at the server once it exists.
+public final class ShutdownSignals {
+    /// The loop the signals are delivered on; hand it to the ``Server``.
+    public let loop: EventLoop
+    private weak var server: Server?
+
+    /// Blocks SIGINT and SIGTERM in this thread (and so in every thread started later) and routes them to the loop.
+    public init() throws(IOError) {
+        loop = try EventLoop()
+        try loop.onSignal([SIGINT, SIGTERM]) { [unowned self] signal in
+            guard let server = self.server else { return }
+            server.logger.write("signal \(signal): shutting down")
+            server.beginShutdown()
+        }
+    }
+
+    /// The server that shuts down on a signal.
+    public func route(to server: Server) {
+        self.server = server
     }
 }

@@ -16,6 +16,8 @@ struct FixFilter: Sendable {
     let configuration: FilterConfiguration
     /// The last accepted fix (raw, as the phone sent it).
     private(set) var lastAccepted: Fix?
+    /// The local scale used for implied speeds, and the latitude it was computed at.
+    private var scale = (latitude: Double.infinity, metres: LocalScale(latitude: 0))
     /// Consecutive jump-rejected fixes that agree with each other.
     private var candidates: [Fix] = []
 
@@ -66,7 +68,12 @@ struct FixFilter: Sendable {
     }
 
     /// Metres per second between two fixes, judged over at least one second so 5 Hz jitter is not a sprint.
-    private func impliedSpeed(from a: Fix, to b: Fix) -> Double {
-        Geodesy.shortDistance(from: a.coordinate, to: b.coordinate) / max(b.timestamp - a.timestamp, 1)
+    /// A threshold test needs no geodesic precision: a flat-earth distance with the local scale, refreshed
+    /// when the latitude moves by a tenth of a degree, is within a fraction of a percent.
+    private mutating func impliedSpeed(from a: Fix, to b: Fix) -> Double {
+        if abs(a.latitude - scale.latitude) > 0.1 { scale = (a.latitude, LocalScale(latitude: a.latitude)) }
+        let east = Geodesy.normalisedDegrees(b.longitude - a.longitude) * scale.metres.metresPerDegreeEast
+        let north = (b.latitude - a.latitude) * scale.metres.metresPerDegreeNorth
+        return (east * east + north * north).squareRoot() / max(b.timestamp - a.timestamp, 1)
     }
 }

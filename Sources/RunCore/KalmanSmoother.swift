@@ -35,8 +35,10 @@ struct KalmanSmoother: Sendable {
     /// Prior standard deviation of the velocity at a (re)start, m/s.
     let initialSpeedDeviation: Double = 4
 
-    /// Steps inside the lag window, oldest first.
-    private(set) var window: [Step] = []
+    /// Steps inside the lag window, oldest first, from `head` on (older ones are dropped in batches, so
+    /// committing a step does not shift the whole window every time).
+    private var steps: [Step] = []
+    private var head = 0
     private var state = SIMD4<Double>.zero
     private var covariance = Covariance(pp: 0, pv: 0, vv: 0)
     private var lastTimestamp: Double?
@@ -59,7 +61,7 @@ struct KalmanSmoother: Sendable {
             state = SIMD4(east, 0, north, 0)
             covariance = Covariance(pp: r, pv: 0, vv: initialSpeedDeviation * initialSpeedDeviation)
             lastTimestamp = timestamp
-            window.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: state,
+            steps.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: state,
                                backGain: .zero, smoothed: state, startsSegment: true))
             return
         }
@@ -85,44 +87,67 @@ struct KalmanSmoother: Sendable {
                       predicted[2] + kp * innovationNorth, predicted[3] + kv * innovationNorth)
         covariance = Covariance(pp: (1 - kp) * pred.pp, pv: (1 - kp) * pred.pv, vv: pred.vv - kv * pred.pv)
         lastTimestamp = timestamp
-        window.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: predicted,
+        steps.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: predicted,
                            backGain: gain, smoothed: state, startsSegment: false))
     }
 
+    /// Number of steps in the window.
+    var count: Int { steps.count - head }
+
+    /// The step at `index` from the oldest (0) in the window.
+    subscript(index: Int) -> Step { steps[head + index] }
+
+    /// Timestamp of the step at `index` (read in place, without copying the step).
+    func timestamp(at index: Int) -> Double { steps[head + index].timestamp }
+
+    /// Smoothed state of the step at `index`.
+    func smoothed(at index: Int) -> SIMD4<Double> { steps[head + index].smoothed }
+
+    /// Reported accuracy of the step at `index`.
+    func accuracy(at index: Int) -> Double { steps[head + index].accuracy }
+
+    /// Whether the step at `index` restarted the filter.
+    func startsSegment(at index: Int) -> Bool { steps[head + index].startsSegment }
+
+    /// The newest step.
+    var newest: Step? { steps.count > head ? steps[steps.count - 1] : nil }
+
     /// Runs the backward RTS pass over the window, from the newest step (smoothed = filtered) back.
     mutating func smooth() {
-        guard var index = window.indices.last else { return }
-        window[index].smoothed = window[index].filtered
-        while index > 0 {
-            let later = window[index]
-            index -= 1
-            guard !later.startsSegment else {
-                window[index].smoothed = window[index].filtered
-                continue
+        let head = self.head
+        steps.withUnsafeMutableBufferPointer { steps in
+            var index = steps.count - 1
+            guard index >= head else { return }
+            steps[index].smoothed = steps[index].filtered
+            while index > head {
+                let startsSegment = steps[index].startsSegment
+                let c = steps[index].backGain
+                let d = steps[index].smoothed - steps[index].predicted
+                index -= 1
+                let f = steps[index].filtered
+                guard !startsSegment else {
+                    steps[index].smoothed = f
+                    continue
+                }
+                steps[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
+                                              f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
             }
-            let c = later.backGain
-            let d = later.smoothed - later.predicted
-            let f = window[index].filtered
-            window[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
-                                           f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
         }
     }
 
     /// How many of the oldest steps have timestamps at or before `cutoff` (ready to commit).
     func committableCount(through cutoff: Double) -> Int {
         var count = 0
-        while count < window.count, window[count].timestamp <= cutoff { count += 1 }
+        while head + count < steps.count, steps[head + count].timestamp <= cutoff { count += 1 }
         return count
     }
 
     /// Forgets the oldest `count` steps once the caller has committed them.
     mutating func dropOldest(_ count: Int) {
-        window.removeFirst(count)
-    }
-
-    /// Removes and returns every step (before a restart).
-    mutating func commitAll() -> [Step] {
-        defer { window.removeAll(keepingCapacity: true) }
-        return window
+        head += count
+        if head >= 256 {
+            steps.removeFirst(head)
+            head = 0
+        }
     }
 }

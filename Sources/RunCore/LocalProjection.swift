@@ -4,8 +4,10 @@
 struct LocalProjection: Sendable, Hashable {
     /// The frame's origin.
     let origin: Coordinate
-    private let metresPerDegreeNorth: Double
-    private let metresPerDegreeEast: Double
+    /// Frame metres per degree of latitude.
+    let metresPerDegreeNorth: Double
+    /// Frame metres per degree of longitude.
+    let metresPerDegreeEast: Double
 
     init(origin: Coordinate) {
         self.origin = origin

@@ -40,12 +40,16 @@ public enum PaceColours {
     /// Fastest: #00924E.
     public static let green = RGBColour(red: 0x00, green: 0x92, blue: 0x4E)
 
+    /// Speed differences from the mean below this (m/s) are not stretched to the full red or green.
+    public static let minimumSpread = 0.1
+
     /// One colour per segment (track.count - 1 of them; none for fewer than 2 fixes).
     ///
     /// A segment's speed is its geodesic length over its duration. The mean is the run's overall speed
     /// (total length / total duration), so it always lies between the slowest and fastest segment.
     /// Segments without a usable speed (zero or negative duration, non-finite values) are coloured as the
-    /// mean, and so is every segment when all speeds are equal.
+    /// mean, and a run at one steady speed is all yellow: the colour scale never spreads less than
+    /// ``minimumSpread`` either side of the mean.
     public static func colours(for track: [Fix]) -> [RGBColour] {
         guard track.count >= 2 else { return [] }
         var speeds = [Double?](repeating: nil, count: track.count - 1)
@@ -65,15 +69,13 @@ public enum PaceColours {
         }
         guard totalDuration > 0 else { return speeds.map { _ in yellow } }
         let mean = totalDistance / totalDuration
+        // A floor under the spread keeps a steady run steady: speeds a hair apart stay near yellow
+        // instead of being stretched to full red and green.
+        let slowSpread = max(mean - slowest, minimumSpread), fastSpread = max(fastest - mean, minimumSpread)
         return speeds.map { speed in
             guard let speed else { return yellow }
-            if speed < mean, mean - slowest > 0 {
-                return red.blended(with: yellow, fraction: (speed - slowest) / (mean - slowest))
-            }
-            if speed > mean, fastest - mean > 0 {
-                return yellow.blended(with: green, fraction: (speed - mean) / (fastest - mean))
-            }
-            return yellow
+            if speed < mean { return yellow.blended(with: red, fraction: (mean - speed) / slowSpread) }
+            return yellow.blended(with: green, fraction: (speed - mean) / fastSpread)
         }
     }
 }

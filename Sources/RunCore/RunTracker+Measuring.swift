@@ -18,41 +18,72 @@ struct LiveTrack: CumulativeTrack {
 
 extension RunTracker {
     /// Moves the oldest `count` smoothed steps out of the lag window into the final track, measuring each
-    /// segment geodesically.
+    /// segment on the ellipsoid (see ``SegmentMeter``).
     mutating func commitSteps(_ count: Int) {
         guard count > 0, let projection else { return }
-        var future = 0, past = committedGatePast
+        var future = 0, past = committedGatePast, moving = committedMoving
+        var previousCoordinate = lastCommittedCoordinate
         for index in 0..<count {
-            let step = smoother.window[index]
-            let gate = gateSpeed(of: step, windowIndex: index, future: &future, past: &past,
-                                 built: committed, tail: [])
-            let point = trackPoint(for: step, gateSpeed: gate, after: committed.last, moving: &committedMoving,
-                                   projection: projection) { Geodesy.distance(from: $0, to: $1) }
+            let gate = gateSpeed(ofStep: index, future: &future, past: &past, built: committed, tail: [])
+            let state = smoother.smoothed(at: index)
+            let coordinate = projection.coordinate(east: state[0], north: state[2])
+            moving = moving ? gate >= configuration.stillSpeed : gate >= configuration.movingSpeed
+            var point = TrackPoint(east: state[0], north: state[2], timestamp: smoother.timestamp(at: index),
+                                   accuracy: smoother.accuracy(at: index), moving: moving, distance: 0, movingTime: 0)
+            if let previous = committed.last {
+                point.distance = previous.distance
+                point.movingTime = previous.movingTime
+                if moving, !smoother.startsSegment(at: index), let previousCoordinate {
+                    point.distance += segmentMeter.distance(from: previousCoordinate, to: coordinate)
+                    point.movingTime += point.timestamp - previous.timestamp
+                }
+            }
             committed.append(point)
+            previousCoordinate = coordinate
         }
         committedGatePast = past
+        committedMoving = moving
+        lastCommittedCoordinate = previousCoordinate
         smoother.dropOldest(count)
     }
 
     /// Rebuilds the provisional points of the lag window from the latest smoothing.
     mutating func rebuildTail() {
         tail.removeAll(keepingCapacity: true)
-        guard let projection, let newest = smoother.window.last else { return }
-        // One local scale for the whole window: it spans only seconds of running.
-        let scale = LocalScale(latitude: projection.coordinate(east: newest.smoothed[0], north: newest.smoothed[2]).latitude)
+        let count = smoother.count
+        guard let projection, count > 0 else { return }
+        let newest = smoother.smoothed(at: count - 1)
+        let latitude = projection.coordinate(east: newest[0], north: newest[2]).latitude
+        // The tail spans seconds of running, so one local scale turns frame metres into true metres for all
+        // of it; it is recomputed only when the runner has moved about 100 m north or south (the scale
+        // changes by a few parts in 10⁵ over that: a fraction of a millimetre on a provisional tail).
+        if abs(latitude - tailScale.latitude) > 0.001 {
+            let scale = LocalScale(latitude: latitude)
+            tailScale = (latitude, scale.metresPerDegreeEast / projection.metresPerDegreeEast,
+                         scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
+        }
+        let eastRatio = tailScale.eastRatio, northRatio = tailScale.northRatio
         var moving = committedMoving
         var past = committedGatePast, future = 0
-        for index in smoother.window.indices {
-            let step = smoother.window[index]
-            let gate = gateSpeed(of: step, windowIndex: index, future: &future, past: &past,
-                                 built: committed, tail: tail)
-            let point = trackPoint(for: step, gateSpeed: gate, after: tail.last ?? committed.last, moving: &moving,
-                                   projection: projection) { a, b in
-                let east = Geodesy.normalisedDegrees(b.longitude - a.longitude) * scale.metresPerDegreeEast
-                let north = (b.latitude - a.latitude) * scale.metresPerDegreeNorth
-                return (east * east + north * north).squareRoot()
+        var previous = committed.last
+        for index in 0..<count {
+            let gate = gateSpeed(ofStep: index, future: &future, past: &past, built: committed, tail: tail)
+            let state = smoother.smoothed(at: index)
+            moving = moving ? gate >= configuration.stillSpeed : gate >= configuration.movingSpeed
+            var point = TrackPoint(east: state[0], north: state[2], timestamp: smoother.timestamp(at: index),
+                                   accuracy: smoother.accuracy(at: index), moving: moving, distance: 0, movingTime: 0)
+            if let previous {
+                point.distance = previous.distance
+                point.movingTime = previous.movingTime
+                if moving, !smoother.startsSegment(at: index) {
+                    let east = (point.east - previous.east) * eastRatio
+                    let north = (point.north - previous.north) * northRatio
+                    point.distance += (east * east + north * north).squareRoot()
+                    point.movingTime += point.timestamp - previous.timestamp
+                }
             }
             tail.append(point)
+            previous = point
         }
     }
 
@@ -64,43 +95,32 @@ extension RunTracker {
     ///
     /// `past` is a cursor into the built track (committed then tail) that only moves forward, and
     /// `future` a cursor into the smoother's window, so each fix costs a few steps, not a search.
-    private func gateSpeed(of step: KalmanSmoother.Step, windowIndex: Int, future: inout Int, past: inout Int,
+    private func gateSpeed(ofStep windowIndex: Int, future: inout Int, past: inout Int,
                            built committed: [TrackPoint], tail: [TrackPoint]) -> Double {
         let half = configuration.gateWindow / 2
-        let window = smoother.window
+        let timestamp = smoother.timestamp(at: windowIndex), state = smoother.smoothed(at: windowIndex)
+        let startsSegment = smoother.startsSegment(at: windowIndex)
         future = max(future, windowIndex)
-        while future + 1 < window.count, window[future + 1].timestamp <= step.timestamp + half,
-              !window[future + 1].startsSegment { future += 1 }
+        while future + 1 < smoother.count, smoother.timestamp(at: future + 1) <= timestamp + half,
+              !smoother.startsSegment(at: future + 1) { future += 1 }
         let builtCount = committed.count + tail.count
         func builtPoint(_ i: Int) -> TrackPoint { i < committed.count ? committed[i] : tail[i - committed.count] }
-        while past + 1 < builtCount, builtPoint(past + 1).timestamp <= step.timestamp - half { past += 1 }
-        var fromTime = step.timestamp, fromEast = step.smoothed[0], fromNorth = step.smoothed[2]
-        if !step.startsSegment, past < builtCount, past >= gateSegmentStart {
+        while past + 1 < builtCount, builtPoint(past + 1).timestamp <= timestamp - half { past += 1 }
+        var fromTime = timestamp, fromEast = state[0], fromNorth = state[2]
+        if !startsSegment, past < builtCount, past >= gateSegmentStart {
             let p = builtPoint(past)
-            if p.timestamp < step.timestamp { (fromTime, fromEast, fromNorth) = (p.timestamp, p.east, p.north) }
+            if p.timestamp < timestamp { (fromTime, fromEast, fromNorth) = (p.timestamp, p.east, p.north) }
         }
-        let to = window[future]
-        let span = to.timestamp - fromTime
+        let span = smoother.timestamp(at: future) - fromTime
         guard span > 0 else { return 0 }
-        let east = to.smoothed[0] - fromEast, north = to.smoothed[2] - fromNorth
+        let to = smoother.smoothed(at: future)
+        let east = to[0] - fromEast, north = to[2] - fromNorth
         return (east * east + north * north).squareRoot() / span
     }
 
-    /// A smoothed step as a track point: the gate decides whether its segment counts.
-    private func trackPoint(for step: KalmanSmoother.Step, gateSpeed: Double, after previous: TrackPoint?,
-                            moving: inout Bool, projection: LocalProjection,
-                            measure: (Coordinate, Coordinate) -> Double) -> TrackPoint {
-        let state = step.smoothed
-        let coordinate = projection.coordinate(east: state[0], north: state[2])
-        moving = moving ? gateSpeed >= configuration.stillSpeed : gateSpeed >= configuration.movingSpeed
-        var point = TrackPoint(coordinate: coordinate, east: state[0], north: state[2], timestamp: step.timestamp,
-                               accuracy: step.accuracy, moving: moving, distance: previous?.distance ?? 0,
-                               movingTime: previous?.movingTime ?? 0)
-        if let previous, moving, !step.startsSegment {
-            point.distance += measure(previous.coordinate, coordinate)
-            point.movingTime += step.timestamp - previous.timestamp
-        }
-        return point
+    /// The coordinate of a crossing.
+    func coordinate(of crossing: Crossing) -> Coordinate {
+        projection?.coordinate(east: crossing.east, north: crossing.north) ?? Coordinate(latitude: 0, longitude: 0)
     }
 
     /// Awards a badge reached at `crossing`, updating the history.
@@ -108,29 +128,40 @@ extension RunTracker {
         let elapsed = crossing.timestamp - startTimestamp
         let speed = elapsed > 0 ? badge.distance / elapsed : 0
         return history.recordCheckpoint(badge, speed: speed, at: crossing.timestamp).map { tier in
-            BadgeAward(badge: badge, tier: tier, elapsed: elapsed, speed: speed, coordinate: crossing.coordinate,
-                       timestamp: crossing.timestamp)
+            BadgeAward(badge: badge, tier: tier, elapsed: elapsed, speed: speed,
+                       coordinate: coordinate(of: crossing), timestamp: crossing.timestamp)
         }
     }
 
     /// The live measurements on a track.
-    func makeSnapshot(_ track: LiveTrack) -> RunSnapshot {
+    mutating func makeSnapshot(_ track: LiveTrack) -> RunSnapshot {
         let last = track.last!
         let nextIndex = Badges.firstIndex(fartherThan: last.distance)
         let next = nextIndex < Badges.all.count ? Badges.all[nextIndex] : nil
         return RunSnapshot(distance: last.distance, elapsed: last.timestamp - startTimestamp,
                            movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
-                           currentPace: currentPace(track), coordinate: last.coordinate, timestamp: last.timestamp,
-                           nextBadge: next, distanceToNextBadge: next.map { $0.distance - last.distance } ?? 0)
+                           currentPace: currentPace(track),
+                           coordinate: coordinate(of: Crossing(timestamp: last.timestamp, east: last.east, north: last.north)),
+                           timestamp: last.timestamp, nextBadge: next,
+                           distanceToNextBadge: next.map { $0.distance - last.distance } ?? 0)
     }
 
     /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds of moving time; nil when the
     /// runner is standing still or the run is younger than the window.
-    private func currentPace(_ track: LiveTrack) -> Double? {
-        guard let last = track.last, last.moving,
-              let index = track.lastIndex(atOrBefore: last.timestamp - configuration.currentPaceWindow)
-        else { return nil }
-        let reference = track.point(at: index)
+    private mutating func currentPace(_ track: LiveTrack) -> Double? {
+        guard let last = track.last, last.moving else { return nil }
+        let cutoff = last.timestamp - configuration.currentPaceWindow
+        // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
+        while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
+        let reference: TrackPoint
+        let referenceInTail = paceCursor + 1 >= committed.count && (tail.first.map { $0.timestamp <= cutoff } ?? false)
+        if !referenceInTail, paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
+            reference = committed[paceCursor]
+        } else if let index = track.lastIndex(atOrBefore: cutoff) {
+            reference = track.point(at: index)  // a window shorter than the lag: the reference is in the tail
+        } else {
+            return nil
+        }
         return Self.pace(last.movingTime - reference.movingTime, last.distance - reference.distance)
     }
 

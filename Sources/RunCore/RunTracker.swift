@@ -34,6 +34,14 @@ public struct RunTracker: Sendable {
     var tail: [TrackPoint] = []
     /// The gate's state at the last committed point.
     var committedMoving = false
+    /// The smoothed position of the newest committed point, measured from by the next one.
+    var lastCommittedCoordinate: Coordinate?
+    /// Frame-to-true scale ratios for measuring the tail, and the latitude they were computed at.
+    var tailScale: (latitude: Double, eastRatio: Double, northRatio: Double) = (.infinity, 1, 1)
+    /// Measures committed segments.
+    var segmentMeter = SegmentMeter()
+    /// Index of the current pace's reference point in the committed track.
+    var paceCursor = 0
     /// The gate's cursor into the committed track (see `gateSpeed`).
     var committedGatePast = 0
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
@@ -66,7 +74,7 @@ public struct RunTracker: Sendable {
             projection = LocalProjection(origin: fix.coordinate)
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
-            commitSteps(smoother.window.count)
+            commitSteps(smoother.count)
             gateSegmentStart = committed.count
         }
         let position = projection!.project(fix.coordinate)
@@ -79,7 +87,7 @@ public struct RunTracker: Sendable {
 
         var newAwards: [BadgeAward] = []
         if started, let earth = Badges.all.first {
-            newAwards += award(earth, crossing: Crossing(timestamp: fix.timestamp, coordinate: fix.coordinate))
+            newAwards += award(earth, crossing: Crossing(timestamp: fix.timestamp, east: position.east, north: position.north))
         }
         let track = LiveTrack(committed: committed, tail: tail)
         let distance = track.distance
@@ -118,7 +126,7 @@ public struct RunTracker: Sendable {
         return RunSummary(distance: last.distance, elapsed: last.timestamp - startTimestamp,
                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
                           splits: splits, checkpoints: checkpoints(on: track), awards: awards,
-                          track: committed.map(\.fix) + tail.map(\.fix), rejections: rejections)
+                          track: (committed + tail).map { $0.fix(in: projection!) }, rejections: rejections)
     }
 
     /// Seconds per kilometre, nil without distance.

@@ -1,8 +1,7 @@
 /// One smoothed position of a run's track with the measurements accumulated up to it.
 struct TrackPoint: Sendable, Hashable {
-    /// Smoothed position.
-    var coordinate: Coordinate
-    /// Smoothed position in the run's local frame, metres east and north of the first fix.
+    /// Smoothed position in the run's local frame, metres east and north of the first fix
+    /// (``LocalProjection`` turns it back into a coordinate exactly).
     var east: Double, north: Double
     /// Unix time of the fix.
     var timestamp: Double
@@ -16,8 +15,9 @@ struct TrackPoint: Sendable, Hashable {
     var movingTime: Double
 
     /// The point as a fix, for the summary's track.
-    var fix: Fix {
-        Fix(latitude: coordinate.latitude, longitude: coordinate.longitude, accuracy: accuracy, timestamp: timestamp)
+    func fix(in projection: LocalProjection) -> Fix {
+        let coordinate = projection.coordinate(east: east, north: north)
+        return Fix(latitude: coordinate.latitude, longitude: coordinate.longitude, accuracy: accuracy, timestamp: timestamp)
     }
 }
 
@@ -25,8 +25,8 @@ struct TrackPoint: Sendable, Hashable {
 struct Crossing: Sendable, Hashable {
     /// Unix time of the crossing.
     var timestamp: Double
-    /// Position of the crossing.
-    var coordinate: Coordinate
+    /// Position of the crossing in the run's local frame, metres.
+    var east: Double, north: Double
 }
 
 /// A run's track seen as a sequence of points with non-decreasing cumulative distance.
@@ -47,16 +47,11 @@ extension CumulativeTrack {
             if point(at: mid).distance < distance { low = mid + 1 } else { high = mid }
         }
         let b = point(at: low)
-        guard low > 0 else { return Crossing(timestamp: b.timestamp, coordinate: b.coordinate) }
+        guard low > 0 else { return Crossing(timestamp: b.timestamp, east: b.east, north: b.north) }
         let a = point(at: low - 1)
         let fraction = (distance - a.distance) / (b.distance - a.distance)
-        let longitude = a.coordinate.longitude
-            + fraction * Geodesy.normalisedDegrees(b.coordinate.longitude - a.coordinate.longitude)
-        return Crossing(
-            timestamp: a.timestamp + fraction * (b.timestamp - a.timestamp),
-            coordinate: Coordinate(
-                latitude: a.coordinate.latitude + fraction * (b.coordinate.latitude - a.coordinate.latitude),
-                longitude: Geodesy.normalisedDegrees(longitude)))
+        return Crossing(timestamp: a.timestamp + fraction * (b.timestamp - a.timestamp),
+                        east: a.east + fraction * (b.east - a.east), north: a.north + fraction * (b.north - a.north))
     }
 
     /// The last index whose timestamp is at or before `timestamp`, nil when none.

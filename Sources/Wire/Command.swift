@@ -47,7 +47,7 @@ public enum Command: Sendable, Hashable {
     case stop(save: Bool)
     /// `watch:NAME` / `watch:*`: receive every event of the runner(s).
     case watch(WatchTarget)
-    /// `coach:NAME` / `coach:*`: receive only run, end, badge and msg events.
+    /// `coach:NAME` / `coach:*`: receive only run, badge and end events.
     case coach(WatchTarget)
     /// `unwatch:NAME` / `unwatch:*`: stop watching or coaching.
     case unwatch(WatchTarget)
@@ -61,7 +61,7 @@ public enum Command: Sendable, Hashable {
     case quit
     /// `stats:` → server counters.
     case stats
-    /// `runs:NAME [OFFSET [LIMIT]]`: a page of a runner's saved runs.
+    /// `runs:NAME [OFFSET [LIMIT]]`: a page of a runner's runs, newest first.
     case listRuns(name: String, offset: Int, limit: Int)
     /// `run:ID`: one run in detail.
     case showRun(id: Int64)

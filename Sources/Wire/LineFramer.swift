@@ -13,7 +13,9 @@ public enum FramedLine: Sendable, Hashable {
 ///
 /// Call `append` with each chunk read, then `nextLine()` until it returns nil. Memory stays bounded
 /// by the maximum line length plus one chunk: an over-long line is dropped as soon as it is known
-/// to be too long, and the rest of it is skipped on arrival, up to and including its newline.
+/// to be too long (even across appends that are not drained), and the rest of it is skipped on
+/// arrival, up to and including its newline. Only complete lines the caller has not taken yet are
+/// kept beyond that bound. Consumed bytes are compacted lazily, never per line.
 public struct LineFramer: Sendable {
     /// Longest accepted line in bytes, not counting the `\n` or `\r\n` ending.
     public let maximumLineLength: Int
@@ -52,8 +54,12 @@ public struct LineFramer: Sendable {
             start = newline + 1
         }
         compact()
-        // A drained framer holds at most a partial line; if the new bytes make it too long, drop it now
-        // rather than buffering it, so appending many chunks without draining stays bounded too.
+        // Without a newline in what is buffered, all of it is one partial line: if the new bytes make it
+        // too long, drop it now rather than buffering it, so appending many chunks without draining
+        // stays bounded too. (Buffered complete lines are kept until the caller takes them.)
+        if scanned < buffer.count {
+            scanned = buffer.withUnsafeBytes { Self.firstNewline(in: $0, from: scanned) } ?? buffer.count
+        }
         if scanned == buffer.count {
             let pending = buffer.count - head
             let room = maximumLineLength + 1 - pending  // + 1 for a `\r` before the `\n`

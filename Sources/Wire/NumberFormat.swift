@@ -19,35 +19,67 @@ public enum NumberFormat {
     /// Magnitudes beyond this are written clamped; nothing real comes close.
     public static let maximumMagnitude = 1e15
 
-    private static let powersOfTen: [UInt64] = (0...18).map { exponent in
-        (0..<exponent).reduce(UInt64(1)) { value, _ in value * 10 }
-    }
+    /// Most bytes `write(_:decimals:to:)` produces: sign, 16 integer digits, point, 9 decimals.
+    static let maximumWrittenLength = 27
 
     /// Appends `value` with exactly `decimals` places (0...9), rounding half away from zero.
     ///
     /// NaN is written as 0, infinities and huge values as ±`maximumMagnitude`, and a value that rounds
     /// to zero never gets a minus sign, so every output parses back with the strict decimal grammar.
     public static func append(_ value: Double, decimals: Int, to buffer: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumWrittenLength) { scratch in
+            let count = write(value, decimals: decimals, to: scratch.baseAddress!)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: count))
+        }
+    }
+
+    /// Writes `value` as `append(_:decimals:to:)` does into raw memory with room for
+    /// `maximumWrittenLength` bytes; returns the number of bytes written.
+    @inline(__always)
+    static func write(_ value: Double, decimals: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         precondition((0...9).contains(decimals), "decimals must be 0...9")
         var value = value.isNaN ? 0 : value
         value = min(max(value, -maximumMagnitude), maximumMagnitude)
         let magnitude = value.magnitude
         var integerPart = magnitude.rounded(.towardZero)
-        let scale = powersOfTen[decimals]
+        var scale: UInt64 = 1
+        for _ in 0..<decimals { scale &*= 10 }
         var fraction = UInt64(((magnitude - integerPart) * Double(scale)).rounded())
         if fraction >= scale {
             fraction -= scale
             integerPart += 1
         }
-        let integer = UInt64(integerPart)
+        var integer = UInt64(integerPart)
+        var count = 0
         if value < 0 && (integer != 0 || fraction != 0) {
-            buffer.append(UInt8(ascii: "-"))
+            output[0] = UInt8(ascii: "-")
+            count = 1
         }
-        appendDigits(integer, minimumCount: 1, to: &buffer)
+        // Integer digits: count them, then fill from the right.
+        var digits = 1
+        var probe = integer / 10
+        while probe > 0 {
+            digits += 1
+            probe /= 10
+        }
+        var index = count + digits - 1
+        repeat {
+            output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: integer % 10)
+            integer /= 10
+            index -= 1
+        } while integer > 0
+        count += digits
         if decimals > 0 {
-            buffer.append(UInt8(ascii: "."))
-            appendDigits(fraction, minimumCount: decimals, to: &buffer)
+            output[count] = UInt8(ascii: ".")
+            var index = count + decimals
+            for _ in 0..<decimals {
+                output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
+                fraction /= 10
+                index -= 1
+            }
+            count += decimals + 1
         }
+        return count
     }
 
     /// Appends `value` like `append(_:decimals:to:)`, or `-` when it is nil.
@@ -65,23 +97,22 @@ public enum NumberFormat {
         appendDigits(value.magnitude, minimumCount: 1, to: &buffer)
     }
 
-    /// Writes the decimal digits of `value`, left-padded with zeros to `minimumCount`, without temporaries.
+    /// Writes the decimal digits of `value`, left-padded with zeros to `minimumCount` (at most 20),
+    /// through a stack buffer so no temporary array is made.
     static func appendDigits(_ value: UInt64, minimumCount: Int, to buffer: inout [UInt8]) {
-        var count = 1
-        var rest = value / 10
-        while rest > 0 {
-            count += 1
-            rest /= 10
-        }
-        count = max(count, minimumCount)
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
-        var remaining = value
-        var index = start + count - 1
-        while remaining > 0 {
-            buffer[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
-            remaining /= 10
-            index -= 1
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            var remaining = value
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            while 20 - start < minimumCount && start > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0")
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
     }
 

@@ -1,10 +1,10 @@
-/// `msg:NAME from=SENDER text="…"` — a cheer about runner NAME, relayed to the runner and their watchers.
+/// `msg:NAME from=SENDER text="…"` — a cheer about runner NAME, relayed to the runner and its spectators.
 public struct CheerEvent: WireEvent {
     /// `msg`.
     public static let kind = "msg"
     /// The runner the cheer is for.
     public var runner: String
-    /// Who sent it: a runner name, or a server-chosen label such as `spectator-12` for anonymous spectators.
+    /// Who sent it: the sender's `iam:` name, or `anon`.
     public var from: String
     /// The text (1...280 characters, no control characters).
     public var text: String
@@ -192,14 +192,14 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "loc", text: "loc:LAT,LON,ACC,TS - one GPS fix: degrees, degrees, metres, unix seconds"),
         HelpEvent(command: "stop", text: "stop: saves your run, stop:discard throws it away"),
         HelpEvent(command: "watch", text: "watch:NAME or watch:* - every event of a runner or of everyone"),
-        HelpEvent(command: "coach", text: "coach:NAME or coach:* - run, end, badge and msg events only"),
+        HelpEvent(command: "coach", text: "coach:NAME or coach:* - run, badge and end events only"),
         HelpEvent(command: "unwatch", text: "unwatch:NAME or unwatch:* - stop watching or coaching"),
-        HelpEvent(command: "msg", text: "msg:TEXT - cheer the runners you watch (or your own watchers), up to 280 characters"),
+        HelpEvent(command: "msg", text: "msg:TEXT - cheer the runners you follow (or your own audience when running), up to 280 characters"),
         HelpEvent(command: "ping", text: "ping: - answered by ok:ping"),
         HelpEvent(command: "help", text: "help: - this list"),
         HelpEvent(command: "quit", text: "quit: - close the connection (a live run stays open for resuming)"),
         HelpEvent(command: "stats", text: "stats: - server counters"),
-        HelpEvent(command: "runs", text: "runs:NAME [OFFSET [LIMIT]] - saved runs, newest first, up to 100 per page"),
+        HelpEvent(command: "runs", text: "runs:NAME [OFFSET [LIMIT]] - the runner's runs, newest first, up to 100 per page"),
         HelpEvent(command: "run", text: "run:ID - one run: summary, splits, checkpoints and badges"),
         HelpEvent(command: "badges", text: "badges:NAME - the runner's badge board"),
     ]

@@ -98,37 +98,77 @@ public struct PaceEvent: WireEvent {
         ])
     }
 
-    /// Appends the line and `\n` without building an `Event` or any String: this runs once per fix per
-    /// watcher. Produces exactly the bytes of `event.append(to:)` (a test checks this).
+    /// Appends the line and `\n` without building an `Event` or any String: this runs once per fix.
+    /// Everything is written into one stack buffer and appended once. Produces exactly the bytes of
+    /// `event.append(to:)` (a test checks this).
     public func append(to buffer: inout [UInt8]) {
-        buffer.reserveCapacity(buffer.count + 160 + runner.utf8.count + timestamp.utf8.count)
-        Self.appendASCII("pace:", to: &buffer)
-        buffer.append(contentsOf: runner.utf8)
-        Self.appendASCII(" dist=", to: &buffer)
-        NumberFormat.append(distance, decimals: NumberFormat.distanceDecimals, to: &buffer)
-        Self.appendASCII(" time=", to: &buffer)
-        NumberFormat.append(elapsed, decimals: NumberFormat.timeDecimals, to: &buffer)
-        Self.appendASCII(" moving=", to: &buffer)
-        NumberFormat.append(moving, decimals: NumberFormat.timeDecimals, to: &buffer)
-        Self.appendASCII(" pace=", to: &buffer)
-        NumberFormat.append(pace, decimals: NumberFormat.paceDecimals, orDashTo: &buffer)
-        Self.appendASCII(" cur=", to: &buffer)
-        NumberFormat.append(current, decimals: NumberFormat.paceDecimals, orDashTo: &buffer)
-        Self.appendASCII(" lat=", to: &buffer)
-        NumberFormat.append(latitude, decimals: NumberFormat.coordinateDecimals, to: &buffer)
-        Self.appendASCII(" lon=", to: &buffer)
-        NumberFormat.append(longitude, decimals: NumberFormat.coordinateDecimals, to: &buffer)
-        Self.appendASCII(" ts=", to: &buffer)
-        EventSyntax.appendValue(timestamp, to: &buffer)
-        Self.appendASCII(" next=", to: &buffer)
-        if let nextBadge { EventSyntax.appendValue(nextBadge, to: &buffer) } else { buffer.append(UInt8(ascii: "-")) }
-        Self.appendASCII(" left=", to: &buffer)
-        NumberFormat.append(left, decimals: NumberFormat.distanceDecimals, to: &buffer)
-        buffer.append(UInt8(ascii: "\n"))
+        let next = nextBadge ?? "-"
+        guard EventSyntax.isBare(runner), EventSyntax.isBare(timestamp), EventSyntax.isBare(next) else {
+            event.append(to: &buffer)  // odd texts need quoting: not the hot path
+            return
+        }
+        let capacity = 64 + 7 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
+            + next.utf8.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+            var writer = ByteWriter(base: scratch.baseAddress!)
+            writer.write("pace:")
+            writer.write(runner)
+            writer.write(" dist=")
+            writer.write(distance, NumberFormat.distanceDecimals)
+            writer.write(" time=")
+            writer.write(elapsed, NumberFormat.timeDecimals)
+            writer.write(" moving=")
+            writer.write(moving, NumberFormat.timeDecimals)
+            writer.write(" pace=")
+            writer.write(pace, NumberFormat.paceDecimals)
+            writer.write(" cur=")
+            writer.write(current, NumberFormat.paceDecimals)
+            writer.write(" lat=")
+            writer.write(latitude, NumberFormat.coordinateDecimals)
+            writer.write(" lon=")
+            writer.write(longitude, NumberFormat.coordinateDecimals)
+            writer.write(" ts=")
+            writer.write(timestamp)
+            writer.write(" next=")
+            writer.write(next)
+            writer.write(" left=")
+            writer.write(left, NumberFormat.distanceDecimals)
+            writer.write("\n")
+            buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
+        }
+    }
+}
+
+/// Writes into memory the caller has sized; only for the fixed-shape fast paths.
+struct ByteWriter {
+    let base: UnsafeMutablePointer<UInt8>
+    var count = 0
+
+    @inline(__always) mutating func write(_ text: StaticString) {
+        text.withUTF8Buffer { bytes in
+            (base + count).update(from: bytes.baseAddress!, count: bytes.count)
+            count += bytes.count
+        }
     }
 
-    @inline(__always) private static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
-        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
+    @inline(__always) mutating func write(_ text: String) {
+        for byte in text.utf8 {
+            base[count] = byte
+            count += 1
+        }
+    }
+
+    @inline(__always) mutating func write(_ value: Double, _ decimals: Int) {
+        count += NumberFormat.write(value, decimals: decimals, to: base + count)
+    }
+
+    @inline(__always) mutating func write(_ value: Double?, _ decimals: Int) {
+        if let value {
+            write(value, decimals)
+        } else {
+            base[count] = UInt8(ascii: "-")
+            count += 1
+        }
     }
 }
 

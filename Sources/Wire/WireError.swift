@@ -35,25 +35,27 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case wrongKey = "wrong_key"
     /// A second `iam:` on a connection that is already identified.
     case alreadyIdentified = "already_identified"
+    /// Reserved: another connection resumed this runner with the key; this one is closed.
+    case replaced
     /// `stop:` without a live run.
     case noRun = "no_run"
-    /// A runner-only command from a connection that is not a runner.
+    /// Reserved: a runner-only command from a connection that is not a runner.
     case notRunner = "not_runner"
-    /// An unknown runner or run.
+    /// An unknown runner or run, or nobody to cheer.
     case notFound = "not_found"
     /// The server is full; the connection is closed.
     case busy
     /// Too many bad lines; the connection is closed.
     case flood
-    /// No `iam:`/`watch:`/`coach:` in time; the connection is closed.
+    /// No valid command in time after connecting; the connection is closed.
     case idle
-    /// More lines per second than allowed; the line was dropped.
+    /// Reserved: more lines per second than allowed (the server uses back-pressure instead).
     case rateLimited = "rate_limited"
     /// The store failed; the command had no effect.
     case storage
-    /// The client reads too slowly and its output buffer hit the hard limit; the connection is closed.
+    /// Reserved: the client reads too slowly and its output hit the hard limit; the connection is closed.
     case slow
-    /// The server is shutting down; the connection is closed.
+    /// Reserved: the server is shutting down; the connection is closed.
     case shuttingDown = "shutting_down"
 
     /// True for the codes the parser produces, false for the ones only the server decides.
@@ -70,7 +72,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// True when the server closes the connection right after sending this error.
     public var closesConnection: Bool {
         switch self {
-        case .busy, .flood, .idle, .slow, .shuttingDown: return true
+        case .busy, .flood, .idle, .slow, .shuttingDown, .replaced: return true
         default: return false
         }
     }

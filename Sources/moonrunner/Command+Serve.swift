@@ -57,6 +57,14 @@ func runServeCommand(arguments: [String]) -> Int32 {
         printError("moonrunner serve: \(error)\n\(serveHelp)")
         return 2
     }
+    // Before the store starts its writer thread: signals are blocked per thread and inherited.
+    let signals: ShutdownSignals
+    do {
+        signals = try ShutdownSignals()
+    } catch {
+        printError("moonrunner serve: \(error)")
+        return 1
+    }
     let store: any RunStore
     do {
         store = path == ":memory:" ? MemoryRunStore() : try SQLiteRunStore(path: path)
@@ -65,8 +73,10 @@ func runServeCommand(arguments: [String]) -> Int32 {
         return 1
     }
     do {
-        let server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: !quiet))
-        try server.run(handlingSignals: true)
+        let server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: !quiet),
+                                loop: signals.loop)
+        signals.route(to: server)
+        try server.run()
         store.close()
         return 0
     } catch {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A tiny command-line reader: `--name value` options, `--flag` switches and positional arguments.
 /// (No ArgumentParser here: the machine fetches no packages.)
 struct Options {
@@ -85,8 +87,6 @@ func printError(_ message: String) {
 /// stderr as a TextOutputStream.
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) {
-        _ = string.utf8CString.withUnsafeBufferPointer { buffer in
-            fputs(buffer.baseAddress!, stderr)
-        }
+        FileHandle.standardError.write(Data(string.utf8))
     }
 }

@@ -1,4 +1,5 @@
 import Broadcaster
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
@@ -7,14 +8,15 @@ import Wire
     static let cases: [(String, [UInt8], ErrorCode)] = [
         ("unknown command", Array("fly:away".utf8), .unknownCommand),
         ("missing colon", Array("hello".utf8), .missingColon),
-        ("missing number", Array("loc:51.5,-0.1,5".utf8), .badNumber),
+        ("missing field", Array("loc:51.5,-0.1,5".utf8), .badArgument),
         ("not a number", Array("loc:abc,-0.1,5,1700000000".utf8), .badNumber),
         ("NaN", Array("loc:nan,-0.1,5,1700000000".utf8), .badNumber),
         ("infinity", Array("loc:51.5,inf,5,1700000000".utf8), .badNumber),
         ("latitude out of range", Array("loc:91,-0.1,5,1700000000".utf8), .badCoordinate),
         ("longitude out of range", Array("loc:51.5,-180.5,5,1700000000".utf8), .badCoordinate),
         ("name too long", Array("iam:\(String(repeating: "a", count: 33))".utf8), .badName),
-        ("name with bad characters", Array("iam:ann smith!".utf8), .badName),
+        ("name with bad characters", Array("iam:ann!".utf8), .badName),
+        ("bad key", Array("iam:ann k*y".utf8), .badKey),
         ("line too long", Array(repeating: UInt8(ascii: "x"), count: 5000), .lineTooLong),
         ("invalid UTF-8", Array("msg:".utf8) + [0xFF, 0xFE, 0x41], .badUTF8),
         ("NUL byte", Array("msg:a".utf8) + [0, 0x41], .nulByte),

@@ -1,4 +1,5 @@
 import Broadcaster
+import MoonRunnerTestSupport
 import Foundation
 import Testing
 import Wire
@@ -55,7 +56,7 @@ import Wire
     }
 
     @Test func aStalledSpectatorIsConflatedThenCutWhileOthersKeepUp() throws {
-        try withServer({ $0.outputHighWaterMark = 4096; $0.outputHardLimit = 256 * 1024 }) { server in
+        try withServer({ $0.outputHighWaterMark = 4096; $0.outputHardLimit = 1024 * 1024 }) { server in
             let stalled = try TestClient(port: server.port)
             try stalled.send("watch:ann")
             try stalled.expectNext("ok:watch")
@@ -63,13 +64,14 @@ import Wire
             try keen.send("watch:ann")
             try keen.expectNext("ok:watch")
             let (ann, _) = try connectRunner("ann", to: server)
-            // The stalled spectator never reads again: its socket buffers fill, then the server's queue.
-            let fixes = straightRun(count: 20_000, speed: 2)
-            for chunk in stride(from: 0, to: fixes.count, by: 2000) {
-                try ann.write(Array(fixes[chunk..<min(chunk + 2000, fixes.count)].map { $0 + "\n" }.joined().utf8))
+            // The stalled spectator never reads again: the kernel takes ~4 MB on loopback, then the server queues.
+            let fixes = straightRun(count: 50_000, speed: 2)
+            for chunk in stride(from: 0, to: fixes.count, by: 5000) {
+                try ann.write(Array(fixes[chunk..<min(chunk + 5000, fixes.count)].map { $0 + "\n" }.joined().utf8))
                 // The keen spectator sees each chunk's last fix promptly.
-                let last = fixes[min(chunk + 2000, fixes.count) - 1].split(separator: ",").last!
+                let last = fixes[min(chunk + 5000, fixes.count) - 1].split(separator: ",").last!
                 try keen.lines(until: "pace \(last)") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
+                try ann.lines(until: "own pace \(last)") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
             }
             let keenPaces = keen.received.filter { $0.hasPrefix("pace:ann") }
             #expect(keenPaces.count == fixes.count, "the reading spectator lost nothing")

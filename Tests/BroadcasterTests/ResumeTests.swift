@@ -1,4 +1,5 @@
 import Broadcaster
+import MoonRunnerTestSupport
 import Foundation
 import Testing
 import Wire
@@ -30,6 +31,7 @@ import Wire
             let end = try RunEndedEvent(event: Event.parse(again.expect("end:ann")))
             #expect(end.runID == started.runID)
             #expect(!again.received.contains { $0.hasPrefix("err:") })
+            try watcher.expect("end:ann")
             let paces = watcher.received.filter { $0.hasPrefix("pace:ann") }
             #expect(paces.count == 20, "each fix counted once")
             #expect(end.filteredCount == 0)

@@ -64,3 +64,28 @@ struct GeodesyTests {
         }
     }
 }
+
+@Suite("Segment meter")
+struct SegmentMeterTests {
+    @Test("the tracker's fast segment measure agrees with GeographicLib on short pairs")
+    func agreesOnShortPairs() throws {
+        var meter = SegmentMeter()
+        var checked = 0
+        for pair in try loadGeodesicPairs() where pair.reference < 500 && abs(pair.from.latitude) < 89.5 {
+            #expect(abs(meter.distance(from: pair.from, to: pair.to) - pair.reference) < 0.001,
+                    "\(pair.category) \(pair.from) → \(pair.to)")
+            checked += 1
+        }
+        #expect(checked > 300)
+    }
+
+    @Test("moving the reference latitude gradually stays exact along a long north-south run")
+    func gradualDrift() {
+        var meter = SegmentMeter()
+        for step in 0..<2000 {
+            let a = Coordinate(latitude: 40 + Double(step) * 0.00005, longitude: 3)
+            let b = Coordinate(latitude: a.latitude + 0.00003, longitude: 3.00004)
+            #expect(abs(meter.distance(from: a, to: b) - Geodesy.distance(from: a, to: b)) < 0.0001)
+        }
+    }
+}

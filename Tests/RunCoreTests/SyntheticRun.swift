@@ -144,3 +144,39 @@ extension FixOutcome {
         return nil
     }
 }
+
+extension SyntheticRun {
+    /// A noise-free run due north-east, one fix per second, at a speed per stretch: `[(seconds, m/s)]`.
+    static func clean(_ stretches: [(seconds: Int, speed: Double)], accuracy: Double = 3,
+                      startTime: Double = startTime, origin: Coordinate = origin) -> SyntheticRun {
+        var along = 0.0, time = startTime
+        var truth = [coordinate(east: 0, north: 0, origin: origin)]
+        var fixes = [Fix(latitude: truth[0].latitude, longitude: truth[0].longitude, accuracy: accuracy, timestamp: time)]
+        for stretch in stretches {
+            for _ in 0..<stretch.seconds {
+                along += stretch.speed
+                time += 1
+                let point = coordinate(east: along * 0.6, north: along * 0.8, origin: origin)
+                truth.append(point)
+                fixes.append(Fix(latitude: point.latitude, longitude: point.longitude, accuracy: accuracy, timestamp: time))
+            }
+        }
+        return SyntheticRun(truth: truth, fixes: fixes)
+    }
+}
+
+extension SyntheticRun {
+    /// Seconds from the first fix until the true path reached `distance` metres (fixes paired with truth).
+    func trueElapsed(at distance: Double) -> Double? {
+        var covered = 0.0
+        for index in 1..<truth.count {
+            let step = Geodesy.distance(from: truth[index - 1], to: truth[index])
+            if covered + step >= distance {
+                let a = fixes[index - 1].timestamp, b = fixes[index].timestamp
+                return a + (distance - covered) / step * (b - a) - fixes[0].timestamp
+            }
+            covered += step
+        }
+        return nil
+    }
+}

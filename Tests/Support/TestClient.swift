@@ -8,30 +8,30 @@ import Glibc
 #endif
 
 /// A line-at-a-time TCP client for tests: send commands, await events with a deadline (never a sleep).
-final class TestClient {
-    let socket: StreamSocket
+public final class TestClient {
+    public let socket: StreamSocket
     private var framer = LineFramer(maximumLineLength: 1 << 20)
     /// Every line received so far, in order.
-    private(set) var received: [String] = []
+    public private(set) var received: [String] = []
     private var readIndex = 0
 
-    struct Timeout: Error, CustomStringConvertible {
+    public struct Timeout: Error, CustomStringConvertible {
         let waitingFor: String
         let seen: [String]
-        var description: String { "timed out waiting for \(waitingFor); saw \(seen.suffix(10))" }
+        public var description: String { "timed out waiting for \(waitingFor); saw \(seen.suffix(10))" }
     }
 
-    init(port: UInt16) throws {
+    public init(port: UInt16) throws {
         socket = try StreamSocket.connect(host: "127.0.0.1", port: port)
     }
 
     /// Sends one line (a newline is added).
-    func send(_ line: String) throws {
+    public func send(_ line: String) throws {
         try write(Array((line + "\n").utf8))
     }
 
     /// Sends raw bytes as they are.
-    func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let result = try bytes.withUnsafeBytes { all in
@@ -42,7 +42,7 @@ final class TestClient {
     }
 
     /// The next line not yet returned, waiting up to `timeout` seconds.
-    func nextLine(timeout: Double = 5) throws -> String {
+    public func nextLine(timeout: Double = 5) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while readIndex == received.count {
             let left = deadline.timeIntervalSinceNow
@@ -55,7 +55,7 @@ final class TestClient {
 
     /// Lines until (and including) the first that satisfies `predicate`.
     @discardableResult
-    func lines(until description: String, timeout: Double = 5, _ predicate: (String) -> Bool) throws -> [String] {
+    public func lines(until description: String, timeout: Double = 5, _ predicate: (String) -> Bool) throws -> [String] {
         var collected: [String] = []
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -69,20 +69,20 @@ final class TestClient {
 
     /// The first line (skipping others) that starts with `prefix`.
     @discardableResult
-    func expect(_ prefix: String, timeout: Double = 5) throws -> String {
+    public func expect(_ prefix: String, timeout: Double = 5) throws -> String {
         try lines(until: prefix, timeout: timeout) { $0.hasPrefix(prefix) }.last!
     }
 
     /// The next line, which must start with `prefix`.
     @discardableResult
-    func expectNext(_ prefix: String, timeout: Double = 5) throws -> String {
+    public func expectNext(_ prefix: String, timeout: Double = 5) throws -> String {
         let line = try nextLine(timeout: timeout)
         guard line.hasPrefix(prefix) else { throw Unexpected(expected: prefix, got: line) }
         return line
     }
 
     /// Waits until the server closes the connection; returns the lines that came first.
-    func awaitClose(timeout: Double = 5) throws -> [String] {
+    public func awaitClose(timeout: Double = 5) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
@@ -91,8 +91,15 @@ final class TestClient {
         }
     }
 
-    struct EndOfStream: Error { let seen: [String] }
-    struct Unexpected: Error { let expected: String; let got: String }
+    public struct EndOfStream: Error { public let seen: [String] }
+    public struct Unexpected: Error {
+        public let expected: String
+        public let got: String
+        public init(expected: String, got: String) {
+            self.expected = expected
+            self.got = got
+        }
+    }
 
     /// Reads once; false at end of stream.
     private func fill(timeout: Double) throws -> Bool {
@@ -114,11 +121,11 @@ final class TestClient {
         if ready == 0 { throw Timeout(waitingFor: "readiness", seen: received) }
     }
 
-    func close() { socket.close() }
+    public func close() { socket.close() }
 }
 
 /// A server on an ephemeral port with an in-memory store, shut down when the body ends.
-func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _ in },
+public func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _ in },
                    store: (any RunStore)? = nil,
                    _ body: (Server) throws -> T) throws -> T {
     var configuration = ServerConfiguration()
@@ -131,7 +138,7 @@ func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _ in },
 }
 
 /// A runner connection that has claimed `name`; returns the client and its key.
-func connectRunner(_ name: String, to server: Server) throws -> (TestClient, String) {
+public func connectRunner(_ name: String, to server: Server) throws -> (TestClient, String) {
     let client = try TestClient(port: server.port)
     try client.send("iam:\(name)")
     let reply = try ServerEvent(line: client.expect("ok:iam"))
@@ -140,7 +147,7 @@ func connectRunner(_ name: String, to server: Server) throws -> (TestClient, Str
 }
 
 /// Fixes along a straight line north from a start, one per second at `speed` m/s, timestamps from `start`.
-func straightRun(count: Int, from start: Double = Date().timeIntervalSince1970 - 1, speed: Double = 3,
+public func straightRun(count: Int, from start: Double = Date().timeIntervalSince1970 - 1, speed: Double = 3,
                  latitude: Double = 51.5, longitude: Double = -0.12) -> [String] {
     let metresPerDegree = 111_229.0
     return (0..<count).map { index in

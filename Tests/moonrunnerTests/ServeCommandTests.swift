@@ -1,0 +1,56 @@
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+import Wire
+
+/// `moonrunner serve` as an operator runs it: a real process, signals, a database file.
+@Suite struct ServeCommandTests {
+    @Test func sigtermEndsOpenRunsSavedFlushesAndExitsZero() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("runs.sqlite").path
+        let server = try ChildProcess(["serve", "--port", "0", "--db", database])
+        let port = try server.listeningPort()
+        let runner = try TestClient(port: port)
+        try runner.send("iam:ann")
+        try runner.expectNext("ok:iam")
+        let watcher = try TestClient(port: port)
+        try watcher.send("watch:ann")
+        try watcher.expectNext("ok:watch")
+        let fixes = straightRun(count: 30)
+        for line in fixes { try runner.send(line) }
+        try runner.lines(until: "last pace") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(fixes.last!.split(separator: ",").last!) ") }
+
+        server.signal(SIGTERM)
+        let end = try RunEndedEvent(event: Event.parse(watcher.expect("end:ann")))
+        #expect(end.saved && end.reason == .shutdown)
+        #expect(server.awaitExit() == 0)
+        #expect(server.standardError.contains("shutting down"))
+
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        let run = try #require(try store.run(id: end.runID))
+        #expect(run.record.status == .saved)
+        #expect(try store.fixes(ofRun: end.runID).count == 30)
+        #expect(abs(run.record.distance - end.distance) < 0.01)
+    }
+
+    @Test func helpListsEveryLimitFlag() throws {
+        let help = try ChildProcess(["serve", "--help"])
+        #expect(help.awaitExit() == 0)
+        let text = help.standardOutput
+        for flag in ["--host", "--port", "--db", "--max-connections", "--idle-timeout", "--lines-per-second",
+                     "--errors-per-second", "--high-water", "--hard-limit", "--resume-window"] {
+            #expect(text.contains(flag), "\(flag)")
+        }
+    }
+
+    @Test func aDatabaseThatCannotBeOpenedIsAClearErrorAtStart() throws {
+        let folder = temporaryFolder()
+        let garbage = folder.appendingPathComponent("garbage.sqlite")
+        try Data(repeating: 0x42, count: 8192).write(to: garbage)
+        let server = try ChildProcess(["serve", "--port", "0", "--db", garbage.path])
+        #expect(server.awaitExit() == 1)
+        #expect(server.standardError.contains("cannot open the database"))
+    }
+}
