@@ -8,16 +8,20 @@ Drives runners, spectators and idle connections on loopback against a server (by
 this executable's `serve --port 0` on a fresh temporary SQLite file, stopped with SIGTERM at the end) and
 prints one `key: value` per line and a one-line summary per scenario.
 
-  --scenario NAME       live | flat | idle | all (the three in turn, 10 s each); other flags override
-                        live:  --runners 2000 --rate 1 --spectators 4000 --duration 30   (p99 < 5 ms, no loss)
-                        flat:  --runners 50 --spectators 50 --flat-out --duration 10     (>= 200,000 fixes/s)
-                        idle:  --idle 10000                                              (< 4 KiB per connection)
+  --scenario NAME       live | flat | flat-replay | idle | all (each in turn, 10 s each); flags override
+                        live:   --runners 2000 --rate 1 --spectators 4000 --duration 30  (p99 < 5 ms, no loss)
+                        flat:   --runners 50 --spectators 50 --flat-out --duration 10    (>= 200,000 fixes/s)
+                        flat-replay: flat with --fix-interval 1 (phone-clock stamps 1 s apart)
+                        idle:   --idle 10000                                             (< 4 KiB per connection)
   --runners R           connections that send iam:load-N and stream fixes (default 0)
   --spectators S        connections that watch a runner, spread evenly (default 0)
   --rate N              fixes per second per runner (default 1)
   --flat-out            runners write as fast as the server takes, --pipeline fixes unacknowledged at most
   --pipeline N          unacknowledged fixes per runner when flat out (default 256)
   --duration S          seconds of streaming (default 10)
+  --fix-interval S      stamp fixes with a phone clock that starts now and advances S seconds per fix
+                        (a recorded run replayed fast); latency then comes from this process's send log.
+                        Default: each fix's ts is the wall clock when it is sent
   --idle N              connections that ping once and stay silent (default 0)
   --db PATH             the started server's database (default: a temporary SQLite file; :memory: for none)
   --server-bin PATH     executable to start as `PATH serve` (default: this one)
@@ -142,9 +146,11 @@ struct LoadPlan {
         case "live": base = [Self.live(duration: 30)]
         case "flat": base = [Self.flat(duration: 10)]
         case "idle": base = [Self.idle()]
-        case "all": base = [Self.live(duration: 10), Self.flat(duration: 10), Self.idle()]
+        case "flat-replay": base = [Self.flat(duration: 10, replay: true)]
+        case "all": base = [Self.live(duration: 10), Self.flat(duration: 10), Self.flat(duration: 10, replay: true),
+                            Self.idle()]
         case "custom": base = [LoadScenario(name: "custom", configuration: LoadConfiguration(), target: nil)]
-        default: throw Options.UsageError(description: "--scenario: live, flat, idle or all, not \(scenarioName)")
+        default: throw Options.UsageError(description: "--scenario: live, flat, flat-replay, idle or all, not \(scenarioName)")
         }
         // Explicit flags override every scenario's preset.
         let runners: Int? = try options.optionalNumber("runners")
@@ -153,6 +159,7 @@ struct LoadPlan {
         let rate: Double? = try options.optionalNumber("rate")
         let duration: Double? = try options.optionalNumber("duration")
         let pipeline: Int? = try options.optionalNumber("pipeline")
+        let fixInterval: Double? = try options.optionalNumber("fix-interval")
         let flatOut = options.flag("flat-out")
         let prefix = options.string("prefix")
         try options.finish()
@@ -165,14 +172,16 @@ struct LoadPlan {
             configuration.duration = duration ?? configuration.duration
             configuration.pipeline = pipeline ?? configuration.pipeline
             configuration.namePrefix = prefix ?? configuration.namePrefix
+            configuration.fixInterval = fixInterval ?? configuration.fixInterval
             if let rate {
                 configuration.rate = rate
                 configuration.flatOut = false
             }
             if flatOut { configuration.flatOut = true }
             guard configuration.runners >= 0, configuration.spectators >= 0, configuration.idle >= 0,
-                  configuration.rate > 0, configuration.duration > 0, configuration.pipeline > 0 else {
-                throw Options.UsageError(description: "counts must be >= 0; rate, duration and pipeline > 0")
+                  configuration.rate > 0, configuration.duration > 0, configuration.pipeline > 0,
+                  (configuration.fixInterval ?? 1) >= 1e-6 else {
+                throw Options.UsageError(description: "counts must be >= 0; rate, duration, pipeline, fix interval > 0")
             }
             guard configuration.runners + configuration.spectators + configuration.idle > 0 else {
                 throw Options.UsageError(description: "nothing to do: give --runners, --idle or --scenario")
@@ -191,13 +200,15 @@ struct LoadPlan {
         return LoadScenario(name: "live", configuration: configuration, target: .latencyAndNoLoss(p99Milliseconds: 5))
     }
 
-    private static func flat(duration: Double) -> LoadScenario {
+    private static func flat(duration: Double, replay: Bool = false) -> LoadScenario {
         var configuration = LoadConfiguration()
+        if replay { configuration.fixInterval = 1 }
         configuration.runners = 50
         configuration.spectators = 50
         configuration.flatOut = true
         configuration.duration = duration
-        return LoadScenario(name: "flat", configuration: configuration, target: .throughput(fixesPerSecond: 200_000))
+        return LoadScenario(name: replay ? "flat-replay" : "flat", configuration: configuration,
+                            target: .throughput(fixesPerSecond: 200_000))
     }
 
     private static func idle() -> LoadScenario {

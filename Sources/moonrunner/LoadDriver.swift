@@ -1,3 +1,4 @@
+import Foundation
 import Reactor
 import Wire
 
@@ -19,6 +20,9 @@ struct LoadConfiguration: Sendable {
     var pipeline = 256
     /// Runner names are `PREFIX-N`.
     var namePrefix = "load"
+    /// Seconds of phone clock between a runner's fixes (`ts` then runs ahead of the wall clock, as when a
+    /// recorded run is replayed fast); nil stamps each fix with the wall clock at send time.
+    var fixInterval: Double?
     /// Seconds to wait after streaming for the last acks and events.
     var drainTimeout = 10.0
 }
@@ -51,6 +55,8 @@ struct LoadResult {
     var serverCPUSeconds: Double?
     var benchCPUSeconds: Double?
     var statistics: StatsEvent?
+    /// `/proc/loadavg`'s 1-minute figure when streaming started: other work competing for the cores.
+    var machineLoadAverage: String?
 }
 
 /// A setup step that failed (the benchmark exits 1).
@@ -75,11 +81,14 @@ final class LoadDriver {
     private var result = LoadResult()
     /// True while runners stream flat out.
     private(set) var isFlatOutStreaming = false
+    /// ``LoadConfiguration/fixInterval`` in microseconds.
+    let fixIntervalMicros: Int64?
     private var isStreaming = false
 
     init(configuration: LoadConfiguration, server: LoadServerProcess) throws(LoadSetupError) {
         self.configuration = configuration
         self.server = server
+        fixIntervalMicros = configuration.fixInterval.map { Int64(($0 * 1e6).rounded()) }
         do {
             loop = try EventLoop()
         } catch {
@@ -91,13 +100,14 @@ final class LoadDriver {
 
     // MARK: Notes from peers
 
-    func notePace(_ line: UnsafeBufferPointer<UInt8>, receivedAt now: Int64, sample: Bool) {
+    /// One `pace:` received; `latency` nil when its fix is unknown (counted as a protocol error).
+    func notePace(_ line: UnsafeBufferPointer<UInt8>, latency: Int64?, sample: Bool) {
         result.paceReceived += 1
         if isStreaming { result.paceReceivedWhileStreaming += 1 }
-        if let stamp = LoadClock.timestampMicros(in: line) {
-            result.paceLatency.record(now - stamp)
+        if let latency {
+            result.paceLatency.record(latency)
         } else {
-            noteProtocolError("pace without ts")
+            noteProtocolError("pace for a fix never sent")
         }
         if sample {
             // The fast path above reads only `ts=`; a sample goes through Wire's full parser to check the rest.
@@ -150,9 +160,9 @@ final class LoadDriver {
         try waitForAnswers(runners, "ok:iam")
         if !runners.isEmpty {
             for index in 0..<configuration.spectators {
-                let watched = index % runners.count
-                let spectator = try connect { LoadSpectator(socket: $0, driver: self, runnerIndex: watched) }
-                spectator.start(watching: runners[watched].name)
+                let watched = runners[index % runners.count]
+                let spectator = try connect { LoadSpectator(socket: $0, driver: self, runner: watched) }
+                spectator.start()
                 spectators.append(spectator)
             }
             try waitForAnswers(spectators, "ok:watch")
@@ -169,6 +179,8 @@ final class LoadDriver {
     private func stream() {
         let serverCPUStart = server.cpuSeconds()
         let benchCPUStart = LoadServerProcess.cpuSeconds(ofStatFile: "/proc/self/stat")
+        result.machineLoadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+            .split(separator: " ").first.map(String.init)
         let started = LoadClock.monotonicSeconds()
         isStreaming = true
         var ticker: TimerID?
@@ -212,7 +224,7 @@ final class LoadDriver {
 
     /// Waits for every fix to be acknowledged and every expected `pace:` to arrive, or for progress to stop.
     private func drain() {
-        result.paceExpected = spectators.reduce(0) { $0 + runners[$1.runnerIndex].sent }
+        result.paceExpected = spectators.reduce(0) { $0 + $1.runner.sent }
         var lastProgress = LoadClock.monotonicSeconds()
         var lastTotal = -1
         _ = runLoop(timeout: configuration.drainTimeout) { [unowned self] in

@@ -166,23 +166,32 @@ final class LoadControlPeer: LoadPeer {
 
 /// A spectator: `watch:NAME`, then every `pace:` about that runner is timed against its `ts=`.
 final class LoadSpectator: LoadPeer {
-    /// Index of the runner watched.
-    let runnerIndex: Int
+    /// The runner watched.
+    let runner: LoadRunner
+    /// This spectator's slot in the runner's send log.
+    private let slot: Int
     /// `pace:` lines received.
     private(set) var paceReceived = 0
 
-    init(socket: StreamSocket, driver: LoadDriver, runnerIndex: Int) {
-        self.runnerIndex = runnerIndex
+    init(socket: StreamSocket, driver: LoadDriver, runner: LoadRunner) {
+        self.runner = runner
+        slot = runner.addWatcher()
         super.init(socket: socket, driver: driver)
     }
 
     /// Sends `watch:NAME`.
-    func start(watching name: String) { send(Array("watch:\(name)\n".utf8)) }
+    func start() { send(Array("watch:\(runner.name)\n".utf8)) }
 
     override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
         if line.starts(with: "pace:".utf8) {
             paceReceived += 1
-            driver.notePace(line, receivedAt: now, sample: paceReceived & 4095 == 1)
+            guard let stamp = LoadClock.timestampMicros(in: line) else {
+                driver.noteProtocolError("pace without ts")
+                return
+            }
+            // With wall-clock stamps the line itself says when the fix left; with a phone clock the runner's log does.
+            let sentAt = driver.fixIntervalMicros == nil ? stamp : runner.sendTime(ofStamp: stamp, watcher: slot)
+            driver.notePace(line, latency: sentAt.map { now - $0 }, sample: paceReceived & 4095 == 1)
         } else if line.starts(with: "ok:watch".utf8) {
             state = .ready
         } else {

@@ -25,6 +25,8 @@ struct LoadReport {
         if configuration.runners > 0 {
             add("mode", configuration.flatOut ? "flat out, pipeline \(configuration.pipeline) unacked fixes per runner"
                 : "\(Self.number(configuration.rate)) fix/s per runner")
+            add("fix_timestamps", configuration.fixInterval.map { "phone clock, \(Self.number($0)) s apart" }
+                ?? "wall clock at send")
             add("duration_s", Self.fixed(result.streamingSeconds, 2))
         }
         add("setup_s", Self.fixed(result.setupSeconds, 2))
@@ -79,6 +81,7 @@ struct LoadReport {
         if let seconds = result.benchCPUSeconds {
             add("bench_cpu_percent_of_one_core", Self.fixed(100 * seconds / window, 0))
         }
+        if let load = result.machineLoadAverage { add("machine_load_average_1m", load) }
         if let shutdown {
             add("server_shutdown_s", Self.fixed(shutdown.seconds, 2))
             add("server_exit_status", shutdown.status)
