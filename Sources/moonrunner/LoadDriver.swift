@@ -39,6 +39,8 @@ struct LoadResult {
     var paceReceivedWhileStreaming = 0
     var ownPaceReceived = 0
     var paceLatency = LatencyHistogram()
+    /// The same, only for fixes sent at least one second after streaming began (run starts excluded).
+    var steadyPaceLatency = LatencyHistogram()
     var ackLatency = LatencyHistogram()
     var idleReady = 0
     var serverErrors = 0
@@ -84,6 +86,8 @@ final class LoadDriver {
     /// ``LoadConfiguration/fixInterval`` in microseconds.
     let fixIntervalMicros: Int64?
     private var isStreaming = false
+    /// Wall-clock µs one second into streaming: later fixes count for the steady-state latency.
+    private var steadyFrom = Int64.max
 
     init(configuration: LoadConfiguration, server: LoadServerProcess) throws(LoadSetupError) {
         self.configuration = configuration
@@ -100,12 +104,13 @@ final class LoadDriver {
 
     // MARK: Notes from peers
 
-    /// One `pace:` received; `latency` nil when its fix is unknown (counted as a protocol error).
-    func notePace(_ line: UnsafeBufferPointer<UInt8>, latency: Int64?, sample: Bool) {
+    /// One `pace:` received at `now` for a fix written at `sentAt` (nil when unknown: a protocol error).
+    func notePace(_ line: UnsafeBufferPointer<UInt8>, sentAt: Int64?, receivedAt now: Int64, sample: Bool) {
         result.paceReceived += 1
         if isStreaming { result.paceReceivedWhileStreaming += 1 }
-        if let latency {
-            result.paceLatency.record(latency)
+        if let sentAt {
+            result.paceLatency.record(now - sentAt)
+            if sentAt >= steadyFrom { result.steadyPaceLatency.record(now - sentAt) }
         } else {
             noteProtocolError("pace for a fix never sent")
         }
@@ -182,6 +187,7 @@ final class LoadDriver {
         result.machineLoadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
             .split(separator: " ").first.map(String.init)
         let started = LoadClock.monotonicSeconds()
+        steadyFrom = LoadClock.wallMicroseconds() + 1_000_000
         isStreaming = true
         var ticker: TimerID?
         if configuration.flatOut {

@@ -191,7 +191,7 @@ final class LoadSpectator: LoadPeer {
             }
             // With wall-clock stamps the line itself says when the fix left; with a phone clock the runner's log does.
             let sentAt = driver.fixIntervalMicros == nil ? stamp : runner.sendTime(ofStamp: stamp, watcher: slot)
-            driver.notePace(line, latency: sentAt.map { now - $0 }, sample: paceReceived & 4095 == 1)
+            driver.notePace(line, sentAt: sentAt, receivedAt: now, sample: paceReceived & 4095 == 1)
         } else if line.starts(with: "ok:watch".utf8) {
             state = .ready
         } else {

@@ -41,6 +41,10 @@ struct LoadReport {
             add("latency_p999_ms", Self.milliseconds(latency.percentile(0.999)))
             add("latency_max_ms", Self.milliseconds(latency.maximum))
             add("latency_mean_ms", Self.fixed(latency.mean / 1000, 3))
+            let steady = result.steadyPaceLatency
+            add("steady_latency_p50_p99_max_ms", "\(Self.milliseconds(steady.percentile(0.5))) "
+                + "\(Self.milliseconds(steady.percentile(0.99))) \(Self.milliseconds(steady.maximum)) "
+                + "(fixes sent after the first second, \(steady.count) events)")
             add("ack_latency_p50_ms", Self.milliseconds(result.ackLatency.percentile(0.50)))
             add("ack_latency_p99_ms", Self.milliseconds(result.ackLatency.percentile(0.99)))
             add("fixes_acked", result.fixesAcknowledged)
