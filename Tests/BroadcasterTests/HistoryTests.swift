@@ -1,4 +1,5 @@
 import Broadcaster
+import Foundation
 import MoonRunnerTestSupport
 import RunCore
 import RunStore
@@ -91,6 +92,47 @@ import Wire
             let board = try answer(asker, to: "badges:ann").compactMap { if case .board(let line) = $0 { line } else { nil } }
             let atmosphere = try #require(board.first { $0.badgeID == "atmosphere" })
             #expect(atmosphere.silver != nil && atmosphere.gold != nil)
+        }
+    }
+}
+
+/// Badge history lives in the database: a restart does not make yesterday's checkpoints disappear.
+@Suite struct HistoryAcrossRestartTests {
+    @Test func silverAfterARestartNeedsToBeatTheStoredReference() throws {
+        let database = temporaryFolder().appendingPathComponent("history.sqlite").path
+        var key = ""
+        do {
+            let store = try SQLiteRunStore(path: database)
+            defer { store.close() }
+            try withServer(store: store) { server in
+                let (ann, claimed) = try connectRunner("ann", to: server)
+                key = claimed
+                for line in straightRun(count: 300, speed: 3.0) { try ann.send(line) }
+                try ann.send("stop:")
+                try ann.expect("end:ann", timeout: 20)
+            }
+        }
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        try withServer(store: store) { server in
+            let ann = try TestClient(port: server.port)
+            try ann.send("iam:ann \(key)")
+            try ann.expectNext("ok:iam")
+            // Slower than the first run: nothing but the run itself.
+            for line in straightRun(count: 300, speed: 2.9) { try ann.send(line) }
+            try ann.send("stop:")
+            try ann.expect("end:ann", timeout: 20)
+            #expect(!ann.received.contains { $0.hasPrefix("badge:ann id=atmosphere") }, "no award for a slower run")
+            // 5 % faster than the stored reference: silver, and a best.
+            let start = Double(Int(Date().timeIntervalSince1970)) + 400
+            for line in straightRun(count: 280, from: start, speed: 3.2) { try ann.send(line) }
+            try ann.send("stop:")
+            let lines = try ann.lines(until: "end", timeout: 20) { $0.hasPrefix("end:ann") }
+            let tiers = lines.compactMap { line -> String? in
+                guard line.hasPrefix("badge:ann id=atmosphere"), let badge = try? BadgeEvent(event: Event.parse(line)) else { return nil }
+                return badge.tier
+            }
+            #expect(tiers == ["silver", "best"])
         }
     }
 }
