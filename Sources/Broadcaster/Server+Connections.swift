@@ -213,6 +213,10 @@ extension Server: HubOutput {
             closeNow(connection, reason: reason)
         } else {
             updateInterest(connection)
+            // A peer that never reads must not keep a closing connection forever.
+            loop.schedule(after: 5) { [weak connection, unowned self] in
+                if let connection { closeNow(connection, reason: reason + " (output not drained)") }
+            }
         }
     }
 
