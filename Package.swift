@@ -39,7 +39,8 @@ let package = Package(
                                                      "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
                                                           "MoonRunnerTestSupport"]),
-        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "MoonRunnerTestSupport"]),
+        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "MoonRunnerTestSupport"],
+                    resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -46,64 +46,65 @@ extension Hub {
     func answerRuns(_ id: ConnectionID, name: String, offset: Int, limit: Int) {
         guard knows(name, for: id) else { return }
         let page = min(max(limit, 1), configuration.maximumHistoryPage)
-        do {
+        output.answerFromStore(to: id) { store throws(StoreError) in
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
-            for record in found.prefix(page) {
-                send(RunListItemEvent(record), to: id)
-            }
-            send(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page), to: id)
-        } catch {
-            storageFailed(id, error)
+            return found.prefix(page).map { Self.line(RunListItemEvent($0)) }
+                + [Self.line(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page))]
         }
     }
 
     /// `run:ID`: the summary, km and mile splits, checkpoint splits and badges, then `done:run`.
     func answerRun(_ id: ConnectionID, runID: Int64) {
-        do {
-            if let name = runOwners[runID], let entry = runners[name], let run = entry.run,
-               case .running(let liveID, let started) = run.phase, liveID == runID {
-                // A live run is answered from the engine: the store has only its fixes so far.
-                let summary = run.tracker.finish()
-                let record = RunRecord(id: runID, runner: name, started: started, ended: nil, distance: summary.distance,
-                                       elapsed: summary.elapsed, movingTime: summary.movingTime, status: .live,
-                                       rejections: summary.rejections)
-                let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
-                answer(id, StoredRun(record: record, splits: summary.splits, checkpoints: summary.checkpoints, awards: awards))
-            } else if let stored = try store.run(id: runID) {
-                answer(id, stored)
-            } else {
-                fail(id, .notFound, "no run \(runID)")
+        if let name = runOwners[runID], let entry = runners[name], let run = entry.run,
+           case .running(let liveID, let started) = run.phase, liveID == runID {
+            // A live run is answered from the engine: the store has only its fixes so far.
+            let summary = run.tracker.finish()
+            let record = RunRecord(id: runID, runner: name, started: started, ended: nil, distance: summary.distance,
+                                   elapsed: summary.elapsed, movingTime: summary.movingTime, status: .live,
+                                   rejections: summary.rejections)
+            let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
+            let stored = StoredRun(record: record, splits: summary.splits, checkpoints: summary.checkpoints, awards: awards)
+            for line in Self.lines(describing: stored) { send(line, to: id) }
+            return
+        }
+        output.answerFromStore(to: id) { store throws(StoreError) in
+            guard let stored = try store.run(id: runID) else {
+                return [Self.line(ErrorEvent(code: .notFound, reason: "no run \(runID)"))]
             }
-        } catch {
-            storageFailed(id, error)
+            return Self.lines(describing: stored)
         }
     }
 
-    private func answer(_ id: ConnectionID, _ run: StoredRun) {
+    private static func lines(describing run: StoredRun) -> [[UInt8]] {
         let name = run.record.runner
-        send(RunSummaryEvent(run.record), to: id)
-        for split in run.splits { send(SplitEvent(split, runner: name), to: id) }
-        for checkpoint in run.checkpoints { send(CheckpointEvent(checkpoint, runner: name), to: id) }
-        for award in run.awards { send(BadgeEvent(award.award, runner: name), to: id) }
-        let count = 1 + run.splits.count + run.checkpoints.count + run.awards.count
-        send(DoneEvent(what: "run", count: count, more: false), to: id)
+        var lines = [line(RunSummaryEvent(run.record))]
+        lines += run.splits.map { line(SplitEvent($0, runner: name)) }
+        lines += run.checkpoints.map { line(CheckpointEvent($0, runner: name)) }
+        lines += run.awards.map { line(BadgeEvent($0.award, runner: name)) }
+        lines.append(line(DoneEvent(what: "run", count: lines.count, more: false)))
+        return lines
     }
 
     /// `badges:NAME`: the board of all 33 badges, then `done:badges`.
     func answerBadges(_ id: ConnectionID, name: String) {
         guard knows(name, for: id), let entry = runners[name] else { return }
-        do {
-            var farthest = try store.runs(of: name, offset: 0, limit: Int(Int32.max))
-                .filter { $0.status != .discarded }.map(\.distance).max() ?? 0
-            if let live = entry.run?.tracker.snapshot { farthest = max(farthest, live.distance) }
-            for badge in Badges.all {
-                send(BoardEvent(badge: badge, runner: name, record: entry.history.records[badge.id],
-                                farthest: farthest), to: id)
-            }
-            send(DoneEvent(what: "badges", count: Badges.all.count, more: false), to: id)
-        } catch {
-            storageFailed(id, error)
+        // The history and a live run's distance belong to the loop: copied now, used off the loop.
+        let history = entry.history
+        let live = entry.run?.tracker.snapshot?.distance ?? 0
+        output.answerFromStore(to: id) { store throws(StoreError) in
+            let farthest = try store.runs(of: name, offset: 0, limit: Int(Int32.max))
+                .filter { $0.status != .discarded }.map(\.distance).reduce(live, max)
+            return Badges.all.map { badge in
+                Self.line(BoardEvent(badge: badge, runner: name, record: history.records[badge.id], farthest: farthest))
+            } + [Self.line(DoneEvent(what: "badges", count: Badges.all.count, more: false))]
         }
+    }
+
+    /// One event as a line, for answers built off the loop.
+    static func line(_ event: some WireEvent) -> [UInt8] {
+        var bytes: [UInt8] = []
+        event.append(to: &bytes)
+        return bytes
     }
 
     /// True when the runner exists; otherwise answers `err:not_found`.
@@ -114,10 +115,5 @@ extension Hub {
             return false
         }
         return true
-    }
-
-    private func storageFailed(_ id: ConnectionID, _ error: StoreError) {
-        fail(id, .storage, "storage: \(error.message)")
-        output.log("store read failed: \(error)")
     }
 }

@@ -20,15 +20,15 @@ extension Hub {
         }
         if let previous = entry.connection, previous != id {
             // The phone reconnected before the server saw the old connection die: the new one speaks now.
-            sessions[previous]?.name = nil
+            sessions[previous]?.runner = nil
+            fail(previous, .replaced, "\(name) continues on a newer connection")
             output.close(previous, reason: "replaced by a new connection for \(name)")
         }
         entry.connection = id
-        sessions[id]?.name = name
+        sessions[id]?.runner = entry
         var fields = [Event.Field(key: "name", value: name)]
-        if var run = entry.run, let runID = run.id {
+        if let run = entry.run, let runID = run.id {
             run.disconnectedAt = nil
-            entry.run = run
             fields.append(Event.Field(key: "resumed", value: String(runID)))
             send(OkEvent(what: "iam", fields: fields), to: id)
             // Restore the runner's screen, then tell it what is safe on disk so it resends only the rest.
@@ -49,7 +49,7 @@ extension Hub {
         let entry = RunnerEntry(name: name, keyHash: RunnerKey.hash(key), history: BadgeHistory())
         entry.connection = id
         runners[name] = entry
-        sessions[id]?.name = name
+        sessions[id]?.runner = entry
         store.submit(.runner(name: name, keyHash: entry.keyHash, created: now))
         send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
                                             .init(key: "new", value: "yes")]), to: id)
@@ -57,18 +57,22 @@ extension Hub {
     }
 
     /// `loc:`: one fix through the engine, stored, and the run's events to everyone who follows it.
-    func locate(_ id: ConnectionID, _ location: LocationCommand, now: Double) {
-        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
+    func locate(_ id: ConnectionID, _ session: Session, _ location: LocationCommand, now: Double) {
+        guard let entry = session.runner, entry.connection == id else {
             fail(id, .notIdentified, "send iam:NAME before loc:")
             return
         }
-        // The run is taken out of the entry while it changes, so its arrays are never shared and never copied.
-        var run = entry.run ?? LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
-        entry.run = nil
+        let name = entry.name
+        let run: LiveRun
+        if let current = entry.run {
+            run = current
+        } else {
+            run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
+            entry.run = run
+        }
         if let last = run.tracker.lastAcceptedTimestamp, location.timestamp <= last {
             // A fix the run already has (a resend after a reconnect): skipped without error, and acked if on disk.
             statistics.fixesResent += 1
-            entry.run = run
             if let acknowledged = run.committedAcknowledgement {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
@@ -76,30 +80,26 @@ extension Hub {
         }
         let fix = Fix(latitude: location.latitude, longitude: location.longitude,
                       accuracy: location.accuracy, timestamp: location.timestamp)
-        let outcome = run.tracker.add(fix, now: now)
-        switch outcome {
+        switch run.tracker.add(fix, now: now) {
         case .rejected(let reason):
             statistics.fixesFiltered[reason, default: 0] += 1
             if run.id == nil {
                 // No run yet, so nothing to store: the fix is answered at once so the client can forget it.
-                entry.run = run
                 send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
                 return
             }
-            record(fix, rejection: reason, text: location.timestampText, in: &run, now: now)
-            entry.run = run
+            record(fix, rejection: reason, text: location.timestampText, in: run, now: now)
         case .accepted(let progress):
             statistics.fixesAccepted += 1
             if progress.started {
-                start(&run, runner: name, fix: fix, text: location.timestampText, now: now)
+                start(run, runner: name, fix: fix, text: location.timestampText, now: now)
             }
-            record(fix, rejection: nil, text: location.timestampText, in: &run, now: now)
-            entry.run = run
+            record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
             announce(progress, runner: name, timestampText: location.timestampText, in: entry)
         }
     }
 
-    private func start(_ run: inout LiveRun, runner name: String, fix: Fix, text: String, now: Double) {
+    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, now: Double) {
         let runID = store.allocateRunID()
         run.phase = .running(id: runID, started: fix.timestamp)
         runOwners[runID] = name
@@ -112,7 +112,7 @@ extension Hub {
     }
 
     /// Hands one fix to the store; the ack goes out when its batch commits.
-    private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: inout LiveRun, now: Double) {
+    private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: LiveRun, now: Double) {
         guard let runID = run.id else { return }
         var acknowledgement: String?
         if run.newestSubmitted.map({ fix.timestamp > $0.timestamp }) ?? true {
@@ -128,7 +128,7 @@ extension Hub {
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
         let pace = bytes(of: PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
         entry.run?.latestPaceLine = pace
-        broadcast(pace, about: name, to: .spectators, droppable: true)
+        broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true)
         guard let runID = entry.run?.id else { return }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))

@@ -8,6 +8,10 @@ protocol HubOutput: AnyObject {
     func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?)
     /// Closes a connection once what is queued for it is written.
     func close(_ connection: ConnectionID, reason: String)
+    /// Runs a history read off the loop, after every write submitted so far is on disk (so a runner sees the run
+    /// it just stopped), then sends the lines it made to the connection together, in order.
+    func answerFromStore(to connection: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
     /// Counts an `err:` reply; the output closes a connection that floods.
     func errorSent(to connection: ConnectionID)
     /// One log line for operators.
@@ -59,23 +63,22 @@ final class Hub {
         everyoneCoaches.remove(id)
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
         entry.connection = nil
-        guard var run = entry.run else { return }
+        guard let run = entry.run else { return }
         if run.id == nil {
             entry.run = nil  // nothing started: nothing to resume
         } else {
             run.disconnectedAt = now
-            entry.run = run
             output.log("runner \(name) disconnected mid-run \(run.id ?? 0); resume window \(Int(configuration.resumeWindow)) s")
         }
     }
 
     /// Handles one parsed command from a connection.
     func received(_ command: Command, from id: ConnectionID, now: Double) {
-        guard sessions[id] != nil else { return }
-        sessions[id]?.isActive = true
+        guard let index = sessions.index(forKey: id) else { return }
+        if !sessions.values[index].isActive { sessions.values[index].isActive = true }
         switch command {
         case .identify(let name, let key): identify(id, name: name, key: key, now: now)
-        case .location(let location): locate(id, location, now: now)
+        case .location(let location): locate(id, sessions.values[index], location, now: now)
         case .stop(let save): stop(id, save: save, now: now)
         case .watch(let target): follow(id, target, coach: false)
         case .coach(let target): follow(id, target, coach: true)
@@ -118,10 +121,7 @@ final class Hub {
 
     /// Formats an event once, through the event's own (fast) formatter.
     func bytes(of event: some WireEvent) -> [UInt8] {
-        var line: [UInt8] = []
-        line.reserveCapacity(160)
-        event.append(to: &line)
-        return line
+        Self.line(event)
     }
 
     /// Sends one event to one connection.
@@ -152,10 +152,10 @@ final class Hub {
 
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
     /// `sender`). A connection in several audiences is skipped by the later ones, so nothing is built per event.
-    func broadcast(_ line: [UInt8], about runner: String, to audience: Audience, droppable: Bool = false,
-                   except sender: ConnectionID? = nil) {
+    func broadcast(_ line: [UInt8], about runner: String, entry: RunnerEntry? = nil, to audience: Audience,
+                   droppable: Bool = false, except sender: ConnectionID? = nil) {
         let pace = droppable ? runner : nil
-        let own = runners[runner]?.connection ?? sender
+        let own = (entry ?? runners[runner])?.connection ?? sender
         if let own, own != sender { send(line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
         for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }

@@ -20,8 +20,8 @@ final class RunnerEntry {
     }
 }
 
-/// One run in progress.
-struct LiveRun {
+/// One run in progress. A class, so the engine inside it is changed in place on every fix, never copied.
+final class LiveRun {
     /// Lifecycle of a run: waiting for the first accepted fix, then running under a run id.
     enum Phase {
         case waiting
@@ -44,6 +44,10 @@ struct LiveRun {
     var committedAcknowledgement: String?
     /// When the runner's connection went away; the run is ended after the resume window.
     var disconnectedAt: Double?
+
+    init(tracker: RunTracker) {
+        self.tracker = tracker
+    }
 
     /// The run id once started.
     var id: Int64? {

@@ -1,4 +1,6 @@
+import Dispatch
 import Reactor
+import RunStore
 import Wire
 
 extension Server {
@@ -211,6 +213,10 @@ extension Server: HubOutput {
             closeNow(connection, reason: reason)
         } else {
             updateInterest(connection)
+            // A peer that never reads must not keep a closing connection forever.
+            loop.schedule(after: 5) { [weak connection, unowned self] in
+                if let connection { closeNow(connection, reason: reason + " (output not drained)") }
+            }
         }
     }
 
@@ -223,6 +229,27 @@ extension Server: HubOutput {
                 .append(to: &line)
             send(line, to: id, paceOf: nil)
             close(id, reason: "error flood")
+        }
+    }
+
+    func answerFromStore(to id: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+        let store = self.store
+        let logger = self.logger
+        queryQueue.async { [loop] in
+            store.flush()
+            let lines: [[UInt8]]
+            do throws(StoreError) {
+                lines = try read(store)
+            } catch {
+                logger.write("store read failed: \(error)")
+                lines = [Hub.line(ErrorEvent(code: .storage, reason: "storage: \(error.message)"))]
+            }
+            loop.execute { [weak self] in
+                guard let self else { return }
+                for line in lines { self.send(line, to: id, paceOf: nil) }
+                self.hub.statistics.eventsSent += lines.count
+            }
         }
     }
 

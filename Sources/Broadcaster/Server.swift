@@ -26,6 +26,8 @@ public final class Server: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     var isAccepting = true
     private var acceptHandler: AcceptHandler!
+    /// History reads run here, off the loop, one at a time.
+    let queryQueue = DispatchQueue(label: "moonrunner.history")
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
     private let stopped = Mutex(false)
     private let stoppedSignal = DispatchSemaphore(value: 0)
@@ -120,6 +122,9 @@ public final class Server: @unchecked Sendable {
             store.flush()
             loop.execute { [self] in
                 // The last acks have arrived: write what can be written, then close everyone.
+                for id in connections.keys {
+                    hub.fail(id, .shuttingDown, "the server is stopping; runs were saved")
+                }
                 flushPending()
                 for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
                 logger.write("stopped")

@@ -19,8 +19,10 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
 struct Session {
     /// When the connection was accepted.
     let connectedAt: Double
+    /// The runner this connection speaks for, once `iam:` succeeded (kept here so a fix needs no name lookup).
+    var runner: RunnerEntry?
     /// The claimed name, once `iam:` succeeded.
-    var name: String?
+    var name: String? { runner?.name }
     /// True once the connection sent one valid command (idle connections are closed).
     var isActive = false
     /// Runners followed with `watch:` (all events).

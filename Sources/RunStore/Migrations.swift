@@ -9,7 +9,7 @@ struct Migration: Sendable {
 }
 
 extension Migration {
-    /// Every migration, in the order they are applied. Append only; see SCHEMA.md.
+    /// Every migration, in the order they are applied. Append only; the schema is documented in README.md.
     static let all: [Migration] = [
         Migration(id: "2025-01-001-initial", sql: """
             CREATE TABLE runners (

@@ -60,7 +60,8 @@ public protocol RunStore: AnyObject, Sendable {
     func allocateRunID() -> Int64
     /// Queues a write for the writer thread. Never waits for the disk.
     func submit(_ write: StoreWrite)
-    /// Sets the function called on the writer thread after each batch (committed or failed).
+    /// Sets the function called on the writer thread after each batch (committed or failed). The handler must
+    /// not call `flush()` or `close()` (they wait for the writer thread it runs on).
     func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void)
     /// Blocks until everything submitted so far has been committed or has failed (and been reported).
     func flush()

@@ -4,7 +4,7 @@ import RunCore
 import Synchronization
 
 /// The run store in an SQLite file: WAL journal, one writer thread with its own connection, and a second
-/// connection for reads guarded by a lock. See SCHEMA.md for the tables.
+/// connection for reads guarded by a lock. The tables are documented in README.md ("The database").
 public final class SQLiteRunStore: RunStore {
     /// The path or `file:` URI the store was opened with.
     public let path: String

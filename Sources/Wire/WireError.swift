@@ -39,8 +39,6 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case replaced
     /// `stop:` without a live run.
     case noRun = "no_run"
-    /// Reserved: a runner-only command from a connection that is not a runner.
-    case notRunner = "not_runner"
     /// An unknown runner or run, or nobody to cheer.
     case notFound = "not_found"
     /// The server is full; the connection is closed.
@@ -49,12 +47,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case flood
     /// No valid command in time after connecting; the connection is closed.
     case idle
-    /// Reserved: more lines per second than allowed (the server uses back-pressure instead).
-    case rateLimited = "rate_limited"
     /// The store failed; the command had no effect.
     case storage
-    /// Reserved: the client reads too slowly and its output hit the hard limit; the connection is closed.
-    case slow
     /// Reserved: the server is shutting down; the connection is closed.
     case shuttingDown = "shutting_down"
 
@@ -72,7 +66,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// True when the server closes the connection right after sending this error.
     public var closesConnection: Bool {
         switch self {
-        case .busy, .flood, .idle, .slow, .shuttingDown, .replaced: return true
+        case .busy, .flood, .idle, .shuttingDown, .replaced: return true
         default: return false
         }
     }

@@ -3,12 +3,13 @@ import RunCore
 import RunStore
 
 let storeBenchHelp = """
-usage: moonrunner bench store [--fixes N] [--runs N] [--keep]
+usage: moonrunner bench store [--fixes N] [--runs N] [--batch-size N] [--keep]
 
 Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
 fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
 committed per second (from the first submit until flush() returns), the submit rate, and the size on disk
-per 1000 fixes. Build with -c release for meaningful figures. --keep leaves the database file in place.
+per 1000 fixes. --batch-size overrides the store's maximum batch size (default 4096). Build with -c release
+for meaningful figures. --keep leaves the database file in place.
 """
 
 /// `moonrunner bench store …` (`arguments` are the words after `store`).
@@ -16,6 +17,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     let fixCount: Int
     let runCount: Int
     let keep: Bool
+    var configuration = StoreConfiguration()
     do {
         var options = try Options(arguments, switches: ["keep"])
         if options.wantsHelp {
@@ -24,9 +26,12 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
         }
         fixCount = try options.number("fixes", default: 1_000_000)
         runCount = try options.number("runs", default: 100)
+        configuration.maximumBatchSize = try options.number("batch-size", default: configuration.maximumBatchSize)
         keep = options.flag("keep")
         try options.finish()
-        guard fixCount > 0, runCount > 0 else { throw Options.UsageError(description: "--fixes and --runs must be positive") }
+        guard fixCount > 0, runCount > 0, configuration.maximumBatchSize > 0 else {
+            throw Options.UsageError(description: "--fixes, --runs and --batch-size must be positive")
+        }
     } catch {
         printError("moonrunner bench store: \(error)\n\n\(storeBenchHelp)")
         return 2
@@ -42,7 +47,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     let path = directory.appendingPathComponent("bench.sqlite").path
     let store: SQLiteRunStore
     do {
-        store = try SQLiteRunStore(path: path)
+        store = try SQLiteRunStore(path: path, configuration: configuration)
     } catch {
         printError("moonrunner bench store: \(error)")
         return 1
@@ -75,7 +80,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
 
     let submitSeconds = Double(submitted - clockStart) / 1e9
     let totalSeconds = Double(flushed - clockStart) / 1e9
-    print("store benchmark: \(fixCount) fixes over \(runCount) runs, WAL, synchronous=NORMAL")
+    print("store benchmark: \(fixCount) fixes over \(runCount) runs, WAL, synchronous=NORMAL, batches of at most \(configuration.maximumBatchSize)")
     print(String(format: "  submit():          %.3f s  (%.0f fixes/s; the caller never waits for the disk)",
                  submitSeconds, Double(fixCount) / submitSeconds))
     print(String(format: "  committed (flush): %.3f s  (%.0f fixes/s)", totalSeconds, Double(fixCount) / totalSeconds))

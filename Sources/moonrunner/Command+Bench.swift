@@ -3,6 +3,7 @@ func runBenchCommand(arguments: [String]) -> Int32 {
     let benches: [String: ([String]) -> Int32] = [
         "core": runCoreBenchmark,
         "store": runStoreBenchmark,
+        "load": runLoadBenchmark,
     ]
     guard let name = arguments.first, let bench = benches[name] else {
         print("usage: moonrunner bench core|store|load [--help]")

@@ -61,7 +61,7 @@ import Wire
             let fresh = try TestClient(port: server.port)
             try fresh.send("iam:ann \(key)")
             try fresh.expectNext("ok:iam")
-            _ = try old.awaitClose()
+            #expect(try old.awaitClose().contains { $0.hasPrefix("err:replaced") })
             try fresh.send("stop:")
             try fresh.expect("end:ann")
         }

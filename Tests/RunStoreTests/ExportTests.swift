@@ -73,6 +73,22 @@ struct ImportedRun {
         #expect(try imported.store.runs(of: "ada", offset: 0, limit: 10).count == 2)
     }
 
+    /// The same import into both stores stores the same things.
+    @Test func importIntoSQLiteMatchesMemory() throws {
+        let directory = TemporaryDirectory()
+        let memory = try ImportedRun(fixture: "strava-run-1.gpx")
+        let sqlite = try SQLiteRunStore(path: directory.path("runs.sqlite"))
+        defer { sqlite.close() }
+        let outcome = try RunImport.importRun(memory.track, runner: "ada", into: sqlite, now: 1_700_000_000)
+        let run = try #require(try sqlite.run(id: outcome.runID))
+        #expect(run.record == memory.run.record)
+        #expect(run.splits == memory.run.splits)
+        #expect(run.checkpoints == memory.run.checkpoints)
+        #expect(run.awards == memory.run.awards)
+        #expect(try sqlite.fixes(ofRun: outcome.runID) == memory.fixes)
+        #expect(try sqlite.runner(named: "ada")?.history == memory.store.runner(named: "ada")?.history)
+    }
+
     @Test func newRunnerKeyVerifiesAgainstTheStoredHash() throws {
         let store = MemoryRunStore()
         let track = try #require(GPXImport.tracks(from: fixture("gpxpy-track-with-empty-segment.gpx")).first)

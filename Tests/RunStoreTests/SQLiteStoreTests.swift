@@ -151,6 +151,7 @@ import Testing
         configuration.retryAttempts = 1
         configuration.retainedRetryInterval = 60
         configuration.maximumBatchSize = 100_000
+        configuration.maximumBatchDelay = 10  // one batch of everything: flush cuts the wait short
         let store = try SQLiteRunStore(path: directory.path("full.sqlite"), configuration: configuration)
         defer { store.close() }
         let log = ReceiptLog()

@@ -30,22 +30,8 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardError = errorPipe
         process.standardOutput = outputPipe
         if !input { process.standardInput = FileHandle.nullDevice }
-        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lineArrived.lock()
-            self.errorText += String(decoding: data, as: UTF8.self)
-            self.lineArrived.broadcast()
-            self.lineArrived.unlock()
-        }
-        outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lineArrived.lock()
-            self.outputText += String(decoding: data, as: UTF8.self)
-            self.lineArrived.broadcast()
-            self.lineArrived.unlock()
-        }
+        collect(errorPipe) { $0.errorText += $1 }
+        collect(outputPipe) { $0.outputText += $1 }
         process.terminationHandler = { [weak self] _ in
             guard let self else { return }
             self.lineArrived.lock()
@@ -53,6 +39,18 @@ public final class ChildProcess: @unchecked Sendable {
             self.lineArrived.unlock()
         }
         try process.run()
+    }
+
+    /// Appends what arrives on a pipe, waking anyone waiting for output.
+    private func collect(_ pipe: Pipe, into append: @escaping @Sendable (ChildProcess, String) -> Void) {
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lineArrived.lock()
+            append(self, String(decoding: data, as: UTF8.self))
+            self.lineArrived.broadcast()
+            self.lineArrived.unlock()
+        }
     }
 
     /// What the process wrote to stderr so far.

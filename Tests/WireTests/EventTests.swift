@@ -227,9 +227,9 @@ private func eventError(_ line: String) -> ErrorCode? {
     }
 
     @Test func errorEventCarriesAWireError() {
-        let error = WireError(.rateLimited, "slow down")
+        let error = WireError(.storage, "disk full")
         #expect(ErrorEvent(error).error == error)
-        #expect(ErrorEvent(error).line == #"err:rate_limited "slow down""#)
+        #expect(ErrorEvent(error).line == #"err:storage "disk full""#)
     }
 
     @Test func standardHelpCoversEveryCommand() {

@@ -24,6 +24,7 @@ import Wire
         server.signal(SIGTERM)
         let end = try RunEndedEvent(event: Event.parse(watcher.expect("end:ann")))
         #expect(end.saved && end.reason == .shutdown)
+        #expect(try watcher.awaitClose().contains { $0.hasPrefix("err:shutting_down") })
         #expect(server.awaitExit() == 0)
         #expect(server.standardError.contains("shutting down"))
 

@@ -1,0 +1,312 @@
+import Foundation
+import Reactor
+import Wire
+
+/// What one load run does. Every field is a flag of `moonrunner bench load`.
+struct LoadConfiguration: Sendable {
+    /// Connections that identify as runners and stream fixes.
+    var runners = 0
+    /// Connections that watch a runner (spectator K watches runner K mod R).
+    var spectators = 0
+    /// Connections that ping once and then stay silent.
+    var idle = 0
+    /// Fixes per second per runner when not flat out.
+    var rate = 1.0
+    /// Runners write as fast as the server takes, `pipeline` unacknowledged fixes at most.
+    var flatOut = false
+    /// Seconds of streaming.
+    var duration = 10.0
+    /// Unacknowledged fixes per runner in flat-out mode.
+    var pipeline = 256
+    /// Runner names are `PREFIX-N`.
+    var namePrefix = "load"
+    /// Seconds of phone clock between a runner's fixes (`ts` then runs ahead of the wall clock, as when a
+    /// recorded run is replayed fast); nil stamps each fix with the wall clock at send time.
+    var fixInterval: Double?
+    /// Seconds to wait after streaming for the last acks and events.
+    var drainTimeout = 10.0
+}
+
+/// Everything measured in one load run.
+struct LoadResult {
+    var setupSeconds = 0.0
+    var streamingSeconds = 0.0
+    var fixesSent = 0
+    var fixesSentWhileStreaming = 0
+    var fixesAcknowledged = 0
+    var paceExpected = 0
+    var paceReceived = 0
+    var paceReceivedWhileStreaming = 0
+    var ownPaceReceived = 0
+    var paceLatency = LatencyHistogram()
+    /// The same, only for fixes sent at least one second after streaming began (run starts excluded).
+    var steadyPaceLatency = LatencyHistogram()
+    var ackLatency = LatencyHistogram()
+    var idleReady = 0
+    var serverErrors = 0
+    var firstServerError: String?
+    var unexpectedCloses = 0
+    var firstCloseReason: String?
+    var protocolErrors = 0
+    var malformedPaceSamples = 0
+    var checkedPaceSamples = 0
+    var residentBefore: Int?
+    var residentAfterIdle: Int?
+    var residentConnected: Int?
+    var residentAfter: Int?
+    var serverCPUSeconds: Double?
+    var benchCPUSeconds: Double?
+    var statistics: StatsEvent?
+    /// `/proc/loadavg`'s 1-minute figure when streaming started: other work competing for the cores.
+    var machineLoadAverage: String?
+}
+
+/// A setup step that failed (the benchmark exits 1).
+struct LoadSetupError: Error, CustomStringConvertible {
+    /// What failed.
+    let description: String
+}
+
+/// Drives every client connection of one load run on a single epoll loop in this thread.
+///
+/// The phases run in order, each as `loop.run()` until its condition holds: idle connections ping, runners
+/// identify, spectators watch, runners stream for the duration, then the last acks and events drain.
+final class LoadDriver {
+    let configuration: LoadConfiguration
+    let loop: EventLoop
+    let server: LoadServerProcess
+    /// Shared by every peer's reads (one thread).
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    private(set) var runners: [LoadRunner] = []
+    private(set) var spectators: [LoadSpectator] = []
+    private var idlePeers: [LoadIdlePeer] = []
+    private var result = LoadResult()
+    /// True while runners stream flat out.
+    private(set) var isFlatOutStreaming = false
+    /// ``LoadConfiguration/fixInterval`` in microseconds.
+    let fixIntervalMicros: Int64?
+    private var isStreaming = false
+    /// Wall-clock µs one second into streaming: later fixes count for the steady-state latency.
+    private var steadyFrom = Int64.max
+
+    init(configuration: LoadConfiguration, server: LoadServerProcess) throws(LoadSetupError) {
+        self.configuration = configuration
+        self.server = server
+        fixIntervalMicros = configuration.fixInterval.map { Int64(($0 * 1e6).rounded()) }
+        do {
+            loop = try EventLoop()
+        } catch {
+            throw LoadSetupError(description: "epoll: \(error)")
+        }
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    // MARK: Notes from peers
+
+    /// One `pace:` received at `now` for a fix written at `sentAt` (nil when unknown: a protocol error).
+    func notePace(_ line: UnsafeBufferPointer<UInt8>, sentAt: Int64?, receivedAt now: Int64, sample: Bool) {
+        result.paceReceived += 1
+        if isStreaming { result.paceReceivedWhileStreaming += 1 }
+        if let sentAt {
+            result.paceLatency.record(now - sentAt)
+            if sentAt >= steadyFrom { result.steadyPaceLatency.record(now - sentAt) }
+        } else {
+            noteProtocolError("pace for a fix never sent")
+        }
+        if sample {
+            // The fast path above reads only `ts=`; a sample goes through Wire's full parser to check the rest.
+            result.checkedPaceSamples += 1
+            if (try? PaceEvent(event: Event.parse(line))) == nil { result.malformedPaceSamples += 1 }
+        }
+    }
+
+    func noteAck(latency: Int64) { result.ackLatency.record(latency) }
+
+    func noteServerError(_ line: String) {
+        result.serverErrors += 1
+        if result.firstServerError == nil { result.firstServerError = line }
+    }
+
+    func noteUnexpectedClose(_ reason: String) {
+        result.unexpectedCloses += 1
+        if result.firstCloseReason == nil { result.firstCloseReason = reason }
+    }
+
+    func noteProtocolError(_ what: String) {
+        result.protocolErrors += 1
+        if result.firstServerError == nil { result.firstServerError = "protocol: \(what)" }
+    }
+
+    // MARK: Phases
+
+    /// Runs the whole load and returns the measurements; throws when a connection cannot be set up.
+    func run() throws(LoadSetupError) -> LoadResult {
+        defer { closeEveryone() }
+        let setupStarted = LoadClock.monotonicSeconds()
+        result.residentBefore = server.residentBytes()
+        if configuration.idle > 0 {
+            for _ in 0..<configuration.idle {
+                let peer = try connect { LoadIdlePeer(socket: $0, driver: self) }
+                peer.start()
+                idlePeers.append(peer)
+            }
+            try waitForAnswers(idlePeers, "ok:ping")
+            _ = runLoop(timeout: 1) { false }  // let the server settle before measuring it
+            result.idleReady = idlePeers.filter { $0.state == .ready }.count
+            result.residentAfterIdle = server.residentBytes()
+        }
+        for index in 0..<configuration.runners {
+            let name = "\(configuration.namePrefix)-\(index)"
+            let runner = try connect { LoadRunner(socket: $0, driver: self, index: index, name: name) }
+            runner.start()
+            runners.append(runner)
+        }
+        try waitForAnswers(runners, "ok:iam")
+        if !runners.isEmpty {
+            for index in 0..<configuration.spectators {
+                let watched = runners[index % runners.count]
+                let spectator = try connect { LoadSpectator(socket: $0, driver: self, runner: watched) }
+                spectator.start()
+                spectators.append(spectator)
+            }
+            try waitForAnswers(spectators, "ok:watch")
+        }
+        result.setupSeconds = LoadClock.monotonicSeconds() - setupStarted
+        result.residentConnected = server.residentBytes()
+        if !runners.isEmpty { stream() }
+        result.residentAfter = server.residentBytes()
+        result.statistics = askStatistics()
+        return result
+    }
+
+    /// Streams for the configured duration, then drains.
+    private func stream() {
+        let serverCPUStart = server.cpuSeconds()
+        let benchCPUStart = LoadServerProcess.cpuSeconds(ofStatFile: "/proc/self/stat")
+        result.machineLoadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+            .split(separator: " ").first.map(String.init)
+        let started = LoadClock.monotonicSeconds()
+        steadyFrom = LoadClock.wallMicroseconds() + 1_000_000
+        isStreaming = true
+        var ticker: TimerID?
+        if configuration.flatOut {
+            isFlatOutStreaming = true
+            for runner in runners { runner.fillPipeline() }
+        } else {
+            ticker = schedulePacedFixes(startingAt: started)
+        }
+        _ = runLoop(timeout: configuration.duration) { false }
+        isStreaming = false
+        isFlatOutStreaming = false
+        if let ticker { loop.cancel(ticker) }
+        result.streamingSeconds = LoadClock.monotonicSeconds() - started
+        result.fixesSentWhileStreaming = runners.reduce(0) { $0 + $1.sent }
+        if let start = serverCPUStart, let end = server.cpuSeconds() { result.serverCPUSeconds = end - start }
+        if let start = benchCPUStart, let end = LoadServerProcess.cpuSeconds(ofStatFile: "/proc/self/stat") {
+            result.benchCPUSeconds = end - start
+        }
+        drain()
+    }
+
+    /// One 1 ms timer sends every due fix: runner I's K-th fix is due at start + (K + I/R) / rate, so the
+    /// fixes of all runners are spread evenly over each period instead of arriving in one burst.
+    private func schedulePacedFixes(startingAt started: Double) -> TimerID {
+        let period = 1 / max(configuration.rate, 1e-3)
+        let count = runners.count
+        var nextDue = (0..<count).map { started + period * Double($0) / Double(count) }
+        var cursor = 0
+        return loop.schedule(every: 0.001) { [unowned self] in
+            let now = LoadClock.monotonicSeconds()
+            var budget = count * 4  // catch up after a stall, but never spin forever
+            while budget > 0 && nextDue[cursor] <= now {
+                runners[cursor].sendOneFix()
+                nextDue[cursor] += period
+                cursor = cursor + 1 == count ? 0 : cursor + 1
+                budget -= 1
+            }
+        }
+    }
+
+    /// Waits for every fix to be acknowledged and every expected `pace:` to arrive, or for progress to stop.
+    private func drain() {
+        result.paceExpected = spectators.reduce(0) { $0 + $1.runner.sent }
+        var lastProgress = LoadClock.monotonicSeconds()
+        var lastTotal = -1
+        _ = runLoop(timeout: configuration.drainTimeout) { [unowned self] in
+            let acknowledged = runners.reduce(0) { $0 + $1.acknowledged }
+            let sent = runners.reduce(0) { $0 + $1.sent }
+            if acknowledged == sent && result.paceReceived >= result.paceExpected { return true }
+            let total = acknowledged + result.paceReceived
+            let now = LoadClock.monotonicSeconds()
+            if total != lastTotal {
+                lastTotal = total
+                lastProgress = now
+            }
+            return now - lastProgress > 3
+        }
+        result.fixesSent = runners.reduce(0) { $0 + $1.sent }
+        result.fixesAcknowledged = runners.reduce(0) { $0 + $1.acknowledged }
+        result.ownPaceReceived = runners.reduce(0) { $0 + $1.ownPaceReceived }
+    }
+
+    /// The server's counters, asked on a fresh connection (nil if it does not answer within 10 s).
+    private func askStatistics() -> StatsEvent? {
+        guard let control = try? connect({ LoadControlPeer(socket: $0, driver: self) }) else { return nil }
+        control.start()
+        _ = runLoop(timeout: 10) { control.state != .connecting }
+        let statistics = control.statistics
+        control.close(reason: "done", expected: true)
+        return statistics
+    }
+
+    // MARK: Plumbing
+
+    /// Connects (blocking connect: loopback handshakes are fast), makes the socket non-blocking and registers it.
+    private func connect<Peer: LoadPeer>(_ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
+        do {
+            let socket = try StreamSocket.connect(host: server.host, port: server.port)
+            try socket.setBlocking(false)
+            let peer = make(socket)
+            try loop.register(socket.fileDescriptor, interest: .readable, handler: peer)
+            return peer
+        } catch {
+            throw LoadSetupError(description: "connect to \(server.host):\(server.port): \(error)")
+        }
+    }
+
+    /// Runs the loop until every peer answered its opening command; fails if one did not within the timeout.
+    private func waitForAnswers(_ peers: [LoadPeer], _ answer: String) throws(LoadSetupError) {
+        let timeout = 30 + Double(peers.count) / 500
+        let finished = runLoop(timeout: timeout) { peers.allSatisfy { $0.state != .connecting } }
+        let ready = peers.filter { $0.state == .ready }.count
+        guard finished, ready == peers.count else {
+            var reason = "\(ready) of \(peers.count) connections got \(answer)"
+            if let error = result.firstServerError { reason += "; first error: \(error)" }
+            if let close = result.firstCloseReason { reason += "; first close: \(close)" }
+            throw LoadSetupError(description: reason)
+        }
+    }
+
+    /// Runs the loop on this thread until `done()` (checked every 2 ms) or the timeout; true if `done()` held.
+    private func runLoop(timeout: Double, until done: @escaping () -> Bool) -> Bool {
+        if done() { return true }
+        let deadline = LoadClock.monotonicSeconds() + timeout
+        var finished = false
+        let timer = loop.schedule(every: 0.002) { [unowned self] in
+            if done() {
+                finished = true
+                loop.stop()
+            } else if LoadClock.monotonicSeconds() >= deadline {
+                loop.stop()
+            }
+        }
+        loop.run()
+        loop.cancel(timer)
+        return finished
+    }
+
+    private func closeEveryone() {
+        for peer in runners as [LoadPeer] + spectators + idlePeers { peer.close(reason: "done", expected: true) }
+    }
+}

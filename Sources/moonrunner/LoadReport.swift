@@ -1,0 +1,142 @@
+import Foundation
+
+/// One scenario's figures as `key: value` lines and a one-line summary judged against the scenario's target.
+struct LoadReport {
+    /// The report lines in order.
+    private(set) var lines: [(String, String)] = []
+    /// One line: the load, the headline figures and whether the target was met.
+    private(set) var summary = ""
+
+    init(scenario: LoadScenario, result: LoadResult, shutdown: (seconds: Double, status: Int32)?,
+         slowClientLogLines: Int) {
+        let configuration = scenario.configuration
+        let window = max(result.streamingSeconds, 1e-9)
+        let fixesPerSecond = Double(result.fixesSentWhileStreaming) / window
+        let eventsPerSecond = Double(result.paceReceivedWhileStreaming) / window
+        let unacknowledged = result.fixesSent - result.fixesAcknowledged
+        let paceMissing = result.paceExpected - result.paceReceived
+        let latency = result.paceLatency
+        let statistics = result.statistics
+
+        add("scenario", scenario.name)
+        add("runners", configuration.runners)
+        add("spectators", configuration.spectators)
+        add("idle_connections", configuration.idle)
+        if configuration.runners > 0 {
+            add("mode", configuration.flatOut ? "flat out, pipeline \(configuration.pipeline) unacked fixes per runner"
+                : "\(Self.number(configuration.rate)) fix/s per runner")
+            add("fix_timestamps", configuration.fixInterval.map { "phone clock, \(Self.number($0)) s apart" }
+                ?? "wall clock at send")
+            add("duration_s", Self.fixed(result.streamingSeconds, 2))
+        }
+        add("setup_s", Self.fixed(result.setupSeconds, 2))
+        if configuration.runners > 0 {
+            add("fixes_sent", result.fixesSent)
+            add("fixes_per_s", Self.fixed(fixesPerSecond, 0))
+            add("pace_events_received", result.paceReceived)
+            add("events_per_s", Self.fixed(eventsPerSecond, 0))
+            add("latency_p50_ms", Self.milliseconds(latency.percentile(0.50)))
+            add("latency_p90_ms", Self.milliseconds(latency.percentile(0.90)))
+            add("latency_p99_ms", Self.milliseconds(latency.percentile(0.99)))
+            add("latency_p999_ms", Self.milliseconds(latency.percentile(0.999)))
+            add("latency_max_ms", Self.milliseconds(latency.maximum))
+            add("latency_mean_ms", Self.fixed(latency.mean / 1000, 3))
+            let steady = result.steadyPaceLatency
+            add("steady_latency_p50_p99_max_ms", "\(Self.milliseconds(steady.percentile(0.5))) "
+                + "\(Self.milliseconds(steady.percentile(0.99))) \(Self.milliseconds(steady.maximum)) "
+                + "(fixes sent after the first second, \(steady.count) events)")
+            add("ack_latency_p50_ms", Self.milliseconds(result.ackLatency.percentile(0.50)))
+            add("ack_latency_p99_ms", Self.milliseconds(result.ackLatency.percentile(0.99)))
+            add("fixes_acked", result.fixesAcknowledged)
+            add("fixes_unacked", unacknowledged)
+            add("pace_expected", result.paceExpected)
+            add("pace_missing", paceMissing)
+            add("runner_own_pace_missing", result.fixesSent - result.ownPaceReceived)
+            add("pace_samples_fully_parsed", "\(result.checkedPaceSamples) (\(result.malformedPaceSamples) malformed)")
+        }
+        if let statistics {
+            for name in ["fixes_accepted", "fixes_filtered", "events_sent", "events_conflated", "slow_closed",
+                         "refused_busy", "errors_sent"] {
+                if let value = statistics[name] { add("server_\(name)", value) }
+            }
+        } else {
+            add("server_stats", "unavailable")
+        }
+        add("server_slow_client_log_lines", slowClientLogLines)
+        add("errors_received", result.serverErrors + result.protocolErrors)
+        if let first = result.firstServerError { add("first_error", first) }
+        add("unexpected_closes", result.unexpectedCloses)
+        if let first = result.firstCloseReason { add("first_close", first) }
+        add("server_rss_start_mib", Self.mebibytes(result.residentBefore))
+        if configuration.idle > 0 {
+            add("idle_connections_ready", result.idleReady)
+            add("server_rss_idle_mib", Self.mebibytes(result.residentAfterIdle))
+        }
+        add("server_rss_connected_mib", Self.mebibytes(result.residentConnected))
+        add("server_rss_end_mib", Self.mebibytes(result.residentAfter))
+        var bytesPerIdle: Int?
+        if configuration.idle > 0, let before = result.residentBefore, let after = result.residentAfterIdle {
+            bytesPerIdle = (after - before) / configuration.idle
+            add("server_bytes_per_idle_connection", bytesPerIdle!)
+        }
+        if let seconds = result.serverCPUSeconds {
+            add("server_cpu_percent_of_one_core", Self.fixed(100 * seconds / window, 0))
+        }
+        if let seconds = result.benchCPUSeconds {
+            add("bench_cpu_percent_of_one_core", Self.fixed(100 * seconds / window, 0))
+        }
+        if let load = result.machineLoadAverage { add("machine_load_average_1m", load) }
+        if let shutdown {
+            add("server_shutdown_s", Self.fixed(shutdown.seconds, 2))
+            add("server_exit_status", shutdown.status)
+        }
+
+        var headline: String
+        if configuration.runners > 0 {
+            let mode = configuration.flatOut ? "flat out" : "\(Self.number(configuration.rate)) fix/s"
+            headline = "\(scenario.name): \(configuration.runners) runners (\(mode)), \(configuration.spectators) spectators"
+            if configuration.idle > 0 { headline += ", \(configuration.idle) idle" }
+            headline += ": \(Self.fixed(fixesPerSecond, 0)) fixes/s, \(Self.fixed(eventsPerSecond, 0)) events/s, "
+                + "p50 \(Self.milliseconds(latency.percentile(0.5))) ms, p99 \(Self.milliseconds(latency.percentile(0.99))) ms, "
+                + "max \(Self.milliseconds(latency.maximum)) ms, lost \(paceMissing) events, \(unacknowledged) unacked"
+        } else {
+            headline = "\(scenario.name): \(result.idleReady) idle connections, server RSS "
+                + "\(Self.mebibytes(result.residentBefore)) -> \(Self.mebibytes(result.residentAfterIdle)) MiB, "
+                + "\(bytesPerIdle.map(String.init) ?? "?") bytes each"
+        }
+        switch scenario.target {
+        case .latencyAndNoLoss(let limit)?:
+            let met = Double(latency.percentile(0.99)) / 1000 < limit && paceMissing == 0 && unacknowledged == 0
+                && result.unexpectedCloses == 0 && latency.count > 0
+            headline += " — target p99 < \(Self.number(limit)) ms and zero loss: \(met ? "MET" : "MISSED")"
+        case .throughput(let wanted)?:
+            headline += " — target >= \(Self.fixed(wanted, 0)) fixes/s: \(fixesPerSecond >= wanted ? "MET" : "MISSED")"
+        case .memoryPerConnection(let limit)?:
+            let met = (bytesPerIdle ?? Int.max) < limit && result.idleReady == configuration.idle
+            headline += " — target < \(limit) bytes per connection: \(met ? "MET" : "MISSED")"
+        case nil:
+            break
+        }
+        summary = headline
+    }
+
+    private mutating func add(_ key: String, _ value: some CustomStringConvertible) {
+        lines.append((key, value.description))
+    }
+
+    private static func fixed(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    private static func milliseconds(_ micros: Int64) -> String {
+        fixed(Double(micros) / 1000, 3)
+    }
+
+    private static func mebibytes(_ bytes: Int?) -> String {
+        bytes.map { fixed(Double($0) / 1_048_576, 1) } ?? "unknown"
+    }
+}

@@ -1,0 +1,138 @@
+import Broadcaster
+import Foundation
+import MoonRunnerTestSupport
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// `runs:`, `run:` and `badges:` over the wire, answered as event lines ended by `done:`.
+@Suite struct HistoryTests {
+    /// Runs `count` fixes at 3 m/s for `runner` and stops; returns the run id.
+    func run(_ client: TestClient, _ runner: String, fixes count: Int, speed: Double = 3) throws -> Int64 {
+        for line in straightRun(count: count, speed: speed) { try client.send(line) }
+        try client.send("stop:")
+        return try RunEndedEvent(event: Event.parse(client.expect("end:\(runner)", timeout: 20))).runID
+    }
+
+    func answer(_ client: TestClient, to command: String) throws -> [ServerEvent] {
+        try client.send(command)
+        return try client.lines(until: "done:", timeout: 10) { $0.hasPrefix("done:") || $0.hasPrefix("err:") }
+            .map { try ServerEvent(line: $0) }
+    }
+
+    @Test func runsAreListedNewestFirstInPages() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            var ids: [Int64] = []
+            for count in [5, 8, 11] { ids.append(try run(ann, "ann", fixes: count)) }
+            let asker = try TestClient(port: server.port)
+            let firstPage = try answer(asker, to: "runs:ann 0 2")
+            let items = firstPage.compactMap { if case .runListItem(let item) = $0 { item } else { nil } }
+            #expect(items.map(\.runID) == [ids[2], ids[1]])
+            guard case .done(let done) = firstPage.last else { Issue.record("no done"); return }
+            #expect(done.what == "runs" && done.count == 2 && done.more)
+            let secondPage = try answer(asker, to: "runs:ann 2 2")
+            #expect(secondPage.compactMap { if case .runListItem(let item) = $0 { item.runID } else { nil } } == [ids[0]])
+            guard case .done(let last) = secondPage.last else { Issue.record("no done"); return }
+            #expect(!last.more)
+            let unknown = try answer(asker, to: "runs:nobody")
+            guard case .error(let error) = unknown.last else { Issue.record("no error"); return }
+            #expect(error.code == .notFound)
+        }
+    }
+
+    @Test func oneRunHasItsSummarySplitsCheckpointsAndBadges() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            // 1.1 km at 3.7 m/s: one km split, Earth and the Atmosphere badges.
+            let id = try run(ann, "ann", fixes: 300, speed: 3.7)
+            let asker = try TestClient(port: server.port)
+            let lines = try answer(asker, to: "run:\(id)")
+            guard case .runSummary(let summary) = lines.first else { Issue.record("no summary: \(lines)"); return }
+            #expect(summary.runID == id && summary.status == "saved" && summary.distance > 1000)
+            let splits = lines.compactMap { if case .split(let split) = $0 { split } else { nil } }
+            #expect(splits.contains { $0.unit == "km" && $0.number == 1 })
+            let badges = lines.compactMap { if case .badge(let badge) = $0 { badge.badgeID } else { nil } }
+            #expect(badges.contains("atmosphere"))
+            #expect(lines.contains { if case .checkpoint = $0 { true } else { false } })
+            guard case .done(let done) = lines.last else { Issue.record("no done"); return }
+            #expect(done.what == "run" && done.count == lines.count - 1)
+            let missing = try answer(asker, to: "run:999999")
+            guard case .error(let error) = missing.last else { Issue.record("no error"); return }
+            #expect(error.code == .notFound)
+        }
+    }
+
+    @Test func theBadgeBoardHasAll33Badges() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            _ = try run(ann, "ann", fixes: 300, speed: 3.7)
+            let asker = try TestClient(port: server.port)
+            let lines = try answer(asker, to: "badges:ann")
+            let board = lines.compactMap { if case .board(let line) = $0 { line } else { nil } }
+            #expect(board.map(\.badgeID) == Badges.all.map(\.id))
+            let atmosphere = try #require(board.first { $0.badgeID == "atmosphere" })
+            #expect(atmosphere.earned != nil && atmosphere.left == 0)
+            #expect(atmosphere.silverPace != nil && atmosphere.goldPace! < atmosphere.silverPace!)
+            let mars = try #require(board.first { $0.badgeID == "mars" })
+            #expect(mars.earned == nil && mars.left > 2000 && mars.left < 2300)
+        }
+    }
+
+    @Test func aBetterSecondRunEarnsSilverAndTheBoardShowsIt() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            _ = try run(ann, "ann", fixes: 300, speed: 3.0)
+            let second = try run(ann, "ann", fixes: 260, speed: 3.5)
+            let asker = try TestClient(port: server.port)
+            let lines = try answer(asker, to: "run:\(second)")
+            let tiers = lines.compactMap { if case .badge(let badge) = $0, badge.badgeID == "atmosphere" { badge.tier } else { nil } }
+            #expect(tiers == ["silver", "gold", "best"])
+            let board = try answer(asker, to: "badges:ann").compactMap { if case .board(let line) = $0 { line } else { nil } }
+            let atmosphere = try #require(board.first { $0.badgeID == "atmosphere" })
+            #expect(atmosphere.silver != nil && atmosphere.gold != nil)
+        }
+    }
+}
+
+/// Badge history lives in the database: a restart does not make yesterday's checkpoints disappear.
+@Suite struct HistoryAcrossRestartTests {
+    @Test func silverAfterARestartNeedsToBeatTheStoredReference() throws {
+        let database = temporaryFolder().appendingPathComponent("history.sqlite").path
+        var key = ""
+        do {
+            let store = try SQLiteRunStore(path: database)
+            defer { store.close() }
+            try withServer(store: store) { server in
+                let (ann, claimed) = try connectRunner("ann", to: server)
+                key = claimed
+                for line in straightRun(count: 300, speed: 3.0) { try ann.send(line) }
+                try ann.send("stop:")
+                try ann.expect("end:ann", timeout: 20)
+            }
+        }
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        try withServer(store: store) { server in
+            let ann = try TestClient(port: server.port)
+            try ann.send("iam:ann \(key)")
+            try ann.expectNext("ok:iam")
+            // Slower than the first run: nothing but the run itself.
+            for line in straightRun(count: 300, speed: 2.9) { try ann.send(line) }
+            try ann.send("stop:")
+            try ann.expect("end:ann", timeout: 20)
+            #expect(!ann.received.contains { $0.hasPrefix("badge:ann id=atmosphere") }, "no award for a slower run")
+            // 5 % faster than the stored reference: silver, and a best.
+            let start = Double(Int(Date().timeIntervalSince1970)) + 400
+            for line in straightRun(count: 280, from: start, speed: 3.2) { try ann.send(line) }
+            try ann.send("stop:")
+            let lines = try ann.lines(until: "end", timeout: 20) { $0.hasPrefix("end:ann") }
+            let tiers = lines.compactMap { line -> String? in
+                guard line.hasPrefix("badge:ann id=atmosphere"), let badge = try? BadgeEvent(event: Event.parse(line)) else { return nil }
+                return badge.tier
+            }
+            #expect(tiers == ["silver", "best"])
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+
+/// `moonrunner import` then `moonrunner export` as a person runs them: a real GPX file in, three formats out.
+@Suite struct ExportCommandTests {
+    static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
+
+    /// Imports the real Strava run and returns the database path and the run id.
+    func importRealRun() throws -> (String, Int64) {
+        let database = temporaryFolder().appendingPathComponent("import.sqlite").path
+        let gpx = Self.fixtures.appendingPathComponent("strava-run-1.gpx").path
+        let importer = try ChildProcess(["import", gpx, "--runner", "ann", "--db", database])
+        #expect(importer.awaitExit() == 0, "\(importer.standardError)")
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        let run = try #require(try store.runs(of: "ann", offset: 0, limit: 1).first)
+        #expect(run.status == .saved && run.distance > 8000)
+        return (database, run.id)
+    }
+
+    @Test func gpxExportIsValidAgainstTheSchemaAndKeepsEveryAcceptedFix() throws {
+        let (database, runID) = try importRealRun()
+        let output = temporaryFolder().appendingPathComponent("run.gpx")
+        let exporter = try ChildProcess(["export", String(runID), "--format", "gpx", "--db", database, "-o", output.path])
+        #expect(exporter.awaitExit() == 0, "\(exporter.standardError)")
+        let text = try String(contentsOf: output, encoding: .utf8)
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        let accepted = try store.fixes(ofRun: runID).filter { $0.rejection == nil }.count
+        #expect(text.components(separatedBy: "<trkpt ").count - 1 == accepted)
+        let schema = Self.fixtures.appendingPathComponent("gpx-1.1.xsd").path
+        #expect(try xmllint(["--noout", "--schema", schema, output.path]) == 0, "the export validates against GPX 1.1")
+    }
+
+    @Test func geoJSONAndSVGExportsParse() throws {
+        let (database, runID) = try importRealRun()
+        let geo = try ChildProcess(["export", String(runID), "--format", "geojson", "--db", database])
+        #expect(geo.awaitExit() == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(geo.standardOutput.utf8)) as? [String: Any]
+        #expect(json?["type"] as? String == "FeatureCollection")
+        let features = json?["features"] as? [[String: Any]] ?? []
+        let strokes = features.compactMap { ($0["properties"] as? [String: Any])?["stroke"] as? String }
+        #expect(strokes.count > 100 && strokes.allSatisfy { $0.hasPrefix("#") && $0.count == 7 })
+
+        let picture = temporaryFolder().appendingPathComponent("run.svg")
+        let svg = try ChildProcess(["export", String(runID), "--format", "svg", "--db", database, "-o", picture.path])
+        #expect(svg.awaitExit() == 0)
+        #expect(try xmllint(["--noout", picture.path]) == 0, "the SVG is well-formed XML")
+        #expect(try String(contentsOf: picture, encoding: .utf8).contains("<svg"))
+    }
+
+    /// Runs xmllint (Debian libxml2-utils, installed by .ci/run) and returns its exit status.
+    func xmllint(_ arguments: [String]) throws -> Int32 {
+        let path = "/usr/bin/xmllint"
+        try #require(FileManager.default.isExecutableFile(atPath: path), "xmllint missing: .ci/run installs libxml2-utils")
+        let lint = Process()
+        lint.executableURL = URL(fileURLWithPath: path)
+        lint.arguments = arguments
+        lint.standardError = FileHandle.nullDevice
+        try lint.run()
+        lint.waitUntilExit()
+        return lint.terminationStatus
+    }
+
+    @Test func anUnknownRunIsAClearError() throws {
+        let (database, _) = try importRealRun()
+        let exporter = try ChildProcess(["export", "999999", "--format", "gpx", "--db", database])
+        #expect(exporter.awaitExit() == 1)
+        #expect(!exporter.standardError.isEmpty)
+    }
+}
