@@ -21,7 +21,8 @@ A new name's key is printed once: pass it back with --key to run as that name ag
   --runners N       a crowd NAME-1 ... NAME-N, starting 2 s (run time) apart on slightly shifted paths
   --speed X         X times faster than real time: fixes stay 1 s apart in run time (default 1)
   --pace M:SS       running pace per km on built-in routes (default 5:30)
-  --noise METRES    GPS error sigma, correlated (AR(1)); 0 for exact positions (default 4; 0 with --gpx)
+  --noise [METRES]  GPS error sigma, correlated (AR(1)); 0 for exact positions (default 4; with --gpx 0,
+                    or 4 when --noise is given alone)
   --seed N          random seed for noise and pace variation (default: random)
   --write-gpx FILE  write the route as GPX (no noise) and exit, without connecting
   --quiet           print only keys and end summaries
@@ -41,7 +42,7 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
     var host = "127.0.0.1", port: UInt16 = 4242, speed = 1.0, quiet = false
     var plans: [RunnerPlan] = []
     do {
-        var options = try Options(arguments, switches: ["quiet"])
+        var options = try Options(arguments, switches: ["quiet"], optionalValues: ["noise"])
         if options.wantsHelp {
             print(simulateHelp)
             return 0
@@ -56,7 +57,8 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
         let key = options.string("key")
         let runners: Int = try options.number("runners", default: 1)
         let pace = try paceSeconds(options.string("pace") ?? "5:30")
-        let noise: Double = try options.number("noise", default: gpx == nil ? 4.0 : 0.0)
+        // `--noise` alone turns on the default 4 m, also for GPX replays.
+        let noise: Double = try options.number("noise", default: gpx == nil || options.isPresent("noise") ? 4.0 : 0.0)
         let seed: UInt64 = try options.number("seed", default: UInt64.random(in: 0...UInt64.max))
         let writeGPX = options.string("write-gpx")
         quiet = options.flag("quiet")

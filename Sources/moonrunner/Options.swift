@@ -16,8 +16,10 @@ struct Options {
         let description: String
     }
 
-    /// Reads `arguments`; `switchNames` are the options that take no value.
-    init(_ arguments: [String], switches switchNames: Set<String> = []) throws(UsageError) {
+    /// Reads `arguments`; `switchNames` are the options that take no value; `optionalValues` may be given
+    /// bare (`--noise` alone, or followed by another option) and then read as an empty string.
+    init(_ arguments: [String], switches switchNames: Set<String> = [],
+         optionalValues: Set<String> = []) throws(UsageError) {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -30,6 +32,9 @@ struct Options {
                     name = String(name[..<equals])
                 } else if switchNames.contains(name) {
                     switches.insert(name)
+                } else if optionalValues.contains(name),
+                          index + 1 == arguments.count || arguments[index + 1].hasPrefix("--") {
+                    values[name] = ""
                 } else {
                     index += 1
                     guard index < arguments.count else { throw UsageError(description: "--\(name) needs a value") }
@@ -52,6 +57,11 @@ struct Options {
     /// True when `--help` or `-h` was given.
     var wantsHelp: Bool { switches.contains("help") }
 
+    /// True when the option was given at all (with or without a value).
+    func isPresent(_ name: String) -> Bool {
+        values[name] != nil || switches.contains(name)
+    }
+
     /// A switch's presence.
     mutating func flag(_ name: String) -> Bool {
         unread.remove(name)
@@ -65,9 +75,9 @@ struct Options {
         return values[name] ?? alias.flatMap { values[$0] }
     }
 
-    /// A numeric option, or `fallback` when absent.
+    /// A numeric option, or `fallback` when absent (or given bare, for an optional value).
     mutating func number<T: LosslessStringConvertible>(_ name: String, default fallback: T) throws(UsageError) -> T {
-        guard let text = string(name) else { return fallback }
+        guard let text = string(name), !text.isEmpty else { return fallback }
         guard let value = T(text) else { throw UsageError(description: "--\(name): not a valid number: \(text)") }
         return value
     }
