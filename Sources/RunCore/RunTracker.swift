@@ -42,8 +42,10 @@ public struct RunTracker: Sendable {
     var segmentMeter = SegmentMeter()
     /// Index of the current pace's reference point in the committed track.
     var paceCursor = 0
-    /// The gate's cursor into the committed track (see `gateSpeed`).
+    /// The gate's cursor into the committed track (see ``GatePass``).
     var committedGatePast = 0
+    /// The gate's cursors for the first step of the last tail rebuild, as indices into the built track.
+    var tailGateStart = (past: 0, future: 0)
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     var gateSegmentStart = 0
@@ -51,7 +53,11 @@ public struct RunTracker: Sendable {
     /// Index in ``Badges/all`` of the next badge to award.
     var nextBadgeIndex = 1
     var awards: [BadgeAward] = []
-    var latestSnapshot: RunSnapshot?
+    /// The current pace at the last accepted fix (the rest of the snapshot is read off the track).
+    var latestCurrentPace: Double?
+    /// Index in ``Badges/all`` of the first badge farther than the live distance; a cursor, because the
+    /// distance moves by metres per fix (and may settle back a little).
+    var nextBadgeCursor = 0
 
     /// Starts a tracker for one run of a runner with this badge history.
     public init(configuration: TrackerConfiguration = .init(), history: BadgeHistory = .init()) {
@@ -97,14 +103,16 @@ public struct RunTracker: Sendable {
             newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
             nextBadgeIndex += 1
         }
-        awards += newAwards
+        if !newAwards.isEmpty { awards += newAwards }
         let snapshot = makeSnapshot(track)
-        latestSnapshot = snapshot
         return .accepted(RunProgress(started: started, snapshot: snapshot, awards: newAwards, splits: splits))
     }
 
     /// The latest measurements, nil before the first accepted fix.
-    public var snapshot: RunSnapshot? { latestSnapshot }
+    public var snapshot: RunSnapshot? {
+        guard let last = LiveTrack(committed: committed, tail: tail).last else { return nil }
+        return snapshot(at: last, currentPace: latestCurrentPace)
+    }
 
     /// Every award made so far in this run, in order.
     public var runAwards: [BadgeAward] { awards }
