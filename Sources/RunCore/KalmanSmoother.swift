@@ -27,6 +27,9 @@ struct KalmanSmoother: Sendable {
         var smoothed: SIMD4<Double>
         /// True when this step restarted the filter (no link to the step before it).
         var startsSegment: Bool
+        /// Index in the tracker's track of the still/moving gate's past point for this step (see ``GatePass``),
+        /// set once by the tracker when the step is added: it depends only on timestamps.
+        var gatePast = 0
     }
 
     /// Acceleration noise spectral density, m²/s³.
@@ -112,6 +115,11 @@ struct KalmanSmoother: Sendable {
 
     /// The newest step.
     var newest: Step? { steps.count > head ? steps[steps.count - 1] : nil }
+
+    /// Records the gate's past point of the newest step.
+    mutating func setNewestGatePast(_ index: Int) {
+        steps[steps.count - 1].gatePast = index
+    }
 
     /// Runs the backward RTS pass over the window, from the newest step (smoothed = filtered) back.
     ///

@@ -1,20 +1,35 @@
-/// The lag window's two passes after each smoothing: committing the steps that have left it, and rebuilding
-/// the provisional tail. Both walk the smoother's steps and the built track in place through buffer pointers:
-/// they run on every fix over every step of the window, so they are the tracker's hot path.
+/// The lag window's passes after each smoothing: committing the steps that have left it, and rebuilding the
+/// provisional tail. They run on every fix over every step of the window, so they are the tracker's hot path:
+/// they read the smoother's steps and write the track in place through buffer pointers.
 extension RunTracker {
+    /// The most steps the lag window holds (see ``TrackerConfiguration/smoothingLagFixes``).
+    var lagWindowCapacity: Int { max(configuration.smoothingLagFixes, 1) }
+
+    /// Steps in the lag window now (at most ``lagWindowCapacity`` between fixes).
+    var lagWindowCount: Int { smoother.count }
+
+    /// Finds the still/moving gate's past point for the step just added: the newest point of the track
+    /// before it that is at least half a gate window older (the first point when there is none). It depends
+    /// only on timestamps, so it is found once per step, with a cursor that only moves forward.
+    mutating func placeGatePastOfNewestStep() {
+        let windowIndex = smoother.count - 1
+        let trackIndex = committed.count + windowIndex
+        let cutoff = smoother.timestamp(at: windowIndex) - configuration.gateWindow / 2
+        func timestamp(_ index: Int) -> Double {
+            index < committed.count ? committed[index].timestamp : smoother.timestamp(at: index - committed.count)
+        }
+        while gatePastCursor + 1 < trackIndex, timestamp(gatePastCursor + 1) <= cutoff { gatePastCursor += 1 }
+        smoother.setNewestGatePast(gatePastCursor)
+    }
+
     /// Moves the oldest `count` smoothed steps out of the lag window into the final track, measuring each
     /// segment on the ellipsoid (see ``SegmentMeter``).
     mutating func commitSteps(_ count: Int) {
         guard count > 0, let projection else { return }
-        var gate = GatePass(configuration, segmentStart: gateSegmentStart, past: committedGatePast,
-                            moving: committedMoving)
+        var gate = GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving)
         var previousCoordinate = lastCommittedCoordinate
         for index in 0..<count {
-            let moving = smoother.withWindow { steps in
-                committed.withUnsafeBufferPointer { built in
-                    gate.judge(step: index, of: steps, committed: built, tail: nil, builtCount: built.count)
-                }
-            }
+            let moving = Self.judgeCommitting(step: index, window: smoother, committed: committed, gate: &gate)
             let step = smoother[index]
             let coordinate = projection.coordinate(east: step.smoothed[0], north: step.smoothed[2])
             var point = TrackPoint(east: step.smoothed[0], north: step.smoothed[2], timestamp: step.timestamp,
@@ -30,7 +45,6 @@ extension RunTracker {
             committed.append(point)
             previousCoordinate = coordinate
         }
-        committedGatePast = gate.past
         committedMoving = gate.moving
         lastCommittedCoordinate = previousCoordinate
         smoother.dropOldest(count)
@@ -53,25 +67,48 @@ extension RunTracker {
             tailScale = (latitude, scale.metresPerDegreeEast / projection.metresPerDegreeEast,
                          scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
         }
-        let eastRatio = tailScale.eastRatio, northRatio = tailScale.northRatio
         var points: [TrackPoint] = []
         swap(&points, &tail)  // unique, so the writes below do not copy it
         if points.count > count { points.removeLast(points.count - count) }
         while points.count < count { points.append(TrackPoint.placeholder) }
-        // The cursors where the last rebuild's first step found its gate window are valid starting points
-        // for this one's (see ``GatePass``), which saves walking the whole window again on every fix.
-        var gate = GatePass(configuration, segmentStart: gateSegmentStart,
-                            past: max(committedGatePast, tailGateStart.past), moving: committedMoving)
-        gate.future = max(tailGateStart.future - committed.count, 0)
-        var firstStepGate = tailGateStart
-        smoother.withWindow { steps in
+        var gate = GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving)
+        // Where the last rebuild's first step found its future end is a valid start for this one's (see
+        // ``GatePass``): it saves walking the whole window again on every fix.
+        gate.future = max(tailGateFuture - committed.count, 0)
+        let firstFuture = Self.buildTail(window: smoother, committed: committed, into: &points, gate: &gate,
+                                         scale: (tailScale.eastRatio, tailScale.northRatio))
+        tailGateFuture = committed.count + firstFuture
+        swap(&points, &tail)
+    }
+
+    // The passes' loops are static functions of their inputs, so that no closure captures the tracker:
+    // a closure capturing `self` makes the compiler retain the arrays it reads, twice per fix.
+
+    /// The gate's verdict on a step about to be committed, judged against the committed track.
+    private static func judgeCommitting(step index: Int, window: KalmanSmoother, committed: [TrackPoint],
+                                        gate: inout GatePass) -> Bool {
+        window.withWindow { steps in
+            committed.withUnsafeBufferPointer { built in
+                gate.judge(step: index, at: built.count, of: steps, committed: built, tail: nil)
+            }
+        }
+    }
+
+    /// Writes one tail point per step of the window into `points` (already sized to the window); returns the
+    /// gate's future cursor for the first step.
+    private static func buildTail(window: KalmanSmoother, committed: [TrackPoint], into points: inout [TrackPoint],
+                                  gate: inout GatePass, scale: (east: Double, north: Double)) -> Int {
+        window.withWindow { steps in
             committed.withUnsafeBufferPointer { committed in
                 points.withUnsafeMutableBufferPointer { out in
+                    guard let base = steps.baseAddress, let tail = out.baseAddress else { return 0 }
                     var previous = committed.last
-                    for index in 0..<count {
-                        let moving = gate.judge(step: index, of: steps, committed: committed,
-                                                tail: UnsafePointer(out.baseAddress), builtCount: committed.count + index)
-                        let step = steps.baseAddress! + index
+                    var firstFuture = 0
+                    for index in 0..<steps.count {
+                        let moving = gate.judge(step: index, at: committed.count + index, of: steps,
+                                                committed: committed, tail: tail)
+                        if index == 0 { firstFuture = gate.future }
+                        let step = base + index
                         let state = step.pointee.smoothed
                         var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                                accuracy: step.pointee.accuracy, moving: moving, distance: 0,
@@ -80,21 +117,19 @@ extension RunTracker {
                             point.distance = previous.distance
                             point.movingTime = previous.movingTime
                             if moving, !step.pointee.startsSegment {
-                                let east = (point.east - previous.east) * eastRatio
-                                let north = (point.north - previous.north) * northRatio
+                                let east = (point.east - previous.east) * scale.east
+                                let north = (point.north - previous.north) * scale.north
                                 point.distance += (east * east + north * north).squareRoot()
                                 point.movingTime += point.timestamp - previous.timestamp
                             }
                         }
-                        out[index] = point
+                        tail[index] = point
                         previous = point
-                        if index == 0 { firstStepGate = (gate.past, committed.count + gate.future) }
                     }
+                    return firstFuture
                 }
             }
         }
-        swap(&points, &tail)
-        tailGateStart = firstStepGate
     }
 }
 
@@ -106,76 +141,67 @@ extension RunTracker {
 /// length averages out the slow wander of GPS error that a runner standing still would otherwise
 /// turn into distance. The gate then says moving or still with hysteresis.
 ///
-/// `past` is a cursor into the built track (committed then tail) that only moves forward, and
-/// `future` a cursor into the smoother's window, so each fix costs a few steps, not a search.
-/// Where a cursor lands depends only on timestamps (and segment starts), which never change for a step,
-/// and a point keeps its index in the built track when it moves from the tail to the committed track.
-/// So any cursor found for an earlier step is a valid start for a later one: the walk from it lands on
-/// the same point as the walk from the pass's start.
+/// The window's start is the step's past point in the track (committed then tail), found once per step
+/// (``KalmanSmoother/Step/gatePast``); its end is the newest step at most half a window later with no
+/// restart in between, found with `future`, a cursor into the smoother's window that only moves forward.
+/// Where it lands depends only on timestamps and restarts, which never change for a step, so the end found
+/// for an earlier step is a valid start for a later one, in this pass or the next.
 struct GatePass {
     /// Half the gate's window, seconds.
     let half: Double
     /// Speeds that stop and start the runner, m/s.
     let stillSpeed: Double, movingSpeed: Double
-    /// Index of the first built point of the current segment (after a re-anchor, the earlier ones are not
+    /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     let segmentStart: Int
-    /// Cursor into the built track: the newest point at least half a window before the step.
-    var past: Int
     /// Cursor into the window: the newest step at most half a window after the step.
     var future = 0
     /// The gate's state after the last step judged.
     var moving: Bool
 
-    init(_ configuration: TrackerConfiguration, segmentStart: Int, past: Int, moving: Bool) {
+    init(_ configuration: TrackerConfiguration, segmentStart: Int, moving: Bool) {
         half = configuration.gateWindow / 2
         stillSpeed = configuration.stillSpeed
         movingSpeed = configuration.movingSpeed
         self.segmentStart = segmentStart
-        self.past = past
         self.moving = moving
     }
 
-    /// Judges the step at `index` of the window and says whether the runner is moving there. The built
-    /// track is `committed` followed by the first `builtCount - committed.count` points at `tail`.
+    /// Judges the step at `index` of the window, which is at `trackIndex` in the track, and says whether the
+    /// runner is moving there. The track before the step is `committed` followed by the tail points at
+    /// `tail` for the window's earlier steps.
     @inline(__always)
-    mutating func judge(step index: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                        committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?,
-                        builtCount: Int) -> Bool {
-        let speed = self.speed(ofStep: index, of: steps, committed: committed, tail: tail, builtCount: builtCount)
+    mutating func judge(step index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+                        committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?) -> Bool {
+        let speed = self.speed(ofStep: index, at: trackIndex, of: steps, committed: committed, tail: tail)
         moving = moving ? speed >= stillSpeed : speed >= movingSpeed
         return moving
     }
 
     @inline(__always)
-    private mutating func speed(ofStep index: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                                committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?,
-                                builtCount: Int) -> Double {
-        let base = steps.baseAddress!
-        let timestamp = base[index].timestamp, state = base[index].smoothed
+    private mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+                                committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?) -> Double {
+        let base = steps.baseAddress!, count = steps.count
+        let step = base + index
+        let timestamp = step.pointee.timestamp
+        let horizon = timestamp + half
         future = max(future, index)
-        while future + 1 < steps.count, base[future + 1].timestamp <= timestamp + half,
-              !base[future + 1].startsSegment { future += 1 }
-        let committedCount = committed.count
-        @inline(__always) func built(_ i: Int) -> UnsafePointer<TrackPoint> {
-            i < committedCount ? committed.baseAddress! + i : tail! + (i - committedCount)
+        while future + 1 < count, base[future + 1].timestamp <= horizon, !base[future + 1].startsSegment {
+            future += 1
         }
-        // The committed track first, on its own: the common case, and a tight loop.
-        let committedLimit = min(builtCount, committedCount)
-        while past + 1 < committedLimit, committed[past + 1].timestamp <= timestamp - half { past += 1 }
-        if past + 1 >= committedCount {
-            while past + 1 < builtCount, built(past + 1).pointee.timestamp <= timestamp - half { past += 1 }
-        }
+        let state = step.pointee.smoothed
         var fromTime = timestamp, fromEast = state[0], fromNorth = state[2]
-        if !base[index].startsSegment, past < builtCount, past >= segmentStart {
-            let p = built(past)
+        let past = step.pointee.gatePast
+        if !step.pointee.startsSegment, past < trackIndex, past >= segmentStart {
+            let p = past < committed.count ? committed.baseAddress! + past : tail! + (past - committed.count)
             if p.pointee.timestamp < timestamp {
                 (fromTime, fromEast, fromNorth) = (p.pointee.timestamp, p.pointee.east, p.pointee.north)
             }
         }
-        let span = base[future].timestamp - fromTime
+        let end = base + future
+        let span = end.pointee.timestamp - fromTime
         guard span > 0 else { return 0 }
-        let to = base[future].smoothed
+        let to = end.pointee.smoothed
         let east = to[0] - fromEast, north = to[2] - fromNorth
         return (east * east + north * north).squareRoot() / span
     }

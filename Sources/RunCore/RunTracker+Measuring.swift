@@ -17,6 +17,10 @@ struct LiveTrack: CumulativeTrack {
 }
 
 extension RunTracker {
+    /// The committed track and the tail as one track. Built only where a search needs it: the view holds
+    /// both arrays, which costs reference counting that the per-fix path avoids.
+    var liveTrack: LiveTrack { LiveTrack(committed: committed, tail: tail) }
+
     /// The coordinate of a crossing.
     func coordinate(of crossing: Crossing) -> Coordinate {
         projection?.coordinate(east: crossing.east, north: crossing.north) ?? Coordinate(latitude: 0, longitude: 0)
@@ -32,10 +36,10 @@ extension RunTracker {
         }
     }
 
-    /// The live measurements on a track, remembering the current pace for ``snapshot``.
-    mutating func makeSnapshot(_ track: LiveTrack) -> RunSnapshot {
-        let last = track.last!
-        latestCurrentPace = currentPace(track)
+    /// The live measurements at the newest point, remembering the current pace for ``snapshot``.
+    @inline(__always)
+    mutating func makeSnapshot(_ last: TrackPoint) -> RunSnapshot {
+        latestCurrentPace = currentPace(last)
         let badges = Badges.all
         while nextBadgeCursor < badges.count, badges[nextBadgeCursor].distance <= last.distance { nextBadgeCursor += 1 }
         while nextBadgeCursor > 0, badges[nextBadgeCursor - 1].distance > last.distance { nextBadgeCursor -= 1 }
@@ -43,6 +47,7 @@ extension RunTracker {
     }
 
     /// The snapshot at the newest point of the track.
+    @inline(__always)
     func snapshot(at last: TrackPoint, currentPace: Double?) -> RunSnapshot {
         let next = nextBadgeCursor < Badges.all.count ? Badges.all[nextBadgeCursor] : nil
         return RunSnapshot(distance: last.distance, elapsed: last.timestamp - startTimestamp,
@@ -55,8 +60,8 @@ extension RunTracker {
 
     /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds of moving time; nil when the
     /// runner is standing still or the run is younger than the window.
-    private mutating func currentPace(_ track: LiveTrack) -> Double? {
-        guard let last = track.last, last.moving else { return nil }
+    private mutating func currentPace(_ last: TrackPoint) -> Double? {
+        guard last.moving else { return nil }
         let cutoff = last.timestamp - configuration.currentPaceWindow
         // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
@@ -64,8 +69,8 @@ extension RunTracker {
         let referenceInTail = paceCursor + 1 >= committed.count && (tail.first.map { $0.timestamp <= cutoff } ?? false)
         if !referenceInTail, paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
             reference = committed[paceCursor]
-        } else if let index = track.lastIndex(atOrBefore: cutoff) {
-            reference = track.point(at: index)  // a window shorter than the lag: the reference is in the tail
+        } else if let index = liveTrack.lastIndex(atOrBefore: cutoff) {
+            reference = liveTrack.point(at: index)  // a window shorter than the lag: the reference is in the tail
         } else {
             return nil
         }

@@ -42,10 +42,10 @@ public struct RunTracker: Sendable {
     var segmentMeter = SegmentMeter()
     /// Index of the current pace's reference point in the committed track.
     var paceCursor = 0
-    /// The gate's cursor into the committed track (see ``GatePass``).
-    var committedGatePast = 0
-    /// The gate's cursors for the first step of the last tail rebuild, as indices into the built track.
-    var tailGateStart = (past: 0, future: 0)
+    /// The gate's past point of the newest step, as an index into the track (see ``GatePass``).
+    var gatePastCursor = 0
+    /// The gate's future cursor for the first step of the last tail rebuild, as an index into the track.
+    var tailGateFuture = 0
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     var gateSegmentStart = 0
@@ -86,8 +86,12 @@ public struct RunTracker: Sendable {
         let position = projection!.project(fix.coordinate)
         smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,
                         timestamp: fix.timestamp, restart: started || verdict == .reanchor)
+        placeGatePastOfNewestStep()
         smoother.smooth()
-        commitSteps(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag))
+        // Steps leave the window after the lag, or earlier when fixes come so fast that it would hold more
+        // than its capacity: each fix then costs bounded work whatever the timestamps say.
+        commitSteps(max(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag),
+                        smoother.count - lagWindowCapacity))
         rebuildTail()
         lastAcceptedTimestamp = fix.timestamp
 
@@ -95,22 +99,31 @@ public struct RunTracker: Sendable {
         if started, let earth = Badges.all.first {
             newAwards += award(earth, crossing: Crossing(timestamp: fix.timestamp, east: position.east, north: position.north))
         }
-        let track = LiveTrack(committed: committed, tail: tail)
-        let distance = track.distance
-        let splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: track)
-        while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
-              let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
-            newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
-            nextBadgeIndex += 1
+        // The whole track (committed and tail) is looked at only when a split or badge is reached: on most
+        // fixes the newest point says everything.
+        let last = tail.last ?? committed.last!
+        let distance = last.distance
+        var splits: [Split] = []
+        if splitCounter.isDue(at: distance) {
+            splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: liveTrack)
         }
-        if !newAwards.isEmpty { awards += newAwards }
-        let snapshot = makeSnapshot(track)
-        return .accepted(RunProgress(started: started, snapshot: snapshot, awards: newAwards, splits: splits))
+        if nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance {
+            let track = liveTrack
+            while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
+                  let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
+                newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
+                nextBadgeIndex += 1
+            }
+            awards += newAwards
+        } else if !newAwards.isEmpty {
+            awards += newAwards
+        }
+        return .accepted(RunProgress(started: started, snapshot: makeSnapshot(last), awards: newAwards, splits: splits))
     }
 
     /// The latest measurements, nil before the first accepted fix.
     public var snapshot: RunSnapshot? {
-        guard let last = LiveTrack(committed: committed, tail: tail).last else { return nil }
+        guard let last = tail.last ?? committed.last else { return nil }
         return snapshot(at: last, currentPace: latestCurrentPace)
     }
 
@@ -124,7 +137,7 @@ public struct RunTracker: Sendable {
     /// track; splits and checkpoints are measured on it. Awards are the ones made live (they already
     /// updated ``history``).
     public func finish() -> RunSummary {
-        let track = LiveTrack(committed: committed, tail: tail)
+        let track = liveTrack
         guard let last = track.last else {
             return RunSummary(distance: 0, elapsed: 0, movingTime: 0, averagePace: nil, splits: [], checkpoints: [],
                               awards: awards, track: [], rejections: rejections)
