@@ -1,6 +1,6 @@
-/// The lag window's passes after each smoothing: committing the steps that have left it, and rebuilding the
-/// provisional tail. They run on every fix over every step of the window, so they are the tracker's hot path:
-/// they read the smoother's steps and write the track in place through buffer pointers.
+/// The lag window's pass after each smoothing: committing the steps that have left it and rebuilding the
+/// provisional tail. It runs on every fix over every step of the window, so it is the tracker's hot path:
+/// it reads the smoother's steps and writes the track in place through buffer pointers.
 extension RunTracker {
     /// The most steps the lag window holds (see ``TrackerConfiguration/smoothingLagFixes``).
     var lagWindowCapacity: Int { max(configuration.smoothingLagFixes, 1) }
@@ -22,111 +22,113 @@ extension RunTracker {
         smoother.setNewestGatePast(gatePastCursor)
     }
 
-    /// Moves the oldest `count` smoothed steps out of the lag window into the final track, measuring each
-    /// segment on the ellipsoid (see ``SegmentMeter``).
-    mutating func commitSteps(_ count: Int) {
-        guard count > 0, let projection else { return }
-        var gate = GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving)
-        var previousCoordinate = lastCommittedCoordinate
-        for index in 0..<count {
-            let moving = Self.judgeCommitting(step: index, window: smoother, committed: committed, gate: &gate)
-            let step = smoother[index]
-            let coordinate = projection.coordinate(east: step.smoothed[0], north: step.smoothed[2])
-            var point = TrackPoint(east: step.smoothed[0], north: step.smoothed[2], timestamp: step.timestamp,
-                                   accuracy: step.accuracy, moving: moving, distance: 0, movingTime: 0)
-            if let previous = committed.last {
-                point.distance = previous.distance
-                point.movingTime = previous.movingTime
-                if moving, !step.startsSegment, let previousCoordinate {
-                    point.distance += segmentMeter.distance(from: previousCoordinate, to: coordinate)
-                    point.movingTime += point.timestamp - previous.timestamp
-                }
-            }
-            committed.append(point)
-            previousCoordinate = coordinate
-        }
-        committedMoving = gate.moving
-        lastCommittedCoordinate = previousCoordinate
-        smoother.dropOldest(count)
-    }
-
-    /// Rebuilds the provisional points of the lag window from the latest smoothing, overwriting the previous
-    /// tail's storage in place.
-    mutating func rebuildTail() {
+    /// Walks the lag window after a smoothing, oldest step first, judging each step with the still/moving
+    /// gate and measuring it: the oldest `commitCount` steps become final track points, measured on the
+    /// ellipsoid (see ``SegmentMeter``), and leave the window; the rest are rebuilt as the provisional tail,
+    /// overwriting the previous tail's storage in place.
+    mutating func advanceWindow(committing commitCount: Int) {
         let count = smoother.count
         guard let projection, count > 0 else {
             tail.removeAll(keepingCapacity: true)
             return
         }
-        // The tail spans seconds of running, so one local scale turns frame metres into true metres for all
-        // of it; it is recomputed only when the runner has moved about 100 m north or south (the scale
-        // changes by a few parts in 10⁵ over that: a fraction of a millimetre on a provisional tail).
-        let latitude = projection.latitude(north: smoother.smoothed(at: count - 1)[2])
-        if abs(latitude - tailScale.latitude) > 0.001 {
-            let scale = LocalScale(latitude: latitude)
-            tailScale = (latitude, scale.metresPerDegreeEast / projection.metresPerDegreeEast,
-                         scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
+        if commitCount < count {
+            // The tail spans seconds of running, so one local scale turns frame metres into true metres for
+            // all of it; it is recomputed only when the runner has moved about 100 m north or south (the
+            // scale changes by a few parts in 10⁵ over that: a fraction of a millimetre on a provisional tail).
+            let latitude = projection.latitude(north: smoother.smoothed(at: count - 1)[2])
+            if abs(latitude - tailScale.latitude) > 0.001 {
+                let scale = LocalScale(latitude: latitude)
+                tailScale = (latitude, scale.metresPerDegreeEast / projection.metresPerDegreeEast,
+                             scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
+            }
         }
         var points: [TrackPoint] = []
         swap(&points, &tail)  // unique, so the writes below do not copy it
         if points.count > count { points.removeLast(points.count - count) }
         while points.count < count { points.append(TrackPoint.placeholder) }
-        var gate = GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving)
-        // Where the last rebuild's first step found its future end is a valid start for this one's (see
+        var pass = WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
+                              commitCount: commitCount, projection: projection,
+                              tailScale: (tailScale.eastRatio, tailScale.northRatio),
+                              segmentMeter: segmentMeter, lastCommittedCoordinate: lastCommittedCoordinate)
+        // Where the last pass's first step found its future end is a valid start for this one's (see
         // ``GatePass``): it saves walking the whole window again on every fix.
-        gate.future = max(tailGateFuture - committed.count, 0)
-        let firstFuture = Self.buildTail(window: smoother, committed: committed, into: &points, gate: &gate,
-                                         scale: (tailScale.eastRatio, tailScale.northRatio))
-        tailGateFuture = committed.count + firstFuture
+        pass.gate.future = max(windowGateFuture - committed.count, 0)
+        pass.run(over: smoother, after: committed, into: &points)
+        windowGateFuture = committed.count + pass.firstFuture
+        segmentMeter = pass.segmentMeter
+        if commitCount > 0 {
+            committedMoving = pass.committedMoving
+            lastCommittedCoordinate = pass.lastCommittedCoordinate
+            committed.append(contentsOf: points[..<commitCount])
+            points.removeFirst(commitCount)
+            smoother.dropOldest(commitCount)
+        }
         swap(&points, &tail)
     }
+}
 
-    // The passes' loops are static functions of their inputs, so that no closure captures the tracker:
-    // a closure capturing `self` makes the compiler retain the arrays it reads, twice per fix.
+/// One walk along the lag window (see ``RunTracker/advanceWindow(committing:)``), as a value with its own
+/// state, so that its loop captures nothing of the tracker: a closure capturing the tracker makes the
+/// compiler retain the arrays it reads, twice per fix.
+struct WindowPass {
+    var gate: GatePass
+    /// How many of the oldest steps become final points.
+    let commitCount: Int
+    let projection: LocalProjection
+    /// Frame-to-true scale ratios for the provisional tail.
+    let tailScale: (east: Double, north: Double)
+    var segmentMeter: SegmentMeter
+    /// The coordinate of the newest final point.
+    var lastCommittedCoordinate: Coordinate?
+    /// The gate's state at the newest final point.
+    var committedMoving = false
+    /// The gate's future cursor for the window's first step.
+    var firstFuture = 0
 
-    /// The gate's verdict on a step about to be committed, judged against the committed track.
-    private static func judgeCommitting(step index: Int, window: KalmanSmoother, committed: [TrackPoint],
-                                        gate: inout GatePass) -> Bool {
-        window.withWindow { steps in
-            committed.withUnsafeBufferPointer { built in
-                gate.judge(step: index, at: built.count, of: steps, committed: built, tail: nil)
-            }
-        }
-    }
-
-    /// Writes one tail point per step of the window into `points` (already sized to the window); returns the
-    /// gate's future cursor for the first step.
-    private static func buildTail(window: KalmanSmoother, committed: [TrackPoint], into points: inout [TrackPoint],
-                                  gate: inout GatePass, scale: (east: Double, north: Double)) -> Int {
+    /// Writes one point per step of `window` into `points` (already sized to the window); `committed` is
+    /// the final track before the window.
+    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint], into points: inout [TrackPoint]) {
         window.withWindow { steps in
             committed.withUnsafeBufferPointer { committed in
                 points.withUnsafeMutableBufferPointer { out in
-                    guard let base = steps.baseAddress, let tail = out.baseAddress else { return 0 }
+                    guard let base = steps.baseAddress, let written = out.baseAddress else { return }
                     var previous = committed.last
-                    var firstFuture = 0
                     for index in 0..<steps.count {
                         let moving = gate.judge(step: index, at: committed.count + index, of: steps,
-                                                committed: committed, tail: tail)
+                                                committed: committed, tail: written)
                         if index == 0 { firstFuture = gate.future }
                         let step = base + index
                         let state = step.pointee.smoothed
                         var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                                accuracy: step.pointee.accuracy, moving: moving, distance: 0,
                                                movingTime: 0)
-                        if let previous {
+                        let measured = moving && !step.pointee.startsSegment
+                        if index < commitCount {
+                            let coordinate = projection.coordinate(east: point.east, north: point.north)
+                            if let previous {
+                                point.distance = previous.distance
+                                point.movingTime = previous.movingTime
+                                if measured, let lastCommittedCoordinate {
+                                    point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
+                                    point.movingTime += point.timestamp - previous.timestamp
+                                }
+                            }
+                            lastCommittedCoordinate = coordinate
+                            committedMoving = moving
+                        } else if let previous {
                             point.distance = previous.distance
                             point.movingTime = previous.movingTime
-                            if moving, !step.pointee.startsSegment {
-                                let east = (point.east - previous.east) * scale.east
-                                let north = (point.north - previous.north) * scale.north
+                            if measured {
+                                let east = (point.east - previous.east) * tailScale.east
+                                let north = (point.north - previous.north) * tailScale.north
                                 point.distance += (east * east + north * north).squareRoot()
                                 point.movingTime += point.timestamp - previous.timestamp
                             }
                         }
-                        tail[index] = point
+                        written[index] = point
                         previous = point
                     }
-                    return firstFuture
                 }
             }
         }

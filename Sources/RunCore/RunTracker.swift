@@ -44,8 +44,8 @@ public struct RunTracker: Sendable {
     var paceCursor = 0
     /// The gate's past point of the newest step, as an index into the track (see ``GatePass``).
     var gatePastCursor = 0
-    /// The gate's future cursor for the first step of the last tail rebuild, as an index into the track.
-    var tailGateFuture = 0
+    /// The gate's future cursor for the first step of the last pass over the window, as an index into the track.
+    var windowGateFuture = 0
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     var gateSegmentStart = 0
@@ -80,7 +80,7 @@ public struct RunTracker: Sendable {
             projection = LocalProjection(origin: fix.coordinate)
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
-            commitSteps(smoother.count)
+            advanceWindow(committing: smoother.count)
             gateSegmentStart = committed.count
         }
         let position = projection!.project(fix.coordinate)
@@ -90,9 +90,8 @@ public struct RunTracker: Sendable {
         smoother.smooth()
         // Steps leave the window after the lag, or earlier when fixes come so fast that it would hold more
         // than its capacity: each fix then costs bounded work whatever the timestamps say.
-        commitSteps(max(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag),
-                        smoother.count - lagWindowCapacity))
-        rebuildTail()
+        advanceWindow(committing: max(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag),
+                                      smoother.count - lagWindowCapacity))
         lastAcceptedTimestamp = fix.timestamp
 
         var newAwards: [BadgeAward] = []
