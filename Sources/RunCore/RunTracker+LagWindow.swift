@@ -43,10 +43,12 @@ extension RunTracker {
                              scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
             }
         }
-        var points: [TrackPoint] = []
-        swap(&points, &tail)  // unique, so the writes below do not copy it
-        if points.count > count { points.removeLast(points.count - count) }
-        while points.count < count { points.append(TrackPoint.placeholder) }
+        // Both arrays are moved out while the pass writes them, so they are unique and the writes never copy.
+        var points: [TrackPoint] = [], commits: [TrackPoint] = []
+        swap(&points, &tail)
+        swap(&commits, &commitBuffer)
+        Self.resize(&points, to: count - commitCount)
+        Self.resize(&commits, to: commitCount)
         var pass = WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
                               commitCount: commitCount, projection: projection,
                               tailScale: (tailScale.eastRatio, tailScale.northRatio),
@@ -54,17 +56,24 @@ extension RunTracker {
         // Where the last pass's first step found its future end is a valid start for this one's (see
         // ``GatePass``): it saves walking the whole window again on every fix.
         pass.gate.future = max(windowGateFuture - committed.count, 0)
-        pass.run(over: smoother, after: committed, into: &points)
+        pass.run(over: smoother, after: committed, committing: &commits, tail: &points)
         windowGateFuture = committed.count + pass.firstFuture
-        segmentMeter = pass.segmentMeter
         if commitCount > 0 {
+            segmentMeter = pass.segmentMeter
             committedMoving = pass.committedMoving
             lastCommittedCoordinate = pass.lastCommittedCoordinate
-            committed.append(contentsOf: points[..<commitCount])
-            points.removeFirst(commitCount)
+            for point in commits { committed.append(point) }
             smoother.dropOldest(commitCount)
         }
         swap(&points, &tail)
+        swap(&commits, &commitBuffer)
+    }
+
+    /// Sizes an array of points to be overwritten, keeping its storage.
+    @inline(__always)
+    private static func resize(_ points: inout [TrackPoint], to count: Int) {
+        if points.count > count { points.removeLast(points.count - count) }
+        while points.count < count { points.append(TrackPoint.placeholder) }
     }
 }
 
@@ -86,52 +95,80 @@ struct WindowPass {
     /// The gate's future cursor for the window's first step.
     var firstFuture = 0
 
-    /// Writes one point per step of `window` into `points` (already sized to the window); `committed` is
-    /// the final track before the window.
-    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint], into points: inout [TrackPoint]) {
+    /// Writes one point per step of `window`: the oldest into `commits`, the rest into `tail` (both already
+    /// sized); `committed` is the final track before the window.
+    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint], committing commits: inout [TrackPoint],
+                      tail: inout [TrackPoint]) {
         window.withWindow { steps in
             committed.withUnsafeBufferPointer { committed in
-                points.withUnsafeMutableBufferPointer { out in
-                    guard let base = steps.baseAddress, let written = out.baseAddress else { return }
-                    var previous = committed.last
-                    for index in 0..<steps.count {
-                        let moving = gate.judge(step: index, at: committed.count + index, of: steps,
-                                                committed: committed, tail: written)
-                        if index == 0 { firstFuture = gate.future }
-                        let step = base + index
-                        let state = step.pointee.smoothed
-                        var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
-                                               accuracy: step.pointee.accuracy, moving: moving, distance: 0,
-                                               movingTime: 0)
-                        let measured = moving && !step.pointee.startsSegment
-                        if index < commitCount {
-                            let coordinate = projection.coordinate(east: point.east, north: point.north)
-                            if let previous {
-                                point.distance = previous.distance
-                                point.movingTime = previous.movingTime
-                                if measured, let lastCommittedCoordinate {
-                                    point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
-                                    point.movingTime += point.timestamp - previous.timestamp
-                                }
-                            }
-                            lastCommittedCoordinate = coordinate
-                            committedMoving = moving
-                        } else if let previous {
-                            point.distance = previous.distance
-                            point.movingTime = previous.movingTime
-                            if measured {
-                                let east = (point.east - previous.east) * tailScale.east
-                                let north = (point.north - previous.north) * tailScale.north
-                                point.distance += (east * east + north * north).squareRoot()
-                                point.movingTime += point.timestamp - previous.timestamp
-                            }
-                        }
-                        written[index] = point
-                        previous = point
+                commits.withUnsafeMutableBufferPointer { commits in
+                    tail.withUnsafeMutableBufferPointer { tail in
+                        walk(steps, after: committed, committing: commits, tail: tail)
                     }
                 }
             }
         }
+    }
+
+    @inline(__always)
+    private mutating func walk(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, after committed: UnsafeBufferPointer<TrackPoint>,
+                               committing commits: UnsafeMutableBufferPointer<TrackPoint>,
+                               tail: UnsafeMutableBufferPointer<TrackPoint>) {
+        guard let base = steps.baseAddress else { return }
+        let track = WindowTrack(committed: committed, commits: commits, tail: tail)
+        var previous = committed.last
+        for index in 0..<steps.count {
+            let moving = gate.judge(step: index, at: committed.count + index, of: steps, track: track)
+            if index == 0 { firstFuture = gate.future }
+            let step = base + index
+            let state = step.pointee.smoothed
+            var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
+                                   accuracy: step.pointee.accuracy, moving: moving, distance: 0, movingTime: 0)
+            let measured = moving && !step.pointee.startsSegment
+            if index < commitCount {
+                let coordinate = projection.coordinate(east: point.east, north: point.north)
+                if let previous {
+                    point.distance = previous.distance
+                    point.movingTime = previous.movingTime
+                    if measured, let lastCommittedCoordinate {
+                        point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
+                        point.movingTime += point.timestamp - previous.timestamp
+                    }
+                }
+                lastCommittedCoordinate = coordinate
+                committedMoving = moving
+                commits[index] = point
+            } else {
+                if let previous {
+                    point.distance = previous.distance
+                    point.movingTime = previous.movingTime
+                    if measured {
+                        let east = (point.east - previous.east) * tailScale.east
+                        let north = (point.north - previous.north) * tailScale.north
+                        point.distance += (east * east + north * north).squareRoot()
+                        point.movingTime += point.timestamp - previous.timestamp
+                    }
+                }
+                tail[index - commitCount] = point
+            }
+            previous = point
+        }
+    }
+}
+
+/// The track as a walk along the window sees it: the final track, then the points written so far for the
+/// window's steps (those being committed, then the tail).
+struct WindowTrack {
+    let committed: UnsafeBufferPointer<TrackPoint>
+    let commits: UnsafeMutableBufferPointer<TrackPoint>
+    let tail: UnsafeMutableBufferPointer<TrackPoint>
+
+    /// The point at `index` in the track (it must be written already).
+    @inline(__always)
+    subscript(index: Int) -> TrackPoint {
+        if index < committed.count { return committed[index] }
+        let windowIndex = index - committed.count
+        return windowIndex < commits.count ? commits[windowIndex] : tail[windowIndex - commits.count]
     }
 }
 
@@ -169,20 +206,19 @@ struct GatePass {
         self.moving = moving
     }
 
-    /// Judges the step at `index` of the window, which is at `trackIndex` in the track, and says whether the
-    /// runner is moving there. The track before the step is `committed` followed by the tail points at
-    /// `tail` for the window's earlier steps.
+    /// Judges the step at `index` of the window, which is at `trackIndex` in `track`, and says whether the
+    /// runner is moving there.
     @inline(__always)
     mutating func judge(step index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                        committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?) -> Bool {
-        let speed = self.speed(ofStep: index, at: trackIndex, of: steps, committed: committed, tail: tail)
+                        track: WindowTrack) -> Bool {
+        let speed = self.speed(ofStep: index, at: trackIndex, of: steps, track: track)
         moving = moving ? speed >= stillSpeed : speed >= movingSpeed
         return moving
     }
 
     @inline(__always)
     private mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                                committed: UnsafeBufferPointer<TrackPoint>, tail: UnsafePointer<TrackPoint>?) -> Double {
+                                track: WindowTrack) -> Double {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index
         let timestamp = step.pointee.timestamp
@@ -195,10 +231,8 @@ struct GatePass {
         var fromTime = timestamp, fromEast = state[0], fromNorth = state[2]
         let past = step.pointee.gatePast
         if !step.pointee.startsSegment, past < trackIndex, past >= segmentStart {
-            let p = past < committed.count ? committed.baseAddress! + past : tail! + (past - committed.count)
-            if p.pointee.timestamp < timestamp {
-                (fromTime, fromEast, fromNorth) = (p.pointee.timestamp, p.pointee.east, p.pointee.north)
-            }
+            let p = track[past]
+            if p.timestamp < timestamp { (fromTime, fromEast, fromNorth) = (p.timestamp, p.east, p.north) }
         }
         let end = base + future
         let span = end.pointee.timestamp - fromTime

@@ -32,6 +32,8 @@ public struct RunTracker: Sendable {
     var committed: [TrackPoint] = []
     /// Provisional track points (the lag window), rebuilt on every fix.
     var tail: [TrackPoint] = []
+    /// Storage for the points committed by one pass over the window, kept between fixes.
+    var commitBuffer: [TrackPoint] = []
     /// The gate's state at the last committed point.
     var committedMoving = false
     /// The smoothed position of the newest committed point, measured from by the next one.
