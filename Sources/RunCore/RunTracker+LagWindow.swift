@@ -1,6 +1,9 @@
-/// The lag window's pass after each smoothing: committing the steps that have left it and rebuilding the
+/// The lag window's pass after each smoothing: committing the steps that have left it and measuring the
 /// provisional tail. It runs on every fix over every step of the window, so it is the tracker's hot path:
-/// it reads the smoother's steps and writes the track in place through buffer pointers.
+/// it reads the smoother's steps in place through buffer pointers, and it does not store the tail: on
+/// almost every fix only the newest point is needed, and the tail's points are a function of the state
+/// (the window, the committed track, the gate's state), so they are rebuilt, identically, when a search
+/// needs them (``tailPoints``).
 extension RunTracker {
     /// The most steps the lag window holds (see ``TrackerConfiguration/smoothingLagFixes``).
     var lagWindowCapacity: Int { max(configuration.smoothingLagFixes, 1) }
@@ -24,14 +27,11 @@ extension RunTracker {
 
     /// Walks the lag window after a smoothing, oldest step first, judging each step with the still/moving
     /// gate and measuring it: the oldest `commitCount` steps become final track points, measured on the
-    /// ellipsoid (see ``SegmentMeter``), and leave the window; the rest are rebuilt as the provisional tail,
-    /// overwriting the previous tail's storage in place.
+    /// ellipsoid (see ``SegmentMeter``), and leave the window; the rest are the provisional tail, of which
+    /// only the newest point is kept.
     mutating func advanceWindow(committing commitCount: Int) {
         let count = smoother.count
-        guard let projection, count > 0 else {
-            tail.removeAll(keepingCapacity: true)
-            return
-        }
+        guard let projection, count > 0 else { return }
         if commitCount < count {
             // The tail spans seconds of running, so one local scale turns frame metres into true metres for
             // all of it; it is recomputed only when the runner has moved about 100 m north or south (the
@@ -43,21 +43,20 @@ extension RunTracker {
                              scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
             }
         }
-        // Both arrays are moved out while the pass writes them, so they are unique and the writes never copy.
-        var points: [TrackPoint] = [], commits: [TrackPoint] = []
-        swap(&points, &tail)
+        // Moved out while the pass writes it, so it is unique and the writes never copy it.
+        var commits: [TrackPoint] = []
         swap(&commits, &commitBuffer)
-        Self.resize(&points, to: count - commitCount)
-        Self.resize(&commits, to: commitCount)
-        var pass = WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
-                              commitCount: commitCount, projection: projection,
-                              tailScale: (tailScale.eastRatio, tailScale.northRatio),
-                              segmentMeter: segmentMeter, lastCommittedCoordinate: lastCommittedCoordinate)
+        if commits.count > commitCount { commits.removeLast(commits.count - commitCount) }
+        while commits.count < commitCount { commits.append(TrackPoint.placeholder) }
+        var pass = makePass(commitCount: commitCount, projection: projection)
         // Where the last pass's first step found its future end is a valid start for this one's (see
         // ``GatePass``): it saves walking the whole window again on every fix.
         pass.gate.future = max(windowGateFuture - committed.count, 0)
-        pass.run(over: smoother, after: committed, committing: &commits, tail: &points)
+        commits.withUnsafeMutableBufferPointer { commits in
+            pass.run(over: smoother, after: committed, committing: commits.baseAddress, tail: nil)
+        }
         windowGateFuture = committed.count + pass.firstFuture
+        newestPoint = pass.newest
         if commitCount > 0 {
             segmentMeter = pass.segmentMeter
             committedMoving = pass.committedMoving
@@ -65,15 +64,26 @@ extension RunTracker {
             for point in commits { committed.append(point) }
             smoother.dropOldest(commitCount)
         }
-        swap(&points, &tail)
         swap(&commits, &commitBuffer)
     }
 
-    /// Sizes an array of points to be overwritten, keeping its storage.
-    @inline(__always)
-    private static func resize(_ points: inout [TrackPoint], to count: Int) {
-        if points.count > count { points.removeLast(points.count - count) }
-        while points.count < count { points.append(TrackPoint.placeholder) }
+    /// The provisional tail: one point per step of the lag window, as the last fix's pass measured them.
+    var tailPoints: [TrackPoint] {
+        let count = smoother.count
+        guard let projection, count > 0 else { return [] }
+        var pass = makePass(commitCount: 0, projection: projection)
+        return [TrackPoint](unsafeUninitializedCapacity: count) { buffer, initialized in
+            pass.run(over: smoother, after: committed, committing: nil, tail: buffer.baseAddress)
+            initialized = count
+        }
+    }
+
+    /// A pass over the window from the committed track's end.
+    private func makePass(commitCount: Int, projection: LocalProjection) -> WindowPass {
+        WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
+                   commitCount: commitCount, projection: projection,
+                   tailScale: (tailScale.eastRatio, tailScale.northRatio),
+                   segmentMeter: segmentMeter, lastCommittedCoordinate: lastCommittedCoordinate)
     }
 }
 
@@ -94,28 +104,26 @@ struct WindowPass {
     var committedMoving = false
     /// The gate's future cursor for the window's first step.
     var firstFuture = 0
+    /// The newest point of the track after the walk.
+    var newest: TrackPoint?
 
-    /// Writes one point per step of `window`: the oldest into `commits`, the rest into `tail` (both already
-    /// sized); `committed` is the final track before the window.
-    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint], committing commits: inout [TrackPoint],
-                      tail: inout [TrackPoint]) {
+    /// Measures one point per step of `window`, writing the oldest `commitCount` at `commits` and, when
+    /// `tail` is given, the rest there; `committed` is the final track before the window.
+    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint],
+                      committing commits: UnsafeMutablePointer<TrackPoint>?, tail: UnsafeMutablePointer<TrackPoint>?) {
         window.withWindow { steps in
             committed.withUnsafeBufferPointer { committed in
-                commits.withUnsafeMutableBufferPointer { commits in
-                    tail.withUnsafeMutableBufferPointer { tail in
-                        walk(steps, after: committed, committing: commits, tail: tail)
-                    }
-                }
+                walk(steps, after: committed, committing: commits, tail: tail)
             }
         }
     }
 
     @inline(__always)
     private mutating func walk(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, after committed: UnsafeBufferPointer<TrackPoint>,
-                               committing commits: UnsafeMutableBufferPointer<TrackPoint>,
-                               tail: UnsafeMutableBufferPointer<TrackPoint>) {
+                               committing commits: UnsafeMutablePointer<TrackPoint>?,
+                               tail: UnsafeMutablePointer<TrackPoint>?) {
         guard let base = steps.baseAddress else { return }
-        let track = WindowTrack(committed: committed, commits: commits, tail: tail)
+        let track = WindowTrack(committed: committed, steps: base)
         var previous = committed.last
         for index in 0..<steps.count {
             let moving = gate.judge(step: index, at: committed.count + index, of: steps, track: track)
@@ -137,7 +145,7 @@ struct WindowPass {
                 }
                 lastCommittedCoordinate = coordinate
                 committedMoving = moving
-                commits[index] = point
+                commits![index] = point
             } else {
                 if let previous {
                     point.distance = previous.distance
@@ -149,26 +157,29 @@ struct WindowPass {
                         point.movingTime += point.timestamp - previous.timestamp
                     }
                 }
-                tail[index - commitCount] = point
+                tail?[index - commitCount] = point
             }
             previous = point
         }
+        newest = previous
     }
 }
 
-/// The track as a walk along the window sees it: the final track, then the points written so far for the
-/// window's steps (those being committed, then the tail).
+/// The track as the gate sees it during a walk: the final track, then the window's steps. A window step's
+/// point has the step's smoothed position and timestamp, which is all the gate reads.
 struct WindowTrack {
     let committed: UnsafeBufferPointer<TrackPoint>
-    let commits: UnsafeMutableBufferPointer<TrackPoint>
-    let tail: UnsafeMutableBufferPointer<TrackPoint>
+    let steps: UnsafePointer<KalmanSmoother.Step>
 
-    /// The point at `index` in the track (it must be written already).
+    /// Time and position of the point at `index` in the track.
     @inline(__always)
-    subscript(index: Int) -> TrackPoint {
-        if index < committed.count { return committed[index] }
-        let windowIndex = index - committed.count
-        return windowIndex < commits.count ? commits[windowIndex] : tail[windowIndex - commits.count]
+    subscript(index: Int) -> (timestamp: Double, east: Double, north: Double) {
+        if index < committed.count {
+            let point = committed[index]
+            return (point.timestamp, point.east, point.north)
+        }
+        let step = steps + (index - committed.count)
+        return (step.pointee.timestamp, step.pointee.smoothed[0], step.pointee.smoothed[2])
     }
 }
 

@@ -17,9 +17,9 @@ struct LiveTrack: CumulativeTrack {
 }
 
 extension RunTracker {
-    /// The committed track and the tail as one track. Built only where a search needs it: the view holds
-    /// both arrays, which costs reference counting that the per-fix path avoids.
-    var liveTrack: LiveTrack { LiveTrack(committed: committed, tail: tail) }
+    /// The committed track and the tail as one track. Built only where a search needs it: the tail is
+    /// rebuilt for it.
+    var liveTrack: LiveTrack { LiveTrack(committed: committed, tail: tailPoints) }
 
     /// The coordinate of a crossing.
     func coordinate(of crossing: Crossing) -> Coordinate {
@@ -66,13 +66,17 @@ extension RunTracker {
         // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
         let reference: TrackPoint
-        let referenceInTail = paceCursor + 1 >= committed.count && (tail.first.map { $0.timestamp <= cutoff } ?? false)
+        // The tail's first point is the lag window's first step.
+        let tailReachesCutoff = smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff
+        let referenceInTail = paceCursor + 1 >= committed.count && tailReachesCutoff
         if !referenceInTail, paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
             reference = committed[paceCursor]
-        } else if let index = liveTrack.lastIndex(atOrBefore: cutoff) {
-            reference = liveTrack.point(at: index)  // a window shorter than the lag: the reference is in the tail
         } else {
-            return nil
+            // Early in the run, or a window shorter than the lag: search the track, with the tail only when
+            // the reference can be in it.
+            let track = LiveTrack(committed: committed, tail: tailReachesCutoff ? tailPoints : [])
+            guard let index = track.lastIndex(atOrBefore: cutoff) else { return nil }
+            reference = track.point(at: index)
         }
         return Self.pace(last.movingTime - reference.movingTime, last.distance - reference.distance)
     }

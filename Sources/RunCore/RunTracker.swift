@@ -30,8 +30,9 @@ public struct RunTracker: Sendable {
     var startTimestamp = 0.0
     /// Final track points (older than the lag).
     var committed: [TrackPoint] = []
-    /// Provisional track points (the lag window), rebuilt on every fix.
-    var tail: [TrackPoint] = []
+    /// The newest point of the track (the provisional tail's last), measured on every fix; the tail's other
+    /// points are rebuilt only when needed (``tailPoints``).
+    var newestPoint: TrackPoint?
     /// Storage for the points committed by one pass over the window, kept between fixes.
     var commitBuffer: [TrackPoint] = []
     /// The gate's state at the last committed point.
@@ -102,14 +103,15 @@ public struct RunTracker: Sendable {
         }
         // The whole track (committed and tail) is looked at only when a split or badge is reached: on most
         // fixes the newest point says everything.
-        let last = tail.last ?? committed.last!
+        let last = newestPoint!
         let distance = last.distance
-        var splits: [Split] = []
+        var splits: [Split] = [], reachedTrack: LiveTrack?
         if splitCounter.isDue(at: distance) {
-            splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: liveTrack)
+            reachedTrack = liveTrack
+            splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: reachedTrack!)
         }
         if nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance {
-            let track = liveTrack
+            let track = reachedTrack ?? liveTrack
             while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
                   let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
                 newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
@@ -124,7 +126,7 @@ public struct RunTracker: Sendable {
 
     /// The latest measurements, nil before the first accepted fix.
     public var snapshot: RunSnapshot? {
-        guard let last = tail.last ?? committed.last else { return nil }
+        guard let last = newestPoint else { return nil }
         return snapshot(at: last, currentPace: latestCurrentPace)
     }
 
@@ -148,7 +150,7 @@ public struct RunTracker: Sendable {
         return RunSummary(distance: last.distance, elapsed: last.timestamp - startTimestamp,
                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
                           splits: splits, checkpoints: checkpoints(on: track), awards: awards,
-                          track: (committed + tail).map { $0.fix(in: projection!) }, rejections: rejections)
+                          track: (track.committed + track.tail).map { $0.fix(in: projection!) }, rejections: rejections)
     }
 
     /// Seconds per kilometre, nil without distance.
