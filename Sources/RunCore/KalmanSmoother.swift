@@ -131,23 +131,25 @@ struct KalmanSmoother: Sendable {
         steps.withUnsafeMutableBufferPointer { steps in
             guard let base = steps.baseAddress, steps.count > head else { return }
             var index = steps.count - 1
-            base[index].smoothed = base[index].filtered
+            // The later step's smoothed state stays in registers: reading it back from memory would add a
+            // store-to-load delay to every step of this serial recursion.
+            var later = base[index].filtered
+            base[index].smoothed = later
             while index > head {
-                let later = base + index
-                let startsSegment = later.pointee.startsSegment
-                let c = later.pointee.backGain
-                let d = later.pointee.smoothed - later.pointee.predicted
+                let startsSegment = base[index].startsSegment
+                let c = base[index].backGain
+                let d = later - base[index].predicted
                 index -= 1
-                let step = base + index
-                let f = step.pointee.filtered
-                guard !startsSegment else {
-                    step.pointee.smoothed = f
-                    continue
+                let f = base[index].filtered
+                if startsSegment {
+                    later = f
+                } else {
+                    let column0 = c.lowHalf, column1 = c.highHalf
+                    let east = f.lowHalf + column0 * d[0] + column1 * d[1]
+                    let north = f.highHalf + column0 * d[2] + column1 * d[3]
+                    later = SIMD4(lowHalf: east, highHalf: north)
                 }
-                let column0 = c.lowHalf, column1 = c.highHalf
-                let east = f.lowHalf + column0 * d[0] + column1 * d[1]
-                let north = f.highHalf + column0 * d[2] + column1 * d[3]
-                step.pointee.smoothed = SIMD4(lowHalf: east, highHalf: north)
+                base[index].smoothed = later
             }
         }
     }

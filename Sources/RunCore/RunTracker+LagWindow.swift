@@ -52,9 +52,7 @@ extension RunTracker {
         // Where the last pass's first step found its future end is a valid start for this one's (see
         // ``GatePass``): it saves walking the whole window again on every fix.
         pass.gate.future = max(windowGateFuture - committed.count, 0)
-        commits.withUnsafeMutableBufferPointer { commits in
-            pass.run(over: smoother, after: committed, committing: commits.baseAddress, tail: nil)
-        }
+        pass.commit(over: smoother, after: committed, into: &commits)
         windowGateFuture = committed.count + pass.firstFuture
         newestPoint = pass.newest
         if commitCount > 0 {
@@ -107,6 +105,14 @@ struct WindowPass {
     /// The newest point of the track after the walk.
     var newest: TrackPoint?
 
+    /// Measures one point per step of `window`, writing the oldest `commitCount` into `commits` (already
+    /// sized) and keeping only the newest of the rest; `committed` is the final track before the window.
+    mutating func commit(over window: KalmanSmoother, after committed: [TrackPoint], into commits: inout [TrackPoint]) {
+        commits.withUnsafeMutableBufferPointer { commits in
+            run(over: window, after: committed, committing: commits.baseAddress, tail: nil)
+        }
+    }
+
     /// Measures one point per step of `window`, writing the oldest `commitCount` at `commits` and, when
     /// `tail` is given, the rest there; `committed` is the final track before the window.
     mutating func run(over window: KalmanSmoother, after committed: [TrackPoint],
@@ -123,45 +129,83 @@ struct WindowPass {
                                committing commits: UnsafeMutablePointer<TrackPoint>?,
                                tail: UnsafeMutablePointer<TrackPoint>?) {
         guard let base = steps.baseAddress else { return }
-        let track = WindowTrack(committed: committed, steps: base)
+        let count = steps.count, track = WindowTrack(committed: committed, steps: base)
         var previous = committed.last
-        for index in 0..<steps.count {
+        // The steps being committed, one by one: they are measured with the segment meter, whose state must
+        // see exactly the calls it always saw.
+        for index in 0..<min(commitCount, count) {
             let moving = gate.judge(step: index, at: committed.count + index, of: steps, track: track)
             if index == 0 { firstFuture = gate.future }
             let step = base + index
             let state = step.pointee.smoothed
             var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                    accuracy: step.pointee.accuracy, moving: moving, distance: 0, movingTime: 0)
-            let measured = moving && !step.pointee.startsSegment
-            if index < commitCount {
-                let coordinate = projection.coordinate(east: point.east, north: point.north)
-                if let previous {
-                    point.distance = previous.distance
-                    point.movingTime = previous.movingTime
-                    if measured, let lastCommittedCoordinate {
-                        point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
-                        point.movingTime += point.timestamp - previous.timestamp
-                    }
+            let coordinate = projection.coordinate(east: point.east, north: point.north)
+            if let previous {
+                point.distance = previous.distance
+                point.movingTime = previous.movingTime
+                if moving, !step.pointee.startsSegment, let lastCommittedCoordinate {
+                    point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
+                    point.movingTime += point.timestamp - previous.timestamp
                 }
-                lastCommittedCoordinate = coordinate
-                committedMoving = moving
-                commits![index] = point
-            } else {
-                if let previous {
-                    point.distance = previous.distance
-                    point.movingTime = previous.movingTime
-                    if measured {
-                        let east = (point.east - previous.east) * tailScale.east
-                        let north = (point.north - previous.north) * tailScale.north
-                        point.distance += (east * east + north * north).squareRoot()
-                        point.movingTime += point.timestamp - previous.timestamp
-                    }
-                }
-                tail?[index - commitCount] = point
             }
+            lastCommittedCoordinate = coordinate
+            committedMoving = moving
+            commits![index] = point
             previous = point
         }
-        newest = previous
+        guard commitCount < count else {
+            newest = previous
+            return
+        }
+        // The tail in two loops: first what does not depend on the gate's state (each step's gate speed and
+        // segment length: independent square roots and divisions that the processor can overlap), then the
+        // gate's hysteresis and the running sums, in order. The sums add the same terms in the same order as
+        // one loop would, so the result is the same to the last bit.
+        withUnsafeTemporaryAllocation(of: (speed: Double, length: Double).self, capacity: count - commitCount) { scratch in
+            for index in commitCount..<count {
+                let speed = gate.speed(ofStep: index, at: committed.count + index, of: steps, track: track)
+                if index == 0 { firstFuture = gate.future }
+                let state = base[index].smoothed
+                var length = 0.0
+                if index > 0 || previous != nil {
+                    let from = index > 0 ? (base[index - 1].smoothed[0], base[index - 1].smoothed[2])
+                                         : (previous!.east, previous!.north)
+                    let east = (state[0] - from.0) * tailScale.east
+                    let north = (state[2] - from.1) * tailScale.north
+                    length = (east * east + north * north).squareRoot()
+                }
+                scratch[index - commitCount] = (speed, length)
+            }
+            // The running values stay in locals (not in `self` or a point), so the loop's only serial
+            // dependencies are the gate's state and the two sums.
+            var moving = gate.moving
+            var distance = previous?.distance ?? 0, movingTime = previous?.movingTime ?? 0
+            var lastTimestamp = previous?.timestamp ?? 0, hasLast = previous != nil
+            for index in commitCount..<count {
+                let step = base + index
+                let (speed, length) = scratch[index - commitCount]
+                moving = moving ? speed >= gate.stillSpeed : speed >= gate.movingSpeed
+                let timestamp = step.pointee.timestamp
+                if hasLast, moving, !step.pointee.startsSegment {
+                    distance += length
+                    movingTime += timestamp - lastTimestamp
+                }
+                if let tail {
+                    let state = step.pointee.smoothed
+                    tail[index - commitCount] = TrackPoint(east: state[0], north: state[2], timestamp: timestamp,
+                                                           accuracy: step.pointee.accuracy, moving: moving,
+                                                           distance: distance, movingTime: movingTime)
+                }
+                lastTimestamp = timestamp
+                hasLast = true
+            }
+            gate.moving = moving
+            let step = base + (count - 1), state = step.pointee.smoothed
+            newest = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
+                                accuracy: step.pointee.accuracy, moving: moving, distance: distance,
+                                movingTime: movingTime)
+        }
     }
 }
 
@@ -222,13 +266,19 @@ struct GatePass {
     @inline(__always)
     mutating func judge(step index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
                         track: WindowTrack) -> Bool {
-        let speed = self.speed(ofStep: index, at: trackIndex, of: steps, track: track)
+        judge(speed: speed(ofStep: index, at: trackIndex, of: steps, track: track))
+    }
+
+    /// The gate's hysteresis: moving or still after a step with this gate speed.
+    @inline(__always)
+    mutating func judge(speed: Double) -> Bool {
         moving = moving ? speed >= stillSpeed : speed >= movingSpeed
         return moving
     }
 
+    /// The gate's speed for the step at `index` of the window, which is at `trackIndex` in `track`.
     @inline(__always)
-    private mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+    mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
                                 track: WindowTrack) -> Double {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index

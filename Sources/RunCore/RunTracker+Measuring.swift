@@ -36,26 +36,35 @@ extension RunTracker {
         }
     }
 
-    /// The live measurements at the newest point, remembering the current pace for ``snapshot``.
+    /// Brings the live measurements that need cursors up to the newest point: the current pace (remembered
+    /// for ``snapshot``) and the next badge.
     @inline(__always)
-    mutating func makeSnapshot(_ last: TrackPoint) -> RunSnapshot {
+    mutating func measureLive(at last: TrackPoint) {
         latestCurrentPace = currentPace(last)
         let badges = Badges.all
         while nextBadgeCursor < badges.count, badges[nextBadgeCursor].distance <= last.distance { nextBadgeCursor += 1 }
         while nextBadgeCursor > 0, badges[nextBadgeCursor - 1].distance > last.distance { nextBadgeCursor -= 1 }
-        return snapshot(at: last, currentPace: latestCurrentPace)
     }
 
     /// The snapshot at the newest point of the track.
-    @inline(__always)
     func snapshot(at last: TrackPoint, currentPace: Double?) -> RunSnapshot {
-        let next = nextBadgeCursor < Badges.all.count ? Badges.all[nextBadgeCursor] : nil
-        return RunSnapshot(distance: last.distance, elapsed: last.timestamp - startTimestamp,
-                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
-                           currentPace: currentPace,
-                           coordinate: coordinate(of: Crossing(timestamp: last.timestamp, east: last.east, north: last.north)),
-                           timestamp: last.timestamp, nextBadge: next,
-                           distanceToNextBadge: next.map { $0.distance - last.distance } ?? 0)
+        Self.snapshot(at: last, currentPace: currentPace, start: startTimestamp, projection: projection,
+                      nextBadge: nextBadgeCursor)
+    }
+
+    /// The snapshot from the values it is made of. A static function, so that making it does not copy the
+    /// tracker (a method on a tracker being mutated makes the compiler copy all of it, some 700 bytes).
+    @inline(__always)
+    static func snapshot(at last: TrackPoint, currentPace: Double?, start: Double, projection: LocalProjection?,
+                                 nextBadge index: Int) -> RunSnapshot {
+        let badges = Badges.all, hasNext = index < badges.count
+        let coordinate = projection?.coordinate(east: last.east, north: last.north) ?? Coordinate(latitude: 0, longitude: 0)
+        // The badge goes straight into the snapshot (an intermediate optional would be copied, with its
+        // strings' reference counts, and destroyed again).
+        return RunSnapshot(distance: last.distance, elapsed: last.timestamp - start, movingTime: last.movingTime,
+                           averagePace: pace(last.movingTime, last.distance), currentPace: currentPace,
+                           coordinate: coordinate, timestamp: last.timestamp, nextBadge: hasNext ? badges[index] : nil,
+                           distanceToNextBadge: hasNext ? badges[index].distance - last.distance : 0)
     }
 
     /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds of moving time; nil when the

@@ -121,7 +121,12 @@ public struct RunTracker: Sendable {
         } else if !newAwards.isEmpty {
             awards += newAwards
         }
-        return .accepted(RunProgress(started: started, snapshot: makeSnapshot(last), awards: newAwards, splits: splits))
+        measureLive(at: last)
+        return .accepted(RunProgress(started: started,
+                                     snapshot: Self.snapshot(at: last, currentPace: latestCurrentPace,
+                                                             start: startTimestamp, projection: projection,
+                                                             nextBadge: nextBadgeCursor),
+                                     awards: newAwards, splits: splits))
     }
 
     /// The latest measurements, nil before the first accepted fix.
