@@ -89,12 +89,15 @@ extension RunTracker {
 /// state, so that its loop captures nothing of the tracker: a closure capturing the tracker makes the
 /// compiler retain the arrays it reads, twice per fix.
 struct WindowPass {
+    /// The still/moving gate, from its state at the committed track's end.
     var gate: GatePass
     /// How many of the oldest steps become final points.
     let commitCount: Int
+    /// The run's frame, to turn final points into coordinates for the segment meter.
     let projection: LocalProjection
     /// Frame-to-true scale ratios for the provisional tail.
     let tailScale: (east: Double, north: Double)
+    /// Measures the final segments (its state moves with the runner, so it is handed back).
     var segmentMeter: SegmentMeter
     /// The coordinate of the newest final point.
     var lastCommittedCoordinate: Coordinate?
@@ -124,6 +127,7 @@ struct WindowPass {
         }
     }
 
+    /// The walk itself, on the buffers.
     @inline(__always)
     private mutating func walk(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, after committed: UnsafeBufferPointer<TrackPoint>,
                                committing commits: UnsafeMutablePointer<TrackPoint>?,
@@ -279,7 +283,7 @@ struct GatePass {
     /// The gate's speed for the step at `index` of the window, which is at `trackIndex` in `track`.
     @inline(__always)
     mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                                track: WindowTrack) -> Double {
+                        track: WindowTrack) -> Double {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index
         let timestamp = step.pointee.timestamp

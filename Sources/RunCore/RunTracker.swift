@@ -5,7 +5,9 @@ import Foundation
 /// **What "distance" means.** The run's distance is the length of the smoothed track, counted only while
 /// the runner is moving. Accepted fixes go through a constant-velocity Kalman filter (east/north metres
 /// around the first fix, measurement error from the reported accuracy) and a fixed-lag Rauch–Tung–Striebel
-/// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds; a still/moving gate on the smoothed
+/// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds (and at most
+/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each);
+/// a still/moving gate on the smoothed
 /// speed (with hysteresis) drops the segments where the runner stands still, so GPS drift adds nothing.
 /// Segments older than the lag are final and measured geodesically on the WGS84 ellipsoid; the newest
 /// lag seconds are provisional, so the live distance may settle by a few metres. ``finish()`` reports the
