@@ -2,7 +2,8 @@
 ///
 /// Each axis has state (position, velocity). Both axes share one transition, one process noise and one
 /// (isotropic) measurement variance, so their covariances are identical and are computed once.
-/// The smoother keeps the steps not yet committed; `smooth()` runs the backward pass over them.
+/// The smoother keeps the steps not yet committed; `smooth()` runs the backward pass over them, and the
+/// tracker reads them in place (`withWindow`).
 struct KalmanSmoother: Sendable {
     /// A symmetric 2×2 covariance.
     struct Covariance: Sendable, Hashable {
@@ -98,23 +99,11 @@ struct KalmanSmoother: Sendable {
     /// Number of steps in the window.
     var count: Int { steps.count - head }
 
-    /// The step at `index` from the oldest (0) in the window.
-    subscript(index: Int) -> Step { steps[head + index] }
-
     /// Timestamp of the step at `index` (read in place, without copying the step).
     func timestamp(at index: Int) -> Double { steps[head + index].timestamp }
 
     /// Smoothed state of the step at `index`.
     func smoothed(at index: Int) -> SIMD4<Double> { steps[head + index].smoothed }
-
-    /// Reported accuracy of the step at `index`.
-    func accuracy(at index: Int) -> Double { steps[head + index].accuracy }
-
-    /// Whether the step at `index` restarted the filter.
-    func startsSegment(at index: Int) -> Bool { steps[head + index].startsSegment }
-
-    /// The newest step.
-    var newest: Step? { steps.count > head ? steps[steps.count - 1] : nil }
 
     /// Records the gate's past point of the newest step.
     mutating func setNewestGatePast(_ index: Int) {
