@@ -35,7 +35,7 @@ struct FixFilter: Sendable {
         if fix.timestamp == last.timestamp { return .reject(.duplicate) }
         if fix.timestamp < last.timestamp { return .reject(.outOfOrder) }
         guard impliedSpeed(from: last, to: fix) > configuration.maximumSpeed else {
-            candidates.removeAll(keepingCapacity: true)
+            if !candidates.isEmpty { candidates.removeAll(keepingCapacity: true) }
             lastAccepted = fix
             return .accept
         }

@@ -2,7 +2,8 @@
 ///
 /// Each axis has state (position, velocity). Both axes share one transition, one process noise and one
 /// (isotropic) measurement variance, so their covariances are identical and are computed once.
-/// The smoother keeps the steps not yet committed; `smooth()` runs the backward pass over them.
+/// The smoother keeps the steps not yet committed; `smooth()` runs the backward pass over them, and the
+/// tracker reads them in place (`withWindow`).
 struct KalmanSmoother: Sendable {
     /// A symmetric 2×2 covariance.
     struct Covariance: Sendable, Hashable {
@@ -20,12 +21,16 @@ struct KalmanSmoother: Sendable {
         /// The prediction of this step from the previous one (equal to `filtered` for a first step).
         var predicted: SIMD4<Double>
         /// RTS gain from this step back to the previous one: C = P(prev|prev) Fᵀ P(this|prev)⁻¹,
-        /// stored row-major (c00, c01, c10, c11). Zero for the first step after a reset.
+        /// stored column-major (c00, c10, c01, c11), so each half is a column and the backward pass works on
+        /// (position, velocity) pairs. Zero for the first step after a reset.
         var backGain: SIMD4<Double>
         /// Smoothed state, valid after `smooth()`.
         var smoothed: SIMD4<Double>
         /// True when this step restarted the filter (no link to the step before it).
         var startsSegment: Bool
+        /// Index in the tracker's track of the still/moving gate's past point for this step (see ``GatePass``),
+        /// set once by the tracker when the step is added: it depends only on timestamps.
+        var gatePast = 0
     }
 
     /// Acceleration noise spectral density, m²/s³.
@@ -77,8 +82,8 @@ struct KalmanSmoother: Sendable {
         let a00 = p.pp + dt * p.pv, a01 = p.pv, a10 = p.pv + dt * p.vv, a11 = p.vv
         let det = pred.pp * pred.vv - pred.pv * pred.pv
         let i00 = pred.vv / det, i01 = -pred.pv / det, i11 = pred.pp / det
-        let gain = SIMD4(a00 * i00 + a01 * i01, a00 * i01 + a01 * i11,
-                         a10 * i00 + a11 * i01, a10 * i01 + a11 * i11)
+        let gain = SIMD4(a00 * i00 + a01 * i01, a10 * i00 + a11 * i01,
+                         a00 * i01 + a01 * i11, a10 * i01 + a11 * i11)
         // Update with a position measurement on each axis.
         let s = pred.pp + r
         let kp = pred.pp / s, kv = pred.pv / s
@@ -94,45 +99,53 @@ struct KalmanSmoother: Sendable {
     /// Number of steps in the window.
     var count: Int { steps.count - head }
 
-    /// The step at `index` from the oldest (0) in the window.
-    subscript(index: Int) -> Step { steps[head + index] }
-
     /// Timestamp of the step at `index` (read in place, without copying the step).
     func timestamp(at index: Int) -> Double { steps[head + index].timestamp }
 
     /// Smoothed state of the step at `index`.
     func smoothed(at index: Int) -> SIMD4<Double> { steps[head + index].smoothed }
 
-    /// Reported accuracy of the step at `index`.
-    func accuracy(at index: Int) -> Double { steps[head + index].accuracy }
-
-    /// Whether the step at `index` restarted the filter.
-    func startsSegment(at index: Int) -> Bool { steps[head + index].startsSegment }
-
-    /// The newest step.
-    var newest: Step? { steps.count > head ? steps[steps.count - 1] : nil }
+    /// Records the gate's past point of the newest step.
+    mutating func setNewestGatePast(_ index: Int) {
+        steps[steps.count - 1].gatePast = index
+    }
 
     /// Runs the backward RTS pass over the window, from the newest step (smoothed = filtered) back.
+    ///
+    /// Per axis the update is x̂ₖ = xₖ + C (x̂ₖ₊₁ − x̄ₖ₊₁) on the (position, velocity) pair, written on the
+    /// gain's columns so each axis is two vector multiply-adds (the same operations, in the same order, as
+    /// the scalar formula, so the result is bit-for-bit the same).
     mutating func smooth() {
         let head = self.head
         steps.withUnsafeMutableBufferPointer { steps in
+            guard let base = steps.baseAddress, steps.count > head else { return }
             var index = steps.count - 1
-            guard index >= head else { return }
-            steps[index].smoothed = steps[index].filtered
+            // The later step's smoothed state stays in registers: reading it back from memory would add a
+            // store-to-load delay to every step of this serial recursion.
+            var later = base[index].filtered
+            base[index].smoothed = later
             while index > head {
-                let startsSegment = steps[index].startsSegment
-                let c = steps[index].backGain
-                let d = steps[index].smoothed - steps[index].predicted
+                let startsSegment = base[index].startsSegment
+                let c = base[index].backGain
+                let d = later - base[index].predicted
                 index -= 1
-                let f = steps[index].filtered
-                guard !startsSegment else {
-                    steps[index].smoothed = f
-                    continue
+                let f = base[index].filtered
+                if startsSegment {
+                    later = f
+                } else {
+                    let column0 = c.lowHalf, column1 = c.highHalf
+                    let east = f.lowHalf + column0 * d[0] + column1 * d[1]
+                    let north = f.highHalf + column0 * d[2] + column1 * d[3]
+                    later = SIMD4(lowHalf: east, highHalf: north)
                 }
-                steps[index].smoothed = SIMD4(f[0] + c[0] * d[0] + c[1] * d[1], f[1] + c[2] * d[0] + c[3] * d[1],
-                                              f[2] + c[0] * d[2] + c[1] * d[3], f[3] + c[2] * d[2] + c[3] * d[3])
+                base[index].smoothed = later
             }
         }
+    }
+
+    /// Calls `body` with the window's steps, oldest first, read in place.
+    func withWindow<Result>(_ body: (UnsafeBufferPointer<Step>) throws -> Result) rethrows -> Result {
+        try steps.withUnsafeBufferPointer { all in try body(UnsafeBufferPointer(rebasing: all[head...])) }
     }
 
     /// How many of the oldest steps have timestamps at or before `cutoff` (ready to commit).

@@ -25,8 +25,13 @@ struct LocalProjection: Sendable, Hashable {
 
     /// The coordinate at east/north metres from the origin.
     func coordinate(east: Double, north: Double) -> Coordinate {
-        let latitude = min(max(origin.latitude + north / metresPerDegreeNorth, -90), 90)
+        let latitude = self.latitude(north: north)
         let longitude = Geodesy.normalisedDegrees(origin.longitude + east / metresPerDegreeEast)
         return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    /// The latitude at `north` metres from the origin.
+    func latitude(north: Double) -> Double {
+        min(max(origin.latitude + north / metresPerDegreeNorth, -90), 90)
     }
 }

@@ -5,7 +5,9 @@ import Foundation
 /// **What "distance" means.** The run's distance is the length of the smoothed track, counted only while
 /// the runner is moving. Accepted fixes go through a constant-velocity Kalman filter (east/north metres
 /// around the first fix, measurement error from the reported accuracy) and a fixed-lag Rauch–Tung–Striebel
-/// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds; a still/moving gate on the smoothed
+/// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds (and at most
+/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each);
+/// a still/moving gate on the smoothed
 /// speed (with hysteresis) drops the segments where the runner stands still, so GPS drift adds nothing.
 /// Segments older than the lag are final and measured geodesically on the WGS84 ellipsoid; the newest
 /// lag seconds are provisional, so the live distance may settle by a few metres. ``finish()`` reports the
@@ -30,8 +32,11 @@ public struct RunTracker: Sendable {
     var startTimestamp = 0.0
     /// Final track points (older than the lag).
     var committed: [TrackPoint] = []
-    /// Provisional track points (the lag window), rebuilt on every fix.
-    var tail: [TrackPoint] = []
+    /// The newest point of the track (the provisional tail's last), measured on every fix; the tail's other
+    /// points are rebuilt only when needed (``tailPoints``).
+    var newestPoint: TrackPoint?
+    /// Storage for the points committed by one pass over the window, kept between fixes.
+    var commitBuffer: [TrackPoint] = []
     /// The gate's state at the last committed point.
     var committedMoving = false
     /// The smoothed position of the newest committed point, measured from by the next one.
@@ -42,8 +47,10 @@ public struct RunTracker: Sendable {
     var segmentMeter = SegmentMeter()
     /// Index of the current pace's reference point in the committed track.
     var paceCursor = 0
-    /// The gate's cursor into the committed track (see `gateSpeed`).
-    var committedGatePast = 0
+    /// The gate's past point of the newest step, as an index into the track (see ``GatePass``).
+    var gatePastCursor = 0
+    /// The gate's future cursor for the first step of the last pass over the window, as an index into the track.
+    var windowGateFuture = 0
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     var gateSegmentStart = 0
@@ -51,7 +58,11 @@ public struct RunTracker: Sendable {
     /// Index in ``Badges/all`` of the next badge to award.
     var nextBadgeIndex = 1
     var awards: [BadgeAward] = []
-    var latestSnapshot: RunSnapshot?
+    /// The current pace at the last accepted fix (the rest of the snapshot is read off the track).
+    var latestCurrentPace: Double?
+    /// Index in ``Badges/all`` of the first badge farther than the live distance; a cursor, because the
+    /// distance moves by metres per fix (and may settle back a little).
+    var nextBadgeCursor = 0
 
     /// Starts a tracker for one run of a runner with this badge history.
     public init(configuration: TrackerConfiguration = .init(), history: BadgeHistory = .init()) {
@@ -74,37 +85,57 @@ public struct RunTracker: Sendable {
             projection = LocalProjection(origin: fix.coordinate)
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
-            commitSteps(smoother.count)
+            advanceWindow(committing: smoother.count)
             gateSegmentStart = committed.count
         }
         let position = projection!.project(fix.coordinate)
         smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,
                         timestamp: fix.timestamp, restart: started || verdict == .reanchor)
+        placeGatePastOfNewestStep()
         smoother.smooth()
-        commitSteps(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag))
-        rebuildTail()
+        // Steps leave the window after the lag, or earlier when fixes come so fast that it would hold more
+        // than its capacity: each fix then costs bounded work whatever the timestamps say.
+        advanceWindow(committing: max(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag),
+                                      smoother.count - lagWindowCapacity))
         lastAcceptedTimestamp = fix.timestamp
 
         var newAwards: [BadgeAward] = []
         if started, let earth = Badges.all.first {
             newAwards += award(earth, crossing: Crossing(timestamp: fix.timestamp, east: position.east, north: position.north))
         }
-        let track = LiveTrack(committed: committed, tail: tail)
-        let distance = track.distance
-        let splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: track)
-        while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
-              let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
-            newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
-            nextBadgeIndex += 1
+        // The whole track (committed and tail) is looked at only when a split or badge is reached: on most
+        // fixes the newest point says everything.
+        let last = newestPoint!
+        let distance = last.distance
+        var splits: [Split] = [], reachedTrack: LiveTrack?
+        if splitCounter.isDue(at: distance) {
+            reachedTrack = liveTrack
+            splits = splitCounter.collect(upTo: distance, start: startTimestamp, on: reachedTrack!)
         }
-        awards += newAwards
-        let snapshot = makeSnapshot(track)
-        latestSnapshot = snapshot
-        return .accepted(RunProgress(started: started, snapshot: snapshot, awards: newAwards, splits: splits))
+        if nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance {
+            let track = reachedTrack ?? liveTrack
+            while nextBadgeIndex < Badges.all.count, distance >= Badges.all[nextBadgeIndex].distance,
+                  let crossing = track.crossing(of: Badges.all[nextBadgeIndex].distance) {
+                newAwards += award(Badges.all[nextBadgeIndex], crossing: crossing)
+                nextBadgeIndex += 1
+            }
+            awards += newAwards
+        } else if !newAwards.isEmpty {
+            awards += newAwards
+        }
+        measureLive(at: last)
+        return .accepted(RunProgress(started: started,
+                                     snapshot: Self.snapshot(at: last, currentPace: latestCurrentPace,
+                                                             start: startTimestamp, projection: projection,
+                                                             nextBadge: nextBadgeCursor),
+                                     awards: newAwards, splits: splits))
     }
 
     /// The latest measurements, nil before the first accepted fix.
-    public var snapshot: RunSnapshot? { latestSnapshot }
+    public var snapshot: RunSnapshot? {
+        guard let last = newestPoint else { return nil }
+        return snapshot(at: last, currentPace: latestCurrentPace)
+    }
 
     /// Every award made so far in this run, in order.
     public var runAwards: [BadgeAward] { awards }
@@ -116,7 +147,7 @@ public struct RunTracker: Sendable {
     /// track; splits and checkpoints are measured on it. Awards are the ones made live (they already
     /// updated ``history``).
     public func finish() -> RunSummary {
-        let track = LiveTrack(committed: committed, tail: tail)
+        let track = liveTrack
         guard let last = track.last else {
             return RunSummary(distance: 0, elapsed: 0, movingTime: 0, averagePace: nil, splits: [], checkpoints: [],
                               awards: awards, track: [], rejections: rejections)
@@ -126,7 +157,7 @@ public struct RunTracker: Sendable {
         return RunSummary(distance: last.distance, elapsed: last.timestamp - startTimestamp,
                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
                           splits: splits, checkpoints: checkpoints(on: track), awards: awards,
-                          track: (committed + tail).map { $0.fix(in: projection!) }, rejections: rejections)
+                          track: (track.committed + track.tail).map { $0.fix(in: projection!) }, rejections: rejections)
     }
 
     /// Seconds per kilometre, nil without distance.

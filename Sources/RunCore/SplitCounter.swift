@@ -15,10 +15,14 @@ struct SplitCounter: Sendable, Hashable {
     private var kilometres = UnitProgress(unit: .kilometre)
     private var miles = UnitProgress(unit: .mile)
 
+    /// Whether a track reaching `distance` completes a split (the common case, on almost every fix: no).
+    func isDue(at distance: Double) -> Bool {
+        distance >= kilometres.nextDistance || distance >= miles.nextDistance
+    }
+
     /// The splits completed now that the track reaches `distance`, in order of distance.
     mutating func collect(upTo distance: Double, start: Double, on track: some CumulativeTrack) -> [Split] {
-        // The common case, on almost every fix: nothing completed.
-        guard distance >= kilometres.nextDistance || distance >= miles.nextDistance else { return [] }
+        guard isDue(at: distance) else { return [] }
         var found: [(distance: Double, split: Split)] = []
         for keyPath in [\SplitCounter.kilometres, \SplitCounter.miles] {
             var progress = self[keyPath: keyPath]

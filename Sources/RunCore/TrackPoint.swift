@@ -14,6 +14,10 @@ struct TrackPoint: Sendable, Hashable {
     /// Moving time from the start to here, seconds.
     var movingTime: Double
 
+    /// A point to be overwritten, for sizing storage.
+    static let placeholder = TrackPoint(east: 0, north: 0, timestamp: 0, accuracy: 0, moving: false, distance: 0,
+                                        movingTime: 0)
+
     /// The point as a fix, for the summary's track.
     func fix(in projection: LocalProjection) -> Fix {
         let coordinate = projection.coordinate(east: east, north: north)

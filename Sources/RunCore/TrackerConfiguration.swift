@@ -28,6 +28,10 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var filter = FilterConfiguration()
     /// Seconds of fixed-lag smoothing: live values may change for this long after a fix. Default 10.
     public var smoothingLag: Double = 10
+    /// The most fixes the smoothing lag holds. When fixes come faster than this many per ``smoothingLag``
+    /// (a replayed backlog, a client sending flat out) the oldest leave the lag early, so each fix costs
+    /// bounded work whatever its timestamps. Default 64: phones send one fix a second, a few five.
+    public var smoothingLagFixes: Int = 64
     /// The window for the current pace, in seconds. Default 30.
     public var currentPaceWindow: Double = 30
     /// The Kalman filter's acceleration noise spectral density in m²/s³: how briskly the runner may change

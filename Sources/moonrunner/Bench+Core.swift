@@ -1,26 +1,31 @@
 import Foundation
 import RunCore
 
-/// `moonrunner bench core [fixes]`: nanoseconds per fix of the whole RunCore pipeline (filter, Kalman
-/// smoothing, geodesy, live metrics, splits and badges) on a synthetic noisy run, 1,000,000 fixes by default.
-/// Returns the process exit status.
+/// `moonrunner bench core [fixes] [interval]`: nanoseconds per fix of the whole RunCore pipeline (filter,
+/// Kalman smoothing, geodesy, live metrics, splits and badges) on a synthetic noisy run, 1,000,000 fixes by
+/// default, one a second. A shorter interval (say 0.001) replays the same fixes flat out, as a backlog or a
+/// hostile client would send them. Returns the process exit status.
 func runCoreBenchmark(arguments: [String]) -> Int32 {
     let count = arguments.first.flatMap { Int($0) } ?? 1_000_000
-    guard count > 0 else {
-        print("usage: moonrunner bench core [fixes]")
+    let interval = arguments.dropFirst().first.flatMap { Double($0) } ?? 1
+    guard count > 0, interval > 0, interval.isFinite else {
+        print("usage: moonrunner bench core [fixes] [interval seconds]")
         return 2
     }
-    let fixes = benchmarkFixes(count: count)
+    let fixes = benchmarkFixes(count: count, interval: interval)
     var tracker = RunTracker()
     var accepted = 0, awards = 0, splits = 0
     let clock = ContinuousClock()
     let cpuStarted = threadCPUSeconds()
     let started = clock.now
     for fix in fixes {
-        if case .accepted(let progress) = tracker.add(fix, now: fix.timestamp) {
+        switch tracker.add(fix, now: fix.timestamp) {
+        case .accepted(let progress):
             accepted += 1
             awards += progress.awards.count
             splits += progress.splits.count
+        case .rejected:
+            break
         }
     }
     let elapsed = clock.now - started
@@ -43,7 +48,7 @@ private func threadCPUSeconds() -> Double {
 
 /// A reproducible noisy run at 3 m/s, one fix a second, around a 2 km loop (so it stays near its start
 /// however long it is), with GPS error correlated from fix to fix (per-axis 4 m) and a spike now and then.
-private func benchmarkFixes(count: Int) -> [Fix] {
+private func benchmarkFixes(count: Int, interval: Double) -> [Fix] {
     var seed: UInt64 = 0x5EED
     func uniform() -> Double {  // SplitMix64
         seed &+= 0x9E37_79B9_7F4A_7C15
@@ -66,7 +71,7 @@ private func benchmarkFixes(count: Int) -> [Fix] {
         let spike = second % 997 == 500 ? 150.0 : 0
         let east = radius * sin(angle) + errorEast + spike, north = radius * (1 - cos(angle)) + errorNorth
         fixes.append(Fix(latitude: latitude + north / metresPerDegree, longitude: longitude + east / eastScale,
-                         accuracy: 6 * (0.9 + 0.2 * uniform()), timestamp: start + Double(second)))
+                         accuracy: 6 * (0.9 + 0.2 * uniform()), timestamp: start + Double(second) * interval))
     }
     return fixes
 }

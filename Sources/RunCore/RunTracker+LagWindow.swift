@@ -1,0 +1,309 @@
+/// The lag window's pass after each smoothing: committing the steps that have left it and measuring the
+/// provisional tail. It runs on every fix over every step of the window, so it is the tracker's hot path:
+/// it reads the smoother's steps in place through buffer pointers, and it does not store the tail: on
+/// almost every fix only the newest point is needed, and the tail's points are a function of the state
+/// (the window, the committed track, the gate's state), so they are rebuilt, identically, when a search
+/// needs them (``tailPoints``).
+extension RunTracker {
+    /// The most steps the lag window holds (see ``TrackerConfiguration/smoothingLagFixes``).
+    var lagWindowCapacity: Int { max(configuration.smoothingLagFixes, 1) }
+
+    /// Steps in the lag window now (at most ``lagWindowCapacity`` between fixes).
+    var lagWindowCount: Int { smoother.count }
+
+    /// Finds the still/moving gate's past point for the step just added: the newest point of the track
+    /// before it that is at least half a gate window older (the first point when there is none). It depends
+    /// only on timestamps, so it is found once per step, with a cursor that only moves forward.
+    mutating func placeGatePastOfNewestStep() {
+        let windowIndex = smoother.count - 1
+        let trackIndex = committed.count + windowIndex
+        let cutoff = smoother.timestamp(at: windowIndex) - configuration.gateWindow / 2
+        func timestamp(_ index: Int) -> Double {
+            index < committed.count ? committed[index].timestamp : smoother.timestamp(at: index - committed.count)
+        }
+        while gatePastCursor + 1 < trackIndex, timestamp(gatePastCursor + 1) <= cutoff { gatePastCursor += 1 }
+        smoother.setNewestGatePast(gatePastCursor)
+    }
+
+    /// Walks the lag window after a smoothing, oldest step first, judging each step with the still/moving
+    /// gate and measuring it: the oldest `commitCount` steps become final track points, measured on the
+    /// ellipsoid (see ``SegmentMeter``), and leave the window; the rest are the provisional tail, of which
+    /// only the newest point is kept.
+    mutating func advanceWindow(committing commitCount: Int) {
+        let count = smoother.count
+        guard let projection, count > 0 else { return }
+        if commitCount < count {
+            // The tail spans seconds of running, so one local scale turns frame metres into true metres for
+            // all of it; it is recomputed only when the runner has moved about 100 m north or south (the
+            // scale changes by a few parts in 10⁵ over that: a fraction of a millimetre on a provisional tail).
+            let latitude = projection.latitude(north: smoother.smoothed(at: count - 1)[2])
+            if abs(latitude - tailScale.latitude) > 0.001 {
+                let scale = LocalScale(latitude: latitude)
+                tailScale = (latitude, scale.metresPerDegreeEast / projection.metresPerDegreeEast,
+                             scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
+            }
+        }
+        // Moved out while the pass writes it, so it is unique and the writes never copy it.
+        var commits: [TrackPoint] = []
+        swap(&commits, &commitBuffer)
+        if commits.count > commitCount { commits.removeLast(commits.count - commitCount) }
+        while commits.count < commitCount { commits.append(TrackPoint.placeholder) }
+        var pass = makePass(commitCount: commitCount, projection: projection)
+        // Where the last pass's first step found its future end is a valid start for this one's (see
+        // ``GatePass``): it saves walking the whole window again on every fix.
+        pass.gate.future = max(windowGateFuture - committed.count, 0)
+        pass.commit(over: smoother, after: committed, into: &commits)
+        windowGateFuture = committed.count + pass.firstFuture
+        newestPoint = pass.newest
+        if commitCount > 0 {
+            segmentMeter = pass.segmentMeter
+            committedMoving = pass.committedMoving
+            lastCommittedCoordinate = pass.lastCommittedCoordinate
+            for point in commits { committed.append(point) }
+            smoother.dropOldest(commitCount)
+        }
+        swap(&commits, &commitBuffer)
+    }
+
+    /// The provisional tail: one point per step of the lag window, as the last fix's pass measured them.
+    var tailPoints: [TrackPoint] {
+        let count = smoother.count
+        guard let projection, count > 0 else { return [] }
+        var pass = makePass(commitCount: 0, projection: projection)
+        return [TrackPoint](unsafeUninitializedCapacity: count) { buffer, initialized in
+            pass.run(over: smoother, after: committed, committing: nil, tail: buffer.baseAddress)
+            initialized = count
+        }
+    }
+
+    /// A pass over the window from the committed track's end.
+    private func makePass(commitCount: Int, projection: LocalProjection) -> WindowPass {
+        WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
+                   commitCount: commitCount, projection: projection,
+                   tailScale: (tailScale.eastRatio, tailScale.northRatio),
+                   segmentMeter: segmentMeter, lastCommittedCoordinate: lastCommittedCoordinate)
+    }
+}
+
+/// One walk along the lag window (see ``RunTracker/advanceWindow(committing:)``), as a value with its own
+/// state, so that its loop captures nothing of the tracker: a closure capturing the tracker makes the
+/// compiler retain the arrays it reads, twice per fix.
+struct WindowPass {
+    /// The still/moving gate, from its state at the committed track's end.
+    var gate: GatePass
+    /// How many of the oldest steps become final points.
+    let commitCount: Int
+    /// The run's frame, to turn final points into coordinates for the segment meter.
+    let projection: LocalProjection
+    /// Frame-to-true scale ratios for the provisional tail.
+    let tailScale: (east: Double, north: Double)
+    /// Measures the final segments (its state moves with the runner, so it is handed back).
+    var segmentMeter: SegmentMeter
+    /// The coordinate of the newest final point.
+    var lastCommittedCoordinate: Coordinate?
+    /// The gate's state at the newest final point.
+    var committedMoving = false
+    /// The gate's future cursor for the window's first step.
+    var firstFuture = 0
+    /// The newest point of the track after the walk.
+    var newest: TrackPoint?
+
+    /// Measures one point per step of `window`, writing the oldest `commitCount` into `commits` (already
+    /// sized) and keeping only the newest of the rest; `committed` is the final track before the window.
+    mutating func commit(over window: KalmanSmoother, after committed: [TrackPoint], into commits: inout [TrackPoint]) {
+        commits.withUnsafeMutableBufferPointer { commits in
+            run(over: window, after: committed, committing: commits.baseAddress, tail: nil)
+        }
+    }
+
+    /// Measures one point per step of `window`, writing the oldest `commitCount` at `commits` and, when
+    /// `tail` is given, the rest there; `committed` is the final track before the window.
+    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint],
+                      committing commits: UnsafeMutablePointer<TrackPoint>?, tail: UnsafeMutablePointer<TrackPoint>?) {
+        window.withWindow { steps in
+            committed.withUnsafeBufferPointer { committed in
+                walk(steps, after: committed, committing: commits, tail: tail)
+            }
+        }
+    }
+
+    /// The walk itself, on the buffers.
+    @inline(__always)
+    private mutating func walk(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, after committed: UnsafeBufferPointer<TrackPoint>,
+                               committing commits: UnsafeMutablePointer<TrackPoint>?,
+                               tail: UnsafeMutablePointer<TrackPoint>?) {
+        guard let base = steps.baseAddress else { return }
+        let count = steps.count, track = WindowTrack(committed: committed, steps: base)
+        var previous = committed.last
+        // The steps being committed, one by one: they are measured with the segment meter, whose state must
+        // see exactly the calls it always saw.
+        for index in 0..<min(commitCount, count) {
+            let moving = gate.judge(step: index, at: committed.count + index, of: steps, track: track)
+            if index == 0 { firstFuture = gate.future }
+            let step = base + index
+            let state = step.pointee.smoothed
+            var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
+                                   accuracy: step.pointee.accuracy, moving: moving, distance: 0, movingTime: 0)
+            let coordinate = projection.coordinate(east: point.east, north: point.north)
+            if let previous {
+                point.distance = previous.distance
+                point.movingTime = previous.movingTime
+                if moving, !step.pointee.startsSegment, let lastCommittedCoordinate {
+                    point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
+                    point.movingTime += point.timestamp - previous.timestamp
+                }
+            }
+            lastCommittedCoordinate = coordinate
+            committedMoving = moving
+            commits![index] = point
+            previous = point
+        }
+        guard commitCount < count else {
+            newest = previous
+            return
+        }
+        // The tail in two loops: first what does not depend on the gate's state (each step's gate speed and
+        // segment length: independent square roots and divisions that the processor can overlap), then the
+        // gate's hysteresis and the running sums, in order. The sums add the same terms in the same order as
+        // one loop would, so the result is the same to the last bit.
+        withUnsafeTemporaryAllocation(of: (speed: Double, length: Double).self, capacity: count - commitCount) { scratch in
+            for index in commitCount..<count {
+                let speed = gate.speed(ofStep: index, at: committed.count + index, of: steps, track: track)
+                if index == 0 { firstFuture = gate.future }
+                let state = base[index].smoothed
+                var length = 0.0
+                if index > 0 || previous != nil {
+                    let from = index > 0 ? (base[index - 1].smoothed[0], base[index - 1].smoothed[2])
+                                         : (previous!.east, previous!.north)
+                    let east = (state[0] - from.0) * tailScale.east
+                    let north = (state[2] - from.1) * tailScale.north
+                    length = (east * east + north * north).squareRoot()
+                }
+                scratch[index - commitCount] = (speed, length)
+            }
+            // The running values stay in locals (not in `self` or a point), so the loop's only serial
+            // dependencies are the gate's state and the two sums.
+            var moving = gate.moving
+            var distance = previous?.distance ?? 0, movingTime = previous?.movingTime ?? 0
+            var lastTimestamp = previous?.timestamp ?? 0, hasLast = previous != nil
+            for index in commitCount..<count {
+                let step = base + index
+                let (speed, length) = scratch[index - commitCount]
+                moving = moving ? speed >= gate.stillSpeed : speed >= gate.movingSpeed
+                let timestamp = step.pointee.timestamp
+                if hasLast, moving, !step.pointee.startsSegment {
+                    distance += length
+                    movingTime += timestamp - lastTimestamp
+                }
+                if let tail {
+                    let state = step.pointee.smoothed
+                    tail[index - commitCount] = TrackPoint(east: state[0], north: state[2], timestamp: timestamp,
+                                                           accuracy: step.pointee.accuracy, moving: moving,
+                                                           distance: distance, movingTime: movingTime)
+                }
+                lastTimestamp = timestamp
+                hasLast = true
+            }
+            gate.moving = moving
+            let step = base + (count - 1), state = step.pointee.smoothed
+            newest = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
+                                accuracy: step.pointee.accuracy, moving: moving, distance: distance,
+                                movingTime: movingTime)
+        }
+    }
+}
+
+/// The track as the gate sees it during a walk: the final track, then the window's steps. A window step's
+/// point has the step's smoothed position and timestamp, which is all the gate reads.
+struct WindowTrack {
+    let committed: UnsafeBufferPointer<TrackPoint>
+    let steps: UnsafePointer<KalmanSmoother.Step>
+
+    /// Time and position of the point at `index` in the track.
+    @inline(__always)
+    subscript(index: Int) -> (timestamp: Double, east: Double, north: Double) {
+        if index < committed.count {
+            let point = committed[index]
+            return (point.timestamp, point.east, point.north)
+        }
+        let step = steps + (index - committed.count)
+        return (step.pointee.timestamp, step.pointee.smoothed[0], step.pointee.smoothed[2])
+    }
+}
+
+/// One pass of the still/moving gate along the lag window, oldest step first.
+///
+/// The gate's speed for a step is the smoothed displacement across a window of
+/// ``TrackerConfiguration/gateWindow`` seconds centred on it (as far as fixes exist), over its span.
+/// A centred window switches the gate on as the runner sets off, not half a window later, and its
+/// length averages out the slow wander of GPS error that a runner standing still would otherwise
+/// turn into distance. The gate then says moving or still with hysteresis.
+///
+/// The window's start is the step's past point in the track (committed then tail), found once per step
+/// (``KalmanSmoother/Step/gatePast``); its end is the newest step at most half a window later with no
+/// restart in between, found with `future`, a cursor into the smoother's window that only moves forward.
+/// Where it lands depends only on timestamps and restarts, which never change for a step, so the end found
+/// for an earlier step is a valid start for a later one, in this pass or the next.
+struct GatePass {
+    /// Half the gate's window, seconds.
+    let half: Double
+    /// Speeds that stop and start the runner, m/s.
+    let stillSpeed: Double, movingSpeed: Double
+    /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
+    /// used by the gate).
+    let segmentStart: Int
+    /// Cursor into the window: the newest step at most half a window after the step.
+    var future = 0
+    /// The gate's state after the last step judged.
+    var moving: Bool
+
+    init(_ configuration: TrackerConfiguration, segmentStart: Int, moving: Bool) {
+        half = configuration.gateWindow / 2
+        stillSpeed = configuration.stillSpeed
+        movingSpeed = configuration.movingSpeed
+        self.segmentStart = segmentStart
+        self.moving = moving
+    }
+
+    /// Judges the step at `index` of the window, which is at `trackIndex` in `track`, and says whether the
+    /// runner is moving there.
+    @inline(__always)
+    mutating func judge(step index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+                        track: WindowTrack) -> Bool {
+        judge(speed: speed(ofStep: index, at: trackIndex, of: steps, track: track))
+    }
+
+    /// The gate's hysteresis: moving or still after a step with this gate speed.
+    @inline(__always)
+    mutating func judge(speed: Double) -> Bool {
+        moving = moving ? speed >= stillSpeed : speed >= movingSpeed
+        return moving
+    }
+
+    /// The gate's speed for the step at `index` of the window, which is at `trackIndex` in `track`.
+    @inline(__always)
+    mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+                        track: WindowTrack) -> Double {
+        let base = steps.baseAddress!, count = steps.count
+        let step = base + index
+        let timestamp = step.pointee.timestamp
+        let horizon = timestamp + half
+        future = max(future, index)
+        while future + 1 < count, base[future + 1].timestamp <= horizon, !base[future + 1].startsSegment {
+            future += 1
+        }
+        let state = step.pointee.smoothed
+        var fromTime = timestamp, fromEast = state[0], fromNorth = state[2]
+        let past = step.pointee.gatePast
+        if !step.pointee.startsSegment, past < trackIndex, past >= segmentStart {
+            let p = track[past]
+            if p.timestamp < timestamp { (fromTime, fromEast, fromNorth) = (p.timestamp, p.east, p.north) }
+        }
+        let end = base + future
+        let span = end.pointee.timestamp - fromTime
+        guard span > 0 else { return 0 }
+        let to = end.pointee.smoothed
+        let east = to[0] - fromEast, north = to[2] - fromNorth
+        return (east * east + north * north).squareRoot() / span
+    }
+}
