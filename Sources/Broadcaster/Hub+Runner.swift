@@ -57,8 +57,8 @@ extension Hub {
     }
 
     /// `loc:`: one fix through the engine, stored, and the run's events to everyone who follows it.
-    func locate(_ id: ConnectionID, _ session: Session, _ location: LocationCommand, now: Double) {
-        guard let entry = session.runner, entry.connection == id else {
+    func locate(_ id: ConnectionID, _ runner: RunnerEntry?, _ location: LocationCommand, now: Double) {
+        guard let entry = runner, entry.connection == id else {
             fail(id, .notIdentified, "send iam:NAME before loc:")
             return
         }

@@ -78,7 +78,7 @@ final class Hub {
         if !sessions.values[index].isActive { sessions.values[index].isActive = true }
         switch command {
         case .identify(let name, let key): identify(id, name: name, key: key, now: now)
-        case .location(let location): locate(id, sessions.values[index], location, now: now)
+        case .location(let location): locate(id, sessions.values[index].runner, location, now: now)
         case .stop(let save): stop(id, save: save, now: now)
         case .watch(let target): follow(id, target, coach: false)
         case .coach(let target): follow(id, target, coach: true)

@@ -94,7 +94,9 @@ enum EventSyntax {
 
     /// True when `value` can be written without quotes.
     static func isBare(_ value: String) -> Bool {
-        !value.isEmpty && value.utf8.allSatisfy(isBareByte)
+        // Native strings are contiguous UTF-8: checking the buffer avoids the slower generic view.
+        !value.isEmpty && (value.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isBareByte) }
+            ?? value.utf8.allSatisfy(isBareByte))
     }
 
     /// Writes `value` bare when possible, quoted otherwise.
