@@ -28,7 +28,7 @@ public enum ClientEvent: Sendable, Hashable {
     case state(ConnectionState)
 
     /// The typed client event for a live server event (nil for the kinds that are answers to requests).
-    init?(live event: ServerEvent) {
+    public init?(live event: ServerEvent) {
         switch event {
         case .runStarted(let value): self = .runStarted(value)
         case .pace(let value): self = .pace(value)

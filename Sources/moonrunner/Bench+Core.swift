@@ -49,29 +49,20 @@ private func threadCPUSeconds() -> Double {
 /// A reproducible noisy run at 3 m/s, one fix a second, around a 2 km loop (so it stays near its start
 /// however long it is), with GPS error correlated from fix to fix (per-axis 4 m) and a spike now and then.
 private func benchmarkFixes(count: Int, interval: Double) -> [Fix] {
-    var seed: UInt64 = 0x5EED
-    func uniform() -> Double {  // SplitMix64
-        seed &+= 0x9E37_79B9_7F4A_7C15
-        var z = seed
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Double((z ^ (z >> 31)) >> 11) * 0x1p-53
-    }
-    func gaussian() -> Double { (-2 * log(max(uniform(), 1e-300))).squareRoot() * cos(2 * .pi * uniform()) }
+    var random = SeededRandom(seed: 0x5EED)
+    var error = CorrelatedGPSNoise(sigma: 4, correlation: 0.95, random: &random)
     let radius = 2000 / (2 * Double.pi), metresPerDegree = 111_250.0
     let latitude = 51.5, longitude = -0.12, start = 1_700_000_000.0
     let eastScale = metresPerDegree * cos(latitude * .pi / 180)
-    var errorEast = 0.0, errorNorth = 0.0
     var fixes: [Fix] = []
     fixes.reserveCapacity(count)
     for second in 0..<count {
         let angle = 3 * Double(second) / radius
-        errorEast = 0.95 * errorEast + 4 * 0.312 * gaussian()
-        errorNorth = 0.95 * errorNorth + 4 * 0.312 * gaussian()
+        let (errorEast, errorNorth) = error.next(&random)
         let spike = second % 997 == 500 ? 150.0 : 0
         let east = radius * sin(angle) + errorEast + spike, north = radius * (1 - cos(angle)) + errorNorth
         fixes.append(Fix(latitude: latitude + north / metresPerDegree, longitude: longitude + east / eastScale,
-                         accuracy: 6 * (0.9 + 0.2 * uniform()), timestamp: start + Double(second) * interval))
+                         accuracy: 6 * (0.9 + 0.2 * random.uniform()), timestamp: start + Double(second) * interval))
     }
     return fixes
 }

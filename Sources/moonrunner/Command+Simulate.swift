@@ -145,7 +145,7 @@ func gpxSamples(file: String) throws -> [TrackSample] {
 
 /// The runners of a crowd (or the one runner): names, noise, small pace and path differences, staggered starts.
 func crowd(name: String, key: String?, count: Int, base: [TrackSample], noise: Double, seed: UInt64) -> [RunnerPlan] {
-    var random = SeededGenerator(seed: seed)
+    var random = SeededRandom(seed: seed)
     return (0..<count).map { index in
         var samples = base
         if count > 1 {
@@ -156,8 +156,8 @@ func crowd(name: String, key: String?, count: Int, base: [TrackSample], noise: D
                                                 accuracy: $0.accuracy, time: ($0.time * stretch).rounded()) }
             samples = samples.enumerated().filter { $0.offset == 0 || $0.element.time != samples[$0.offset - 1].time }.map(\.element)
         }
-        var error = GPSNoise(sigma: noise > 0 ? noise * Double.random(in: 0.75...1.25, using: &random) : 0)
-        samples = samples.map { error.apply(to: $0, using: &random) }
+        let sigma = noise > 0 ? noise * Double.random(in: 0.75...1.25, using: &random) : 0
+        samples = addNoise(sigma: sigma, to: samples, random: &random)
         return RunnerPlan(name: count == 1 ? name : "\(name)-\(index + 1)", key: key, samples: samples,
                           startDelay: Double(index) * 2)
     }

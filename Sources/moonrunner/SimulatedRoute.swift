@@ -106,55 +106,18 @@ enum BuiltInRoute: String, CaseIterable, Sendable {
     }
 }
 
-/// Correlated GPS error: an AR(1) process per axis, so consecutive fixes wander together the way a real
-/// receiver's do rather than jumping independently each second.
-struct GPSNoise: Sendable {
-    /// Standard deviation of the error per axis, metres (3–5 m for a phone in the open).
-    var sigma: Double
-    /// Correlation between consecutive seconds (0.9: the error drifts over ~10 s).
-    var correlation = 0.9
-    private var north = 0.0
-    private var east = 0.0
-
-    init(sigma: Double) {
-        self.sigma = sigma
-    }
-
-    /// Adds the next error to a sample and reports accuracy ≈ 1.5 σ (varying a little, like a receiver's).
-    mutating func apply<G: RandomNumberGenerator>(to sample: TrackSample, using random: inout G) -> TrackSample {
-        guard sigma > 0 else { return sample }
-        let innovation = sigma * (1 - correlation * correlation).squareRoot()
-        north = correlation * north + innovation * Self.gaussian(&random)
-        east = correlation * east + innovation * Self.gaussian(&random)
+/// Adds correlated GPS error (RunCore's AR(1) model, drifting over ~10 s) to samples, with a reported accuracy
+/// of about 1.5 σ that varies a little, like a receiver's.
+func addNoise(sigma: Double, to samples: [TrackSample], random: inout SeededRandom) -> [TrackSample] {
+    guard sigma > 0 else { return samples }
+    var error = CorrelatedGPSNoise(sigma: sigma, correlation: 0.9, random: &random)
+    return samples.map { sample in
+        let (east, north) = error.next(&random)
         var noisy = sample
         noisy.latitude += north / 111_320
         noisy.longitude += east / (111_320 * cos(sample.latitude * .pi / 180))
-        noisy.accuracy = ((1.5 * sigma * (1 + 0.1 * Self.gaussian(&random))) * 10).rounded() / 10
+        noisy.accuracy = ((1.5 * sigma * (1 + 0.1 * random.gaussian())) * 10).rounded() / 10
         return noisy
-    }
-
-    /// A standard normal draw (Box–Muller).
-    static func gaussian<G: RandomNumberGenerator>(_ random: inout G) -> Double {
-        let u = Double.random(in: Double.ulpOfOne..<1, using: &random)
-        let v = Double.random(in: 0..<1, using: &random)
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) so `--seed` makes a run reproducible.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

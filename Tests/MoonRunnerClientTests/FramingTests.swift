@@ -104,17 +104,6 @@ import Wire
 extension ClientEvent {
     /// The client event a test expects for a live server line.
     init(expecting event: ServerEvent) {
-        switch event {
-        case .runStarted(let value): self = .runStarted(value)
-        case .pace(let value): self = .pace(value)
-        case .badge(let value): self = .badge(value)
-        case .split(let value): self = .split(value)
-        case .ended(let value): self = .ended(value)
-        case .cheer(let value): self = .cheer(value)
-        case .ack(let value): self = .ack(value)
-        case .ok(let value): self = .ok(value)
-        case .error(let value): self = .error(MoonRunnerClientError(value))
-        default: self = .other(event)
-        }
+        self = ClientEvent(live: event) ?? .other(event)
     }
 }

@@ -9,7 +9,7 @@ struct FlatOutTests {
     /// `count` fixes `interval` seconds apart along a straight line north-east at `speed` m/s, with white
     /// noise of per-axis `sigma` metres.
     static func line(count: Int, interval: Double, speed: Double, sigma: Double, seed: UInt64) -> SyntheticRun {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var truth: [Coordinate] = [], fixes: [Fix] = []
         for index in 0..<count {
             let along = speed * interval * Double(index)

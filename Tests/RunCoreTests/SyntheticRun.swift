@@ -1,55 +1,6 @@
 import Foundation
 @testable import RunCore
 
-/// SplitMix64: a tiny seeded generator, so every simulated run is reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func uniform() -> Double { Double(next() >> 11) * 0x1p-53 }
-
-    /// Standard normal by Box–Muller.
-    mutating func gaussian() -> Double {
-        let u1 = max(uniform(), 1e-300), u2 = uniform()
-        return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
-    }
-}
-
-/// GPS error that is correlated from fix to fix: a first-order autoregressive process per axis.
-struct CorrelatedNoise {
-    /// Per-axis standard deviation, metres.
-    let sigma: Double
-    /// Correlation between consecutive fixes.
-    let correlation: Double
-    private var east: Double
-    private var north: Double
-
-    init(sigma: Double, correlation: Double, rng: inout SplitMix64) {
-        self.sigma = sigma
-        self.correlation = correlation
-        east = sigma * rng.gaussian()
-        north = sigma * rng.gaussian()
-    }
-
-    /// The next error, metres east and north.
-    mutating func next(_ rng: inout SplitMix64) -> (east: Double, north: Double) {
-        let innovation = sigma * (1 - correlation * correlation).squareRoot()
-        east = correlation * east + innovation * rng.gaussian()
-        north = correlation * north + innovation * rng.gaussian()
-        return (east, north)
-    }
-}
-
 /// A simulated run: the true path and the noisy fixes a phone would send.
 struct SyntheticRun {
     var truth: [Coordinate]
@@ -75,9 +26,9 @@ struct SyntheticRun {
     static func run(seed: UInt64, length: Double = 5000, speed: Double = 3, interval: Double = 1,
                     sigmas: ClosedRange<Double> = 3...5, correlation: Double = 0.95,
                     origin: Coordinate = origin) -> SyntheticRun {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let sigma = sigmas.lowerBound + (sigmas.upperBound - sigmas.lowerBound) * rng.uniform()
-        var noise = CorrelatedNoise(sigma: sigma, correlation: correlation, rng: &rng)
+        var noise = CorrelatedGPSNoise(sigma: sigma, correlation: correlation, random: &rng)
         var east = 0.0, north = 0.0, heading = 2 * .pi * rng.uniform()
         var turnLeft = 0.0, turnRate = 0.0, bend = 0.0
         var truth: [Coordinate] = [], fixes: [Fix] = []
@@ -111,8 +62,8 @@ struct SyntheticRun {
     /// A runner standing still at `origin` for `duration` seconds, with AR(1) jitter of per-axis `sigma`.
     static func standing(seed: UInt64, duration: Double = 600, sigma: Double = 4, correlation: Double = 0.95)
         -> SyntheticRun {
-        var rng = SplitMix64(seed: seed)
-        var noise = CorrelatedNoise(sigma: sigma, correlation: correlation, rng: &rng)
+        var rng = SeededRandom(seed: seed)
+        var noise = CorrelatedGPSNoise(sigma: sigma, correlation: correlation, random: &rng)
         var fixes: [Fix] = []
         for step in 0...Int(duration) {
             let error = noise.next(&rng)
