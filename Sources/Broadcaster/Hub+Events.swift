@@ -80,7 +80,7 @@ extension BoardEvent {
                   gold: record?.goldAt.map { ISODate.string(unixSeconds: $0) },
                   best: record.flatMap { pace($0.bestSpeed) },
                   left: record == nil ? max(0, badge.distance - farthest) : 0,
-                  silverPace: record.flatMap { pace($0.referenceSpeed * 1.05) },
-                  goldPace: record.flatMap { pace($0.referenceSpeed * 1.10) })
+                  silverPace: record.flatMap { pace($0.referenceSpeed * BadgeHistory.silverRatio) },
+                  goldPace: record.flatMap { pace($0.referenceSpeed * BadgeHistory.goldRatio) })
     }
 }
