@@ -70,8 +70,10 @@ extension Hub {
             run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
             entry.run = run
         }
-        if let last = run.tracker.lastAcceptedTimestamp, location.timestamp <= last {
-            // A fix the run already has (a resend after a reconnect): skipped without error, and acked if on disk.
+        // The newest fix the run has, accepted or filtered: anything not newer is a resend after a reconnect,
+        // skipped without error (a filtered fix resent must not be stored twice), and acked if on disk.
+        let newest = max(run.tracker.lastAcceptedTimestamp ?? -.infinity, run.newestSubmitted?.timestamp ?? -.infinity)
+        if location.timestamp <= newest {
             statistics.fixesResent += 1
             if let acknowledged = run.committedAcknowledgement {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)

@@ -1,4 +1,5 @@
 import Broadcaster
+import RunStore
 import MoonRunnerTestSupport
 import Foundation
 import Testing
@@ -74,6 +75,36 @@ import Wire
             for line in fixes { try phone.send(line) }
             let newest = String(fixes.last!.split(separator: ",").last!)
             try phone.lines(until: "ack of the newest fix") { $0 == "ack:ann ts=\(newest)" }
+        }
+    }
+}
+
+/// Resending everything after a reconnect stores nothing twice, filtered fixes included.
+@Suite struct ResendTests {
+    @Test func aResentFilteredFixIsNotStoredTwice() throws {
+        let store = MemoryRunStore()
+        try withServer(store: store) { server in
+            let (phone, key) = try connectRunner("ann", to: server)
+            var fixes = straightRun(count: 12)
+            // Fix 6 is a 2 km jump: filtered, stored with its reason, and acked once its batch commits.
+            let parts = fixes[6].split(separator: ",")
+            fixes[6] = "loc:\(Double(parts[0].dropFirst(4))! + 0.02),\(parts[1]),\(parts[2]),\(parts[3])"
+            // The connection drops right after the filtered fix, so it is the newest the run has.
+            for line in fixes[..<7] { try phone.send(line) }
+            try phone.lines(until: "ack of the filtered fix") { $0 == "ack:ann ts=\(fixes[6].split(separator: ",")[3])" }
+            phone.close()
+            let again = try TestClient(port: server.port)
+            try again.send("iam:ann \(key)")
+            let runID = try #require(try OkEvent(event: Event.parse(again.expectNext("ok:iam")))["resumed"].flatMap { Int64($0) })
+            for line in fixes { try again.send(line) }
+            try again.send("stop:")
+            let end = try RunEndedEvent(event: Event.parse(again.expect("end:ann")))
+            #expect(end.filtered == ["jump": 1])
+            store.flush()
+            let stored = try store.fixes(ofRun: runID)
+            #expect(stored.count == 12)
+            #expect(Set(stored.map(\.fix.timestamp)).count == 12)
+            #expect(stored.filter { $0.rejection == .jump }.count == 1)
         }
     }
 }
