@@ -25,7 +25,9 @@ protocol HubOutput: AnyObject {
 final class Hub {
     let configuration: ServerConfiguration
     let store: any RunStore
-    unowned let output: any HubOutput
+    /// The server that owns this hub (so it outlives it); `unowned(unsafe)` because it is used several times
+    /// for every fix and plain `unowned` counts references each time.
+    unowned(unsafe) let output: any HubOutput
     /// Counters for `stats:`.
     var statistics = ServerStatistics()
 
