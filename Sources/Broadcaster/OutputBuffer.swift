@@ -40,7 +40,7 @@ struct OutputBuffer {
                 return false
             }
             // Below the mark a pace line queues, but an older conflated one for the runner is now stale.
-            if let stale = latestPace.removeValue(forKey: runner) {
+            if !latestPace.isEmpty, let stale = latestPace.removeValue(forKey: runner) {
                 conflatedBytes -= stale.count
                 queue.append(contentsOf: line)
                 return true
