@@ -57,14 +57,18 @@ extension Hub {
     func answerRun(_ id: ConnectionID, runID: Int64) {
         if let name = runOwners[runID], let entry = runners[name], let run = entry.run,
            case .running(let liveID, let started) = run.phase, liveID == runID {
-            // A live run is answered from the engine: the store has only its fixes so far.
-            let summary = run.tracker.finish()
-            let record = RunRecord(id: runID, runner: name, started: started, ended: nil, distance: summary.distance,
-                                   elapsed: summary.elapsed, movingTime: summary.movingTime, status: .live,
-                                   rejections: summary.rejections)
-            let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
-            let stored = StoredRun(record: record, splits: summary.splits, checkpoints: summary.checkpoints, awards: awards)
-            for line in Self.lines(describing: stored) { send(line, to: id) }
+            // A live run is answered from a copy of its engine (cheap: copy on write), measured off the loop,
+            // so asking about a long run cannot stall everyone else.
+            let tracker = run.tracker
+            output.answerFromStore(to: id) { _ throws(StoreError) in
+                let summary = tracker.finish()
+                let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
+                                       distance: summary.distance, elapsed: summary.elapsed,
+                                       movingTime: summary.movingTime, status: .live, rejections: summary.rejections)
+                let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
+                return Self.lines(describing: StoredRun(record: record, splits: summary.splits,
+                                                        checkpoints: summary.checkpoints, awards: awards))
+            }
             return
         }
         output.answerFromStore(to: id) { store throws(StoreError) in

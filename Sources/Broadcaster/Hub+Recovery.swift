@@ -34,16 +34,21 @@ extension Hub {
         run.phase = .running(id: record.id, started: record.started)
         var lastProgress: RunProgress?
         var lastAccepted: Fix?
-        for stored in try store.fixes(ofRun: record.id) {
+        let fixes = try store.fixes(ofRun: record.id)
+        for stored in fixes {
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
                 lastAccepted = stored.fix
             }
             run.nextSequence = stored.sequence + 1
-            if run.newestSubmitted.map({ stored.fix.timestamp > $0.timestamp }) ?? true {
+            if isAcknowledgeable(stored.fix.timestamp, now: stored.received),
+               run.newestSubmitted.map({ stored.fix.timestamp > $0.timestamp }) ?? true {
                 run.newestSubmitted = (stored.fix.timestamp, Self.timestampText(stored.fix.timestamp))
             }
         }
+        let acceptedUpTo = run.tracker.lastAcceptedTimestamp ?? -.infinity
+        run.filteredAboveLastAccepted = Set(fixes.filter { $0.rejection != nil && $0.fix.timestamp > acceptedUpTo }
+                                               .map(\.fix.timestamp))
         // Everything replayed came from disk, so it is all acknowledged.
         run.committedAcknowledgement = run.newestSubmitted?.text
         run.disconnectedAt = now

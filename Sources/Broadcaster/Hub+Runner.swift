@@ -70,10 +70,10 @@ extension Hub {
             run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
             entry.run = run
         }
-        // The newest fix the run has, accepted or filtered: anything not newer is a resend after a reconnect,
-        // skipped without error (a filtered fix resent must not be stored twice), and acked if on disk.
-        let newest = max(run.tracker.lastAcceptedTimestamp ?? -.infinity, run.newestSubmitted?.timestamp ?? -.infinity)
-        if location.timestamp <= newest {
+        // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on disk:
+        // anything not newer than the last accepted fix, or a filtered fix already recorded.
+        if location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity
+            || run.filteredAboveLastAccepted.contains(location.timestamp) {
             statistics.fixesResent += 1
             if let acknowledged = run.committedAcknowledgement {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
@@ -86,13 +86,20 @@ extension Hub {
         case .rejected(let reason):
             statistics.fixesFiltered[reason, default: 0] += 1
             if run.id == nil {
-                // No run yet, so nothing to store: the fix is answered at once so the client can forget it.
-                send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
+                // No run yet, so nothing to store: the fix is answered at once so the client can forget it
+                // (unless its stamp is implausibly far ahead: that ack would cover fixes not yet received).
+                if isAcknowledgeable(location.timestamp, now: now) {
+                    send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
+                }
                 return
             }
+            run.filteredAboveLastAccepted.insert(location.timestamp)
             record(fix, rejection: reason, text: location.timestampText, in: run, now: now)
         case .accepted(let progress):
             statistics.fixesAccepted += 1
+            if !run.filteredAboveLastAccepted.isEmpty {
+                run.filteredAboveLastAccepted = run.filteredAboveLastAccepted.filter { $0 > fix.timestamp }
+            }
             if progress.started {
                 start(run, runner: name, fix: fix, text: location.timestampText, now: now)
             }
@@ -117,13 +124,18 @@ extension Hub {
     private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: LiveRun, now: Double) {
         guard let runID = run.id else { return }
         var acknowledgement: String?
-        if run.newestSubmitted.map({ fix.timestamp > $0.timestamp }) ?? true {
+        if isAcknowledgeable(fix.timestamp, now: now), run.newestSubmitted.map({ fix.timestamp > $0.timestamp }) ?? true {
             run.newestSubmitted = (fix.timestamp, text)
             acknowledgement = text
         }
         let stored = StoredFix(runID: runID, sequence: run.nextSequence, fix: fix, received: now, rejection: rejection)
         run.nextSequence += 1
         store.submit(.fix(stored, acknowledgement: acknowledgement))
+    }
+
+    /// True when a fix's stamp may serve as an ack mark: not beyond the filter's future allowance.
+    func isAcknowledgeable(_ timestamp: Double, now: Double) -> Bool {
+        timestamp <= now + configuration.tracker.filter.futureAllowance
     }
 
     /// The events one accepted fix causes: pace, then badges and splits.
@@ -171,6 +183,7 @@ extension Hub {
             store.submit(.history(runner: entry.name, entry.history))
         }
         entry.run = nil
+        finishedRuns.append((runID, now))
         let ended = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
         broadcast(bytes(of: ended), about: entry.name, to: .everyone)
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")

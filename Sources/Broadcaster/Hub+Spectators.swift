@@ -18,6 +18,11 @@ extension Hub {
                 catchUp(id, on: entry, withPace: !coach)
             }
         case .runner(let name):
+            let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)
+            guard following < configuration.maximumFollowedRunners else {
+                fail(id, .badArgument, "at most \(configuration.maximumFollowedRunners) runners per connection: use watch:*")
+                return
+            }
             if coach {
                 sessions[id]?.coaching.insert(name)
                 coaches[name, default: []].insert(id)

@@ -34,11 +34,15 @@ final class Hub {
     var sessions: [ConnectionID: Session] = [:]
     /// Runners seen since start (loaded from the store on first use).
     var runners: [String: RunnerEntry] = [:]
-    /// Who ran each run started in this process (for acks).
+    /// Who ran each live or recently finished run (for acks and live `run:ID` answers).
     var runOwners: [Int64: String] = [:]
+    /// Runs ended, oldest first: their owners are forgotten a minute later, when the last acks are long out.
+    var finishedRuns: [(id: Int64, at: Double)] = []
     /// Connections following one runner with `watch:` / `coach:`.
     var watchers: [String: Set<ConnectionID>] = [:]
     var coaches: [String: Set<ConnectionID>] = [:]
+    /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
+    var isShuttingDown = false
     /// Connections following everyone.
     var everyoneWatchers: Set<ConnectionID> = []
     var everyoneCoaches: Set<ConnectionID> = []
@@ -59,8 +63,14 @@ final class Hub {
     /// A connection is gone (closed by either side). Its subscriptions go; a live run waits for a resume.
     func disconnected(_ id: ConnectionID, now: Double) {
         guard let session = sessions.removeValue(forKey: id) else { return }
-        for runner in session.watching { watchers[runner]?.remove(id) }
-        for runner in session.coaching { coaches[runner]?.remove(id) }
+        for runner in session.watching {
+            watchers[runner]?.remove(id)
+            if watchers[runner]?.isEmpty == true { watchers[runner] = nil }
+        }
+        for runner in session.coaching {
+            coaches[runner]?.remove(id)
+            if coaches[runner]?.isEmpty == true { coaches[runner] = nil }
+        }
         everyoneWatchers.remove(id)
         everyoneCoaches.remove(id)
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
@@ -76,7 +86,7 @@ final class Hub {
 
     /// Handles one parsed command from a connection.
     func received(_ command: Command, from id: ConnectionID, now: Double) {
-        guard let index = sessions.index(forKey: id) else { return }
+        guard !isShuttingDown, let index = sessions.index(forKey: id) else { return }
         if !sessions.values[index].isActive { sessions.values[index].isActive = true }
         switch command {
         case .identify(let name, let key): identify(id, name: name, key: key, now: now)
@@ -105,6 +115,9 @@ final class Hub {
             output.close(id, reason: "idle")
             sessions[id]?.isActive = true  // closed once, not every tick until the socket goes
         }
+        let forgetBefore = finishedRuns.firstIndex { now - $0.at < 60 } ?? finishedRuns.count
+        for finished in finishedRuns[..<forgetBefore] { runOwners[finished.id] = nil }
+        finishedRuns.removeFirst(forgetBefore)
         for entry in runners.values {
             guard let run = entry.run, let since = run.disconnectedAt,
                   now - since >= configuration.resumeWindow else { continue }
@@ -112,8 +125,9 @@ final class Hub {
         }
     }
 
-    /// Ends every open run as saved (shutdown).
+    /// Ends every open run as saved and stops handling commands (shutdown).
     func finishAllRuns(now: Double) {
+        isShuttingDown = true
         for entry in runners.values where entry.run?.id != nil {
             finish(entry, status: .saved, reason: .shutdown, now: now)
         }

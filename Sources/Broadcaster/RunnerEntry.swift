@@ -38,8 +38,13 @@ final class LiveRun {
     var startedLine: [UInt8]?
     /// The newest `pace:` line, sent to late watchers and reconnecting runners.
     var latestPaceLine: [UInt8]?
-    /// The greatest fix timestamp handed to the store for an ack, and its text as the runner sent it.
+    /// The greatest plausible fix timestamp handed to the store (the ack mark), and its text as the runner sent it.
+    /// A fix stamped beyond the future allowance never moves it: an ack covers every older fix, and one bogus
+    /// far-future stamp must not make the phone forget fixes the server has not stored yet.
     var newestSubmitted: (timestamp: Double, text: String)?
+    /// Timestamps of filtered fixes recorded above the last accepted one, so a resent filtered fix is skipped
+    /// rather than stored twice (fixes at or below the last accepted one are skipped anyway).
+    var filteredAboveLastAccepted: Set<Double> = []
     /// The newest ack text the store has committed.
     var committedAcknowledgement: String?
     /// When the runner's connection went away; the run is ended after the resume window.

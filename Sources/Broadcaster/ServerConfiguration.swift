@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     public var tracker = TrackerConfiguration()
     /// Longest command line in bytes, newline excluded. Default 4096.
     public var maximumLineLength = 4096
+    /// Most runners one connection may follow by name with `watch:`/`coach:` (`*` follows everyone). Default 1,000.
+    public var maximumFollowedRunners = 1_000
     /// Most runs one `runs:` answer lists. Default 100.
     public var maximumHistoryPage = 100
 

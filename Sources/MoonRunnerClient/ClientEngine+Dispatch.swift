@@ -1,34 +1,38 @@
 import Wire
 
-/// Incoming lines: answers go to the request at the front of the queue, live events to the owner.
+/// Incoming lines: answers go to the pending request they answer, live events to the owner.
+///
+/// Answers are matched by their word (`ok:WHAT`, `done:WHAT`, the first line of a history answer), not by
+/// position: the server answers history off its loop, so a later command's `ok:` may arrive first.
 extension ClientEngine {
     /// Handles one line from the server.
     func handleLine(_ event: ServerEvent) {
-        if !pending.isEmpty, pending[0].collecting {
+        // A multi-line answer in progress takes every line up to its `done:` (the server sends them together).
+        if let index = pending.firstIndex(where: \.collecting) {
             if case .done = event {
-                finishFront(with: event)
+                finish(at: index, with: event)
             } else {
-                pending[0].lines.append(event)
+                pending[index].lines.append(event)
             }
             return
         }
         switch event {
         case .ok(let ok):
-            if pending.first?.word == ok.what {
-                if case .identify = pending[0].command { identified(by: ok) }
-                finishFront(with: event)
+            if let index = pending.firstIndex(where: { $0.word == ok.what }) {
+                if case .identify = pending[index].command { identified(by: ok) }
+                finish(at: index, with: event)
             }
             publish(.ok(ok))
         case .error(let error):
             let clientError = MoonRunnerClientError(error)
-            if let front = pending.first, front.accepts(error.code) {
-                pending.removeFirst()
-                if case .identify = front.command {
+            if let index = pending.firstIndex(where: { $0.accepts(error.code) }) {
+                let request = pending.remove(at: index)
+                if case .identify = request.command {
                     // The name is not ours: whoever waits for the end of the run will not get one.
                     for waiter in stopRequest?.waiters ?? [] { waiter(.failure(clientError)) }
                     stopRequest = nil
                 }
-                front.complete(.failure(clientError))
+                request.complete(.failure(clientError))
             }
             publish(.error(clientError))
         case .ended(let end):
@@ -39,24 +43,32 @@ extension ClientEngine {
             owner?.recordUnacked(unacked.count)
             publish(.ack(ack))
         case .runListItem, .runSummary, .board, .help:
-            if let front = pending.first, front.isFirstAnswerLine(event) {
-                pending[0].collecting = true
-                pending[0].lines.append(event)
+            if let index = pending.firstIndex(where: { $0.isFirstAnswerLine(event) }) {
+                pending[index].collecting = true
+                pending[index].lines.append(event)
             } else {
                 publish(.other(event))
             }
         case .done(let done):
-            if pending.first?.word == done.what { finishFront(with: event) } else { publish(.other(event)) }
+            if let index = pending.firstIndex(where: { $0.word == done.what }) {
+                finish(at: index, with: event)
+            } else {
+                publish(.other(event))
+            }
         case .stats:
-            if pending.first?.word == Command.stats.word { finishFront(with: event) } else { publish(.other(event)) }
+            if let index = pending.firstIndex(where: { $0.word == Command.stats.word }) {
+                finish(at: index, with: event)
+            } else {
+                publish(.other(event))
+            }
         default:
             if let live = ClientEvent(live: event) { publish(live) }
         }
     }
 
-    /// Completes the front request with its lines plus `last`, and publishes history answers.
-    private func finishFront(with last: ServerEvent) {
-        var request = pending.removeFirst()
+    /// Completes the request at `index` with its lines plus `last`, and publishes history answers.
+    private func finish(at index: Int, with last: ServerEvent) {
+        var request = pending.remove(at: index)
         request.lines.append(last)
         if let answer = HistoryAnswer(command: request.command, lines: request.lines) {
             publish(.history(answer))

@@ -34,6 +34,8 @@ public struct LineFramer: Sendable {
     /// Compaction threshold: consumed bytes are only moved out once there are this many and at least
     /// as many as remain, so compaction costs O(1) per byte amortised.
     private static let compactionThreshold = 4096
+    /// Capacity kept after the buffer drains; a larger one (after a burst) is released.
+    private static let retainedCapacity = 8192
 
     /// Creates a framer.
     public init(maximumLineLength: Int = 4096) {
@@ -138,7 +140,9 @@ public struct LineFramer: Sendable {
     private mutating func compact() {
         if head == buffer.count {
             if head > 0 {
-                buffer.removeAll(keepingCapacity: true)
+                // A burst's buffer is given back once drained, so thousands of quiet connections do not each
+                // keep the memory of their busiest moment.
+                buffer.removeAll(keepingCapacity: buffer.capacity <= Self.retainedCapacity)
                 head = 0
                 scanned = 0
             }

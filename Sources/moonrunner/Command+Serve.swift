@@ -19,6 +19,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --hard-limit BYTES      pending output above which a slow client is closed (default 4194304)
   --write-per-turn BYTES  bytes written to one client per loop turn (default 262144)
   --resume-window S       seconds a disconnected runner's run stays open (default 600)
+  --max-followed N        runners one connection may follow by name (default 1000)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --quiet                 no log lines
@@ -47,6 +48,8 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.outputHardLimit = try options.number("hard-limit", default: configuration.outputHardLimit)
         configuration.writeBytesPerTurn = try options.number("write-per-turn", default: configuration.writeBytesPerTurn)
         configuration.resumeWindow = try options.number("resume-window", default: configuration.resumeWindow)
+        configuration.maximumFollowedRunners = try options.number("max-followed",
+                                                                  default: configuration.maximumFollowedRunners)
         configuration.tracker.filter.maximumAccuracy = try options.number("max-accuracy",
                                                                           default: configuration.tracker.filter.maximumAccuracy)
         configuration.tracker.filter.maximumSpeed = try options.number("max-speed",

@@ -1,4 +1,5 @@
 import Broadcaster
+import Foundation
 import RunStore
 import MoonRunnerTestSupport
 import Foundation
@@ -105,6 +106,25 @@ import Wire
             #expect(stored.count == 12)
             #expect(Set(stored.map(\.fix.timestamp)).count == 12)
             #expect(stored.filter { $0.rejection == .jump }.count == 1)
+        }
+    }
+
+    @Test func aFarFutureFixNeitherHidesLaterFixesNorIsAcked() throws {
+        try withServer { server in
+            let (phone, _) = try connectRunner("ann", to: server)
+            let fixes = straightRun(count: 10)
+            let future = Int(Date().timeIntervalSince1970) + 10 * 86_400
+            for line in fixes[..<5] { try phone.send(line) }
+            try phone.send("loc:51.5,-0.12,5,\(future)")
+            for line in fixes[5...] { try phone.send(line) }
+            try phone.send("stop:")
+            let end = try RunEndedEvent(event: Event.parse(phone.expect("end:ann")))
+            #expect(end.filtered == ["future": 1])
+            #expect(phone.received.filter { $0.hasPrefix("pace:ann") }.count == 10)
+            #expect(abs(end.elapsed - 9) < 0.5)
+            try phone.send("ping:")
+            try phone.expect("ok:ping")
+            #expect(!phone.received.contains { $0 == "ack:ann ts=\(future)" }, "no ack covers what is not stored")
         }
     }
 }

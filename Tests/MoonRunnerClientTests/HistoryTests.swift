@@ -63,6 +63,21 @@ import Wire
         }
     }
 
+    @Test func answersOvertakenByLaterRepliesStillReachTheirRequests() async throws {
+        try await withServer { server in
+            let client = MoonRunnerClient(host: "127.0.0.1", port: server.port)
+            defer { client.close() }
+            _ = try await Self.run(client, as: "gus", count: 20)
+            // History is answered off the server's loop, so the watch's ok: may come first.
+            async let page = client.runs(of: "gus")
+            try client.watch("someone")
+            async let board = client.badges(of: "gus")
+            let (runs, badges) = try await (page, board)
+            #expect(runs.items.count == 1 && badges.count == Badges.all.count)
+            try await client.ping()
+        }
+    }
+
     @Test func serverErrorsAreTypedErrors() async throws {
         try await withServer { server in
             let owner = MoonRunnerClient(host: "127.0.0.1", port: server.port)
