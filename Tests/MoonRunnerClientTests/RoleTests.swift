@@ -86,8 +86,9 @@ import Glibc
             let delegate = CheerCollector()
             runner.delegate = delegate
             try await runner.join(name: "cat")
-            for fix in straightFixes(count: 3) { try runner.send(fix) }
+            // Listening before the fixes go out, so the run's first events cannot slip past the recorder.
             let log = EventRecorder(runner)
+            for fix in straightFixes(count: 3) { try runner.send(fix) }
             _ = try await log.first("run:cat") { $0.kind == "run" || $0.kind == "pace" }
             try fan.watch("cat")
             let count = try await fan.cheer("Allez Cat !")
