@@ -159,9 +159,24 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
 
     // MARK: Loop thread
 
+    /// Connects off the shared I/O thread (a blocking connect to an unreachable host can take minutes, and
+    /// every client in the process shares that thread), then registers the socket back on it.
     private func connect() {
+        let host = self.host, port = self.port
+        DispatchQueue.global().async { [self] in
+            let result: Result<StreamSocket, IOError>
+            do throws(IOError) {
+                result = .success(try StreamSocket.connect(host: host, port: port))
+            } catch {
+                result = .failure(error)
+            }
+            io.execute { [self] in finishConnecting(result) }
+        }
+    }
+
+    private func finishConnecting(_ result: Result<StreamSocket, IOError>) {
         do {
-            let socket = try StreamSocket.connect(host: host, port: port)
+            let socket = try result.get()
             try socket.setBlocking(false)
             try io.loop.register(socket.fileDescriptor, interest: .readable, handler: self)
             let stillWanted = state.withLock { state -> Bool in
