@@ -41,6 +41,8 @@ final class Hub {
     /// Connections following one runner with `watch:` / `coach:`.
     var watchers: [String: Set<ConnectionID>] = [:]
     var coaches: [String: Set<ConnectionID>] = [:]
+    /// Names the store lacked at the last look (cleared every second).
+    var unknownNames: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
     var isShuttingDown = false
     /// Connections following everyone.
@@ -110,6 +112,7 @@ final class Hub {
 
     /// Once a second: idle connections and expired resume windows.
     func tick(now: Double) {
+        unknownNames.removeAll(keepingCapacity: false)
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
             fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")
             output.close(id, reason: "idle")
@@ -192,8 +195,14 @@ final class Hub {
     /// The runner entry for a name: in memory, else from the store. Store failures answer the connection.
     func runnerEntry(named name: String, for id: ConnectionID) -> RunnerEntry?? {
         if let entry = runners[name] { return entry }
+        // Names the store did not know are remembered for a second, so asking about them in a loop does not
+        // put a disk read on the loop each time (a runner another process imports shows up a second later).
+        if unknownNames.contains(name) { return .some(nil) }
         do {
-            guard let record = try store.runner(named: name) else { return .some(nil) }
+            guard let record = try store.runner(named: name) else {
+                if unknownNames.count < 10_000 { unknownNames.insert(name) }
+                return .some(nil)
+            }
             let entry = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
             runners[name] = entry
             return entry
