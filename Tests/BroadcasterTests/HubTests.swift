@@ -1,0 +1,124 @@
+@testable import Broadcaster
+import Foundation
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// The hub's decisions without sockets: a recorder stands in for the connections.
+final class RecordingOutput: HubOutput {
+    var lines: [(ConnectionID, String, droppable: Bool)] = []
+    var closed: [ConnectionID] = []
+
+    func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?) {
+        lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self), runner != nil))
+    }
+    func close(_ connection: ConnectionID, reason: String) { closed.append(connection) }
+    func answerFromStore(to connection: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {}
+    func errorSent(to connection: ConnectionID) {}
+    func log(_ message: String) {}
+
+    /// The kinds of the lines a connection got, in order.
+    func kinds(for connection: ConnectionID) -> [String] {
+        lines.filter { $0.0 == connection }.map { String($0.1.prefix { $0 != ":" }) }
+    }
+}
+
+@Suite struct HubTests {
+    let output = RecordingOutput()
+    let store = MemoryRunStore()
+    let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)
+    let start = 1_700_000_000.0
+
+    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> Hub {
+        var configuration = ServerConfiguration()
+        configure(&configuration)
+        let hub = Hub(configuration: configuration, store: store, output: output)
+        for id in [runner, spectator, coach] { hub.connected(id, now: start) }
+        return hub
+    }
+
+    func fix(_ index: Int) -> Command {
+        .location(LocationCommand(latitude: 51.5 + Double(index) * 3 / 111_229, longitude: -0.12, accuracy: 5,
+                                  timestamp: start + Double(index), timestampText: String(Int(start) + index)))
+    }
+
+    @Test func aRunReachesTheRunnerSpectatorsAndCoachesAsEachRoleShould() {
+        let hub = hub()
+        hub.received(.watch(.runner("ann")), from: spectator, now: start)
+        hub.received(.coach(.everyone), from: coach, now: start)
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        for index in 0..<5 { hub.received(fix(index), from: runner, now: start + Double(index)) }
+        hub.received(.stop(save: true), from: runner, now: start + 5)
+
+        #expect(output.kinds(for: runner).filter { $0 == "pace" }.count == 5)
+        #expect(output.kinds(for: spectator).filter { $0 == "pace" }.count == 5)
+        #expect(!output.kinds(for: coach).contains("pace"))
+        #expect(output.kinds(for: coach).first { $0 != "ok" } == "run" && output.kinds(for: coach).last == "end")
+        let droppable = output.lines.filter { $0.droppable }.map { $0.1 }
+        #expect(droppable.count == 10 && droppable.allSatisfy { $0.hasPrefix("pace:") }, "only pace lines may be conflated")
+    }
+
+    @Test func aDisconnectedRunEndsWhenTheResumeWindowCloses() {
+        let hub = hub { $0.resumeWindow = 60 }
+        hub.received(.coach(.runner("ann")), from: coach, now: start)
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        for index in 0..<3 { hub.received(fix(index), from: runner, now: start + Double(index)) }
+        hub.disconnected(runner, now: start + 3)
+        hub.tick(now: start + 62)
+        #expect(!output.kinds(for: coach).contains("end"), "still inside the window")
+        hub.tick(now: start + 64)
+        let end = output.lines.last { $0.0 == coach && $0.1.hasPrefix("end:") }.map { try? RunEndedEvent(line: $0.1) }
+        #expect(end??.reason == .timeout && end??.saved == true)
+    }
+
+    @Test func silentConnectionsAreClosedOnceAfterTheIdleTimeout() {
+        let hub = hub { $0.idleTimeout = 30 }
+        hub.received(.ping, from: spectator, now: start + 1)
+        hub.tick(now: start + 31)
+        hub.tick(now: start + 32)
+        #expect(output.closed.sorted() == [runner, coach])
+        #expect(output.kinds(for: runner) == ["err"])
+    }
+}
+
+/// The per-connection queue: order kept, pace lines conflated only for a reader that is behind.
+@Suite struct OutputBufferTests {
+    func line(_ text: String) -> [UInt8] { Array((text + "\n").utf8) }
+
+    /// Drains what the buffer has; `accepting` bytes at most, as a socket with that much room would.
+    func drain(_ buffer: inout OutputBuffer, accepting room: Int, highWaterMark: Int = 64) -> String {
+        var taken: [UInt8] = []
+        _ = buffer.drain(limit: 1 << 20, highWaterMark: highWaterMark) { bytes in
+            let count = min(bytes.count, room - taken.count)
+            guard count > 0 else { return nil }
+            taken += bytes.prefix(count)
+            return count
+        }
+        return String(decoding: taken, as: UTF8.self)
+    }
+
+    @Test func aBurstToAReaderThatKeepsUpIsNeverConflated() {
+        var buffer = OutputBuffer()
+        for index in 0..<20 { buffer.append(line("pace:ann n=\(index)"), paceOf: "ann", highWaterMark: 64) }
+        let written = drain(&buffer, accepting: 1 << 20)
+        #expect(written.split(separator: "\n").count == 20)
+        #expect(!buffer.isCongested && buffer.isEmpty)
+    }
+
+    @Test func aCongestedReaderGetsTheNewestPaceAfterEverythingThatMustNotBeDropped() {
+        var buffer = OutputBuffer()
+        for index in 0..<10 { buffer.append(line("pace:ann n=\(index)"), paceOf: "ann", highWaterMark: 64) }
+        _ = drain(&buffer, accepting: 10)  // the socket took 10 bytes: the reader is behind
+        #expect(buffer.isCongested)
+        var replaced = 0
+        for index in 10..<30 where buffer.append(line("pace:ann n=\(index)"), paceOf: "ann", highWaterMark: 64) {
+            replaced += 1
+        }
+        #expect(replaced == 19, "one pending pace line, replaced by each newer one")
+        buffer.append(line("end:ann run=1"), paceOf: nil, highWaterMark: 64)
+        let rest = drain(&buffer, accepting: 1 << 20).split(separator: "\n")
+        #expect(rest.suffix(2) == ["pace:ann n=29", "end:ann run=1"], "the newest position, then the end, in order")
+    }
+}
