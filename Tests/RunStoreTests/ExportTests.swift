@@ -1,5 +1,6 @@
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
@@ -8,16 +9,10 @@ func xmllint(_ arguments: [String]) throws -> (status: Int32, output: String)? {
     guard let executable = ["/usr/bin/xmllint", "/usr/local/bin/xmllint"].first(where: {
         FileManager.default.isExecutableFile(atPath: $0)
     }) else { return nil }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    // posix_spawn, not Foundation's Process (which crashes now and then on Linux: see ChildProcess).
+    let child = try ChildProcess(executable: executable, arguments: arguments)
+    let status = child.awaitExit(timeout: 60)
+    return (status, child.standardOutput + child.standardError)
 }
 
 /// Checks `text` with xmllint: against `schema` when given, else only for well-formedness.

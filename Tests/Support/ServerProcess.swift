@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The built `moonrunner` executable, next to the test bundle in the build folder.
 public let moonrunnerExecutable: URL = {
@@ -13,72 +16,156 @@ public let moonrunnerExecutable: URL = {
     return folder.appendingPathComponent("moonrunner")
 }()
 
-/// A `moonrunner` child process whose stderr is collected; for `serve`, the port it listens on.
+/// A child process started with `posix_spawn`, its stdout and stderr collected; for `serve`, the port.
+///
+/// Not Foundation's `Process`: on Linux (Swift 6.3.1) `Process.run()` crashes now and then, reading past a
+/// buffer while it lists `/proc/self/fd` (swift-corelibs-foundation PR #5472), which took down whole test runs.
 public final class ChildProcess: @unchecked Sendable {
-    public let process = Process()
-    private let errorPipe = Pipe()
-    private let outputPipe = Pipe()
-    private let lock = NSLock()
-    private var errorText = ""
-    private var outputText = ""
-    private let lineArrived = NSCondition()
+    /// The child's process id.
+    public let pid: pid_t
+    /// Guards everything below; broadcast on output, on exit and when a stream closes.
+    private let condition = NSCondition()
+    private var errorBytes: [UInt8] = []
+    private var outputBytes: [UInt8] = []
+    private var openStreams = 0
+    private var status: Int32?
 
-    /// Starts `moonrunner ARGUMENTS`.
-    public init(_ arguments: [String], input: Bool = false) throws {
-        process.executableURL = moonrunnerExecutable
-        process.arguments = arguments
-        process.standardError = errorPipe
-        process.standardOutput = outputPipe
-        if !input { process.standardInput = FileHandle.nullDevice }
-        collect(errorPipe) { $0.errorText += $1 }
-        collect(outputPipe) { $0.outputText += $1 }
-        process.terminationHandler = { [weak self] _ in
-            guard let self else { return }
-            self.lineArrived.lock()
-            self.lineArrived.broadcast()
-            self.lineArrived.unlock()
-        }
-        try process.run()
+    /// An error from `pipe2` or `posix_spawn`.
+    public struct SpawnError: Error, CustomStringConvertible {
+        /// The errno.
+        public let code: Int32
+        public var description: String { "spawn failed: \(String(cString: strerror(code)))" }
     }
 
-    /// Appends what arrives on a pipe, waking anyone waiting for output.
-    private func collect(_ pipe: Pipe, into append: @escaping @Sendable (ChildProcess, String) -> Void) {
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lineArrived.lock()
-            append(self, String(decoding: data, as: UTF8.self))
-            self.lineArrived.broadcast()
-            self.lineArrived.unlock()
+    /// Starts `moonrunner ARGUMENTS`.
+    public convenience init(_ arguments: [String]) throws {
+        try self.init(executable: moonrunnerExecutable.path, arguments: arguments)
+    }
+
+    /// Starts `executable ARGUMENTS` with stdin from /dev/null; stdout and stderr are collected, or sent to
+    /// /dev/null when `capturingOutput` is false (for a child that leaves a daemon holding them open).
+    public init(executable: String, arguments: [String], capturingOutput: Bool = true) throws {
+        // Socket pairs rather than pipes: they can be made close-on-exec atomically (pipe2 is not visible to
+        // Swift here), so a child spawned by another test at the same moment cannot inherit them.
+        var output: [Int32] = [-1, -1], error: [Int32] = [-1, -1]
+        if capturingOutput {
+            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            guard socketpair(AF_UNIX, type, 0, &output) == 0, socketpair(AF_UNIX, type, 0, &error) == 0 else {
+                throw SpawnError(code: errno)
+            }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if capturingOutput {
+            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, error[1], 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        // The child starts with no signal blocked and default handlers, whatever the test thread had.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let environment: [UnsafeMutablePointer<CChar>?] =
+            ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + environment).forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, environment)
+        if capturingOutput {
+            close(output[1])
+            close(error[1])
+        }
+        guard result == 0 else {
+            if capturingOutput {
+                close(output[0])
+                close(error[0])
+            }
+            throw SpawnError(code: result)
+        }
+        pid = child
+        let spawned = child
+        if capturingOutput {
+            openStreams = 2
+            collect(output[0]) { $0.outputBytes += $1 }
+            collect(error[0]) { $0.errorBytes += $1 }
+        }
+        Thread.detachNewThread { [self] in
+            var raw: Int32 = 0
+            while waitpid(spawned, &raw, 0) == -1 && errno == EINTR {}
+            // Exit status, or 128 + the signal that ended it (as a shell reports it).
+            let code = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            condition.lock()
+            status = code
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Reads a pipe to its end on a thread of its own, waking anyone waiting for output.
+    private func collect(_ fd: Int32, into append: @escaping @Sendable (ChildProcess, [UInt8]) -> Void) {
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                condition.lock()
+                if count > 0 { append(self, Array(buffer[0..<count])) } else { openStreams -= 1 }
+                condition.broadcast()
+                condition.unlock()
+                if count <= 0 { break }
+            }
+            close(fd)
         }
     }
 
     /// What the process wrote to stderr so far.
     public var standardError: String {
-        lineArrived.lock()
-        defer { lineArrived.unlock() }
-        return errorText
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: errorBytes, as: UTF8.self)
     }
 
     /// What the process wrote to stdout so far.
     public var standardOutput: String {
-        lineArrived.lock()
-        defer { lineArrived.unlock() }
-        return outputText
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: outputBytes, as: UTF8.self)
+    }
+
+    /// True until the process has exited.
+    public var isRunning: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return status == nil
     }
 
     /// Waits until stderr (or stdout) contains `text`; returns everything so far.
     @discardableResult
     public func awaitOutput(containing text: String, onStandardError: Bool = true, timeout: Double = 30) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
-        lineArrived.lock()
-        defer { lineArrived.unlock() }
-        while !(onStandardError ? errorText : outputText).contains(text) {
-            guard lineArrived.wait(until: deadline) else {
-                throw TestClient.Timeout(waitingFor: text, seen: [errorText, outputText])
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let seen = String(decoding: onStandardError ? errorBytes : outputBytes, as: UTF8.self)
+            if seen.contains(text) { return seen }
+            guard condition.wait(until: deadline) else {
+                throw TestClient.Timeout(waitingFor: text, seen: [String(decoding: errorBytes, as: UTF8.self),
+                                                                  String(decoding: outputBytes, as: UTF8.self)])
             }
         }
-        return onStandardError ? errorText : outputText
     }
 
     /// The port from the server's `listening on HOST:PORT` log line.
@@ -93,30 +180,37 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends a signal.
     public func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        kill(pid, signal)
     }
 
-    /// Waits for the exit (up to `timeout`) and returns the status; kills the process past the deadline.
+    /// Asks the process to stop (SIGTERM).
+    public func terminate() {
+        signal(SIGTERM)
+    }
+
+    /// Waits for the exit (up to `timeout`; then SIGKILL) and for the output to end; returns the exit status.
     public func awaitExit(timeout: Double = 30) -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
-        lineArrived.lock()
-        while process.isRunning && lineArrived.wait(until: deadline) {}
-        lineArrived.unlock()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        condition.lock()
+        while status == nil && condition.wait(until: deadline) {}
+        if status == nil {
+            condition.unlock()
+            kill(pid, SIGKILL)
+            condition.lock()
+            while status == nil { condition.wait() }
         }
-        process.waitUntilExit()
-        // The last bytes may still sit in the pipes after the exit: read them to the end.
-        for (pipe, isError) in [(errorPipe, true), (outputPipe, false)] {
-            pipe.fileHandleForReading.readabilityHandler = nil
-            let rest = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            lineArrived.lock()
-            if isError { errorText += rest } else { outputText += rest }
-            lineArrived.unlock()
-        }
-        return process.terminationStatus
+        // The last bytes may still be in the pipes: wait for their end (briefly, in case a grandchild has them).
+        let drained = Date().addingTimeInterval(5)
+        while openStreams > 0 && condition.wait(until: drained) {}
+        defer { condition.unlock() }
+        return status!
     }
+}
+
+/// Runs a program to its end with its output discarded; returns the exit status.
+@discardableResult
+public func runProgram(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> Int32 {
+    try ChildProcess(executable: executable, arguments: arguments, capturingOutput: false).awaitExit(timeout: timeout)
 }
 
 /// A fresh temporary folder for one test.

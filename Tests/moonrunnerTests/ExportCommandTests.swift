@@ -55,13 +55,7 @@ import Testing
     func xmllint(_ arguments: [String]) throws -> Int32 {
         let path = "/usr/bin/xmllint"
         try #require(FileManager.default.isExecutableFile(atPath: path), "xmllint missing: .ci/run installs libxml2-utils")
-        let lint = Process()
-        lint.executableURL = URL(fileURLWithPath: path)
-        lint.arguments = arguments
-        lint.standardError = FileHandle.nullDevice
-        try lint.run()
-        lint.waitUntilExit()
-        return lint.terminationStatus
+        return try runProgram(path, arguments)
     }
 
     @Test func anUnknownRunIsAClearError() throws {

@@ -11,19 +11,11 @@ import Wire
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    /// Runs tmux with `arguments` through bash, closing every inherited descriptor above 2 first: Foundation's
-    /// `Process` leaves one of its own sockets open in the child and waits for it to close, so the tmux server
-    /// (which daemonises and would inherit it) would make `new-session -d` block until the session ends.
+    /// Runs tmux with `arguments` through bash, closing every inherited descriptor above 2 first, so the tmux
+    /// server (which daemonises) holds nothing of the test process open.
     static func tmux(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
-            + "exec \"$@\"", "bash", tmuxPath!] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        try runProgram("/bin/bash", ["-c", "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+            + "exec \"$@\"", "bash", tmuxPath!] + arguments)
     }
 
     /// The pane's text, through a named tmux buffer saved to a file.
@@ -42,7 +34,7 @@ import Wire
             defer { _ = try? Self.tmux(["kill-session", "-t", session]) }
             let simulate = try ChildProcess(["simulate", "--route", "10k", "--speed", "20", "--name", "tty",
                                              "--port", String(server.port), "--quiet"])
-            defer { simulate.process.terminate() }
+            defer { simulate.terminate() }
             // tmux has no "screen changed" event: poll the pane until the view shows up (or time out).
             var screen = ""
             let file = temporaryFolder().appendingPathComponent("pane.txt")
