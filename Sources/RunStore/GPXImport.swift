@@ -15,14 +15,15 @@ public enum GPXImport {
     public static let defaultAccuracy = 5.0
 
     /// The tracks in a GPX document. Errors (code ``StoreError/invalidInputCode``) name the line: malformed XML,
-    /// a point without valid lat/lon, a point without a time.
-    public static func tracks(from data: Data) throws(StoreError) -> [[Fix]] {
+    /// a point without valid lat/lon, a point without a time. With `requiringTimes` false, a point without a
+    /// time gets a NaN timestamp instead (a route to replay at a chosen pace, not a recorded run).
+    public static func tracks(from data: Data, requiringTimes: Bool = true) throws(StoreError) -> [[Fix]] {
         var bytes = [UInt8](data)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
             throw StoreError.invalidInput("the GPX file is UTF-16; only UTF-8 is supported")
         }
-        var builder = TrackBuilder()
+        var builder = TrackBuilder(requiringTimes: requiringTimes)
         var scanner = XMLScanner(bytes: bytes)
         while let event = try scanner.next() { try builder.handle(event, line: scanner.line) }
         guard builder.sawGPX else { throw StoreError.invalidInput("not a GPX document (no <gpx> element)") }
@@ -31,7 +32,13 @@ public enum GPXImport {
 
     /// Turns scanner events into tracks.
     private struct TrackBuilder {
+        let requiringTimes: Bool
         var tracks: [[Fix]] = []
+
+        init(requiringTimes: Bool) {
+            self.requiringTimes = requiringTimes
+        }
+
         var sawGPX = false
         private var path: [String] = []
         private var point: (latitude: Double, longitude: Double, line: Int)?
@@ -75,7 +82,7 @@ public enum GPXImport {
                         hdop = Double(value)
                     }
                 } else if local == "trkpt", let point {
-                    guard let time else {
+                    guard let time = time ?? (requiringTimes ? nil : .nan) else {
                         throw StoreError.invalidInput("line \(point.line): track point without a <time>; "
                             + "a run needs the time of every point")
                     }

@@ -20,7 +20,7 @@ A new name's key is printed once: pass it back with --key to run as that name ag
   --key KEY         the name's key, if it is already claimed
   --runners N       a crowd NAME-1 ... NAME-N, starting 2 s (run time) apart on slightly shifted paths
   --speed X         X times faster than real time: fixes stay 1 s apart in run time (default 1)
-  --pace M:SS       running pace per km on built-in routes (default 5:30)
+  --pace M:SS       running pace per km on built-in routes and GPX routes without times (default 5:30)
   --noise [METRES]  GPS error sigma, correlated (AR(1)); 0 for exact positions (default 4; with --gpx 0,
                     or 4 when --noise is given alone)
   --seed N          random seed for noise and pace variation (default: random)
@@ -71,7 +71,7 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
         guard routeName == nil || gpx == nil else { throw Options.UsageError(description: "give --route or --gpx, not both") }
         let base: [TrackSample]
         if let gpx {
-            base = try gpxSamples(file: gpx)
+            base = try gpxSamples(file: gpx, pace: pace)
         } else {
             guard let route = BuiltInRoute(rawValue: routeName ?? "park") else {
                 throw Options.UsageError(description: "unknown route \(routeName ?? ""): park, 10k or marathon")
@@ -133,14 +133,30 @@ func paceSeconds(_ text: String) throws(Options.UsageError) -> Double {
     return Double(minutes * 60 + seconds)
 }
 
-/// The first track of a GPX file, timed from its first point.
-func gpxSamples(file: String) throws -> [TrackSample] {
-    let tracks = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: file)))
+/// The first track of a GPX file, timed from its first point; a track without times (a planned route) is
+/// timed at `pace` seconds per km along its length.
+func gpxSamples(file: String, pace: Double) throws -> [TrackSample] {
+    let tracks = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: file)), requiringTimes: false)
     guard let track = tracks.first, let first = track.first else {
         throw Options.UsageError(description: "\(file) has no track points")
     }
-    return track.map { TrackSample(latitude: $0.latitude, longitude: $0.longitude, accuracy: $0.accuracy,
-                                   time: $0.timestamp - first.timestamp) }
+    guard track.contains(where: { $0.timestamp.isNaN }) else {
+        return track.map { TrackSample(latitude: $0.latitude, longitude: $0.longitude, accuracy: $0.accuracy,
+                                       time: $0.timestamp - first.timestamp) }
+    }
+    // One sample per whole second: points closer together than that are dropped (a fix a second, as a phone).
+    var along = 0.0
+    var previous = first.coordinate
+    var samples: [TrackSample] = []
+    for point in track {
+        along += Geodesy.distance(from: previous, to: point.coordinate)
+        previous = point.coordinate
+        let time = (along * pace / 1000).rounded()
+        if let last = samples.last, time <= last.time { continue }
+        samples.append(TrackSample(latitude: point.latitude, longitude: point.longitude, accuracy: point.accuracy,
+                                   time: time))
+    }
+    return samples
 }
 
 /// The runners of a crowd (or the one runner): names, noise, small pace and path differences, staggered starts.

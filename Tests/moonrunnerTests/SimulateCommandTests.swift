@@ -57,6 +57,22 @@ import Wire
         }
     }
 
+    @Test func aGPXRouteWithoutTimesIsRunAtThePace() async throws {
+        let store = MemoryRunStore()
+        let gpx = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/gpxpy-cerknicko-without-times.gpx").path
+        try await withServer(store: store) { server in
+            let simulate = try ChildProcess(["simulate", "--gpx", gpx, "--pace", "6:00", "--speed", "3000",
+                                             "--name", "planner", "--port", String(server.port)])
+            #expect((await exitStatus(simulate, timeout: 60)) == 0, "\(simulate.standardError)")
+            store.flush()
+            let run = try #require(try store.runs(of: "planner", offset: 0, limit: 1).first)
+            #expect(run.status == .saved && run.distance > 1000)
+            // 6:00 per km along the route, give or take the smoothing.
+            let pace = run.elapsed / run.distance * 1000
+            #expect(abs(pace - 360) < 25, "pace \(pace) s/km")
+        }
+    }
+
     @Test func aGPXFileIsReplayedWithItsOwnTiming() async throws {
         let store = MemoryRunStore()
         let gpx = Self.repository.appendingPathComponent("tools/routes/park.gpx").path
