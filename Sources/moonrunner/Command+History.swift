@@ -33,7 +33,7 @@ private func historyClient(host: String, port: UInt16) -> MoonRunnerClient {
 
 /// `moonrunner runs NAME`.
 func runRunsCommand(arguments: [String]) -> Int32 {
-    var host = "127.0.0.1", port: UInt16 = 4242, offset = 0, limit = Command.Limits.defaultRunsLimit
+    var host = "", port: UInt16 = 0, offset = 0, limit = Command.Limits.defaultRunsLimit
     let name: String
     let formatter: RunFormatter
     do {
@@ -42,8 +42,7 @@ func runRunsCommand(arguments: [String]) -> Int32 {
             print(runsHelp)
             return 0
         }
-        host = options.string("host") ?? host
-        port = try options.number("port", default: port)
+        (host, port) = try options.serverAddress()
         offset = try options.number("offset", default: offset)
         limit = try options.number("limit", default: limit)
         formatter = try unitFormatter(options.string("units"))
@@ -84,7 +83,7 @@ func runsTable(_ page: RunPage, formatter: RunFormatter) -> String {
 
 /// `moonrunner badges NAME`.
 func runBadgesCommand(arguments: [String]) -> Int32 {
-    var host = "127.0.0.1", port: UInt16 = 4242
+    var host = "", port: UInt16 = 0
     let name: String
     let formatter: RunFormatter
     do {
@@ -93,8 +92,7 @@ func runBadgesCommand(arguments: [String]) -> Int32 {
             print(badgesHelp)
             return 0
         }
-        host = options.string("host") ?? host
-        port = try options.number("port", default: port)
+        (host, port) = try options.serverAddress()
         formatter = try unitFormatter(options.string("units"))
         try options.finish()
         guard options.positional.count == 1 else { throw Options.UsageError(description: "give one runner NAME") }

@@ -39,7 +39,7 @@ struct RunnerPlan: Sendable {
 
 /// `moonrunner simulate …`.
 func runSimulateCommand(arguments: [String]) -> Int32 {
-    var host = "127.0.0.1", port: UInt16 = 4242, speed = 1.0, quiet = false
+    var host = "", port: UInt16 = 0, speed = 1.0, quiet = false
     var plans: [RunnerPlan] = []
     do {
         var options = try Options(arguments, switches: ["quiet"], optionalValues: ["noise"])
@@ -47,8 +47,7 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
             print(simulateHelp)
             return 0
         }
-        host = options.string("host") ?? host
-        port = try options.number("port", default: port)
+        (host, port) = try options.serverAddress()
         speed = try options.number("speed", default: speed)
         guard speed > 0, speed.isFinite else { throw Options.UsageError(description: "--speed must be positive") }
         let routeName = options.string("route")

@@ -30,8 +30,8 @@ Badge alerts for a runner (or every runner: '*'), one line each, with the run's 
 
 /// The options `watch` and `coach` share.
 struct FollowOptions {
-    var host = "127.0.0.1"
-    var port: UInt16 = 4242
+    var host = ""
+    var port: UInt16 = 0
     var target = WatchTarget.everyone
     var untilEnd = false
     var duration: Double?
@@ -44,8 +44,7 @@ struct FollowOptions {
             print(help)
             return nil
         }
-        host = options.string("host") ?? host
-        port = try options.number("port", default: port)
+        (host, port) = try options.serverAddress()
         untilEnd = options.flag("until-end")
         if options.string("duration") != nil {
             let seconds: Double = try options.number("duration", default: 0)

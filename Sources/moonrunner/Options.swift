@@ -1,4 +1,5 @@
 import Foundation
+import MoonRunnerClient
 
 /// A tiny command-line reader: `--name value` options, `--flag` switches and positional arguments.
 /// (No ArgumentParser here: the machine fetches no packages.)
@@ -80,6 +81,12 @@ struct Options {
         guard let text = string(name), !text.isEmpty else { return fallback }
         guard let value = T(text) else { throw UsageError(description: "--\(name): not a valid number: \(text)") }
         return value
+    }
+
+    /// `--host` and `--port` of a client tool, defaulting to the client library's (the server's) address.
+    mutating func serverAddress() throws(UsageError) -> (host: String, port: UInt16) {
+        let defaults = ClientConfiguration()
+        return (string("host") ?? defaults.host, try number("port", default: defaults.port))
     }
 
     /// Fails when an option was given that the subcommand does not know.
