@@ -104,7 +104,7 @@ extension Hub {
         }
     }
 
-    /// One event as a line, for answers built off the loop.
+    /// One event formatted once, as a line with its newline, through the event's own (fast) formatter.
     static func line(_ event: some WireEvent) -> [UInt8] {
         var bytes: [UInt8] = []
         event.append(to: &bytes)

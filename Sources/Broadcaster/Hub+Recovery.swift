@@ -52,10 +52,10 @@ extension Hub {
         // Everything replayed came from disk, so it is all acknowledged.
         run.committedAcknowledgement = run.newestSubmitted?.text
         run.disconnectedAt = now
-        run.startedLine = bytes(of: RunStartedEvent(runner: runner.name, runID: record.id,
+        run.startedLine = Self.line(RunStartedEvent(runner: runner.name, runID: record.id,
                                                     timestamp: Self.timestampText(record.started)))
         if let lastProgress, let lastAccepted {
-            run.latestPaceLine = bytes(of: PaceEvent(lastProgress.snapshot, runner: runner.name,
+            run.latestPaceLine = Self.line(PaceEvent(lastProgress.snapshot, runner: runner.name,
                                                      timestamp: Self.timestampText(lastAccepted.timestamp)))
         }
         entry.run = run

@@ -114,7 +114,7 @@ extension Hub {
         runOwners[runID] = name
         statistics.runsStarted += 1
         store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
-        let line = bytes(of: RunStartedEvent(runner: name, runID: runID, timestamp: text))
+        let line = Self.line(RunStartedEvent(runner: name, runID: runID, timestamp: text))
         run.startedLine = line
         broadcast(line, about: name, to: .everyone)
         output.log("run \(runID) started by \(name)")
@@ -140,16 +140,16 @@ extension Hub {
 
     /// The events one accepted fix causes: pace, then badges and splits.
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
-        let pace = bytes(of: PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
+        let pace = Self.line(PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
         entry.run?.latestPaceLine = pace
         broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true)
         guard let runID = entry.run?.id else { return }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
-            broadcast(bytes(of: BadgeEvent(award, runner: name)), about: name, to: .everyone)
+            broadcast(Self.line(BadgeEvent(award, runner: name)), about: name, to: .everyone)
         }
         for split in progress.splits {
-            broadcast(bytes(of: SplitEvent(split, runner: name)), about: name, to: .spectators)
+            broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)
         }
     }
 
@@ -185,7 +185,7 @@ extension Hub {
         entry.run = nil
         finishedRuns.append((runID, now))
         let ended = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
-        broadcast(bytes(of: ended), about: entry.name, to: .everyone)
+        broadcast(Self.line(ended), about: entry.name, to: .everyone)
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

@@ -81,7 +81,7 @@ extension Hub {
             return
         }
         for runner in targets {
-            let line = bytes(of: CheerEvent(runner: runner, from: sender, text: text))
+            let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
             broadcast(line, about: runner, to: .spectators, except: id)
         }
         send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]), to: id)

@@ -138,14 +138,9 @@ final class Hub {
 
     // MARK: Output helpers
 
-    /// Formats an event once, through the event's own (fast) formatter.
-    func bytes(of event: some WireEvent) -> [UInt8] {
-        Self.line(event)
-    }
-
     /// Sends one event to one connection.
     func send(_ event: some WireEvent, to id: ConnectionID) {
-        send(bytes(of: event), to: id)
+        send(Self.line(event), to: id)
     }
 
     /// Sends one formatted line to one connection.
