@@ -101,15 +101,26 @@ extension Hub {
                 run.filteredAboveLastAccepted = run.filteredAboveLastAccepted.filter { $0 > fix.timestamp }
             }
             if progress.started {
-                start(run, runner: name, fix: fix, text: location.timestampText, now: now)
+                guard start(run, runner: name, fix: fix, text: location.timestampText, id: id) else {
+                    entry.run = nil  // nothing was stored or announced: the unacked fix is resent later
+                    return
+                }
             }
             record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
             announce(progress, runner: name, timestampText: location.timestampText, in: entry)
         }
     }
 
-    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, now: Double) {
-        let runID = store.allocateRunID()
+    /// Starts a run under an id from the store; false (and `err:storage`) when the store cannot give one.
+    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, id: ConnectionID) -> Bool {
+        let runID: Int64
+        do {
+            runID = try store.allocateRunID()
+        } catch {
+            fail(id, .storage, "storage: cannot start a run: \(error.message)")
+            output.log("run id allocation failed for \(name): \(error)")
+            return false
+        }
         run.phase = .running(id: runID, started: fix.timestamp)
         runOwners[runID] = name
         statistics.runsStarted += 1
@@ -118,6 +129,7 @@ extension Hub {
         run.startedLine = line
         broadcast(line, about: name, to: .everyone)
         output.log("run \(runID) started by \(name)")
+        return true
     }
 
     /// Hands one fix to the store; the ack goes out when its batch commits.
@@ -174,7 +186,10 @@ extension Hub {
             return
         }
         let summary = run.tracker.finish()
-        let record = RunRecord(id: runID, runner: entry.name, started: started, ended: now,
+        // `ended` is the run's own time (its last accepted fix), as for imports: the server's clock at a
+        // timeout would put it up to the resume window late, and a replayed run at 20x far too late.
+        let ended = run.tracker.lastAcceptedTimestamp ?? started
+        let record = RunRecord(id: runID, runner: entry.name, started: started, ended: ended,
                                distance: summary.distance, elapsed: summary.elapsed, movingTime: summary.movingTime,
                                status: status, rejections: summary.rejections)
         store.submit(.runFinished(record, splits: summary.splits, checkpoints: summary.checkpoints))
@@ -184,8 +199,8 @@ extension Hub {
         }
         entry.run = nil
         finishedRuns.append((runID, now))
-        let ended = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
-        broadcast(Self.line(ended), about: entry.name, to: .everyone)
+        let event = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
+        broadcast(Self.line(event), about: entry.name, to: .everyone)
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

@@ -24,7 +24,7 @@ public final class MemoryRunStore: RunStore {
     deinit { queue.close() }
 
     /// A new run id.
-    public func allocateRunID() -> Int64 {
+    public func allocateRunID() throws(StoreError) -> Int64 {
         nextRunID.withLock { next in
             defer { next += 1 }
             return next
@@ -147,7 +147,7 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
             stored.rejections = record.rejections.filter { $0.value != 0 }
             state.runs[record.id] = StoredRun(record: stored, splits: splits, checkpoints: checkpoints)
         case .history(let runner, let history):
-            state.histories[runner] = history
+            state.histories[runner] = (state.histories[runner] ?? BadgeHistory()).merged(with: history)
         }
     }
 }

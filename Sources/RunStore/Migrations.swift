@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// One named, ordered step of the schema. Applied once per database; recorded in `schema_migrations`.
@@ -81,6 +82,11 @@ extension Migration {
                 value
             ) WITHOUT ROWID;
             """),
+        // Run ids come from the database, not from a counter in one process (see RunIDSequence).
+        Migration(id: "2026-12-001-run-id-sequence", sql: """
+            INSERT OR IGNORE INTO store_meta (key, value)
+                SELECT 'next_run_id', coalesce(max(id), 0) + 1 FROM runs;
+            """),
     ]
 }
 
@@ -99,6 +105,14 @@ extension Database {
             let select = try prepare("SELECT id FROM schema_migrations")
             while try select.step() { done.insert(select.text(at: 0)) }
             let record = try prepare("INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)")
+            // A file migrated by a newer build has steps this build does not know: its schema may have
+            // changed under us, so refuse it rather than write to it.
+            let known = Set(migrations.map(\.id))
+            if let unknown = done.subtracting(known).sorted().first {
+                throw StoreError(code: SQLITE_CANTOPEN, message:
+                    "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
+                    + "use that build, or a copy of the file")
+            }
             var applied: [String] = []
             for migration in migrations where !done.contains(migration.id) {
                 do throws(StoreError) {

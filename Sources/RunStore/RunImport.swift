@@ -31,7 +31,7 @@ public enum RunImport {
             newKey = key
             store.submit(.runner(name: runner, keyHash: RunnerKey.hash(key), created: now))
         }
-        let id = store.allocateRunID()
+        let id = try store.allocateRunID()
         var tracker = RunTracker(configuration: configuration, history: existing?.history ?? BadgeHistory())
         // The row exists before its first fix, as on the server; its start moves to the first accepted fix
         // when the run finishes.

@@ -14,7 +14,8 @@ public enum StoreWrite: Sendable {
     /// Ends a run: status saved, discarded or timed out, with final metrics, splits and checkpoints
     /// (creates the row if `runStarted` was never stored).
     case runFinished(RunRecord, splits: [Split], checkpoints: [CheckpointSplit])
-    /// Replaces the runner's saved badge history.
+    /// Merges a runner's badge history into the saved one (earliest earning, earliest silver and gold, fastest
+    /// best: see `BadgeHistory.merged(with:)`), so two processes saving one runner lose neither's records.
     case history(runner: String, BadgeHistory)
 
     /// The run this write belongs to, if any.
@@ -56,8 +57,9 @@ public struct CommitReceipt: Sendable {
 /// dropped silently: a write that fails for a permanent reason (e.g. a constraint) is retried alone, and only
 /// a write that still fails alone is dropped, with a log line naming it.
 public protocol RunStore: AnyObject, Sendable {
-    /// A new run id: thread-safe, unique across restarts (continues after the largest stored id).
-    func allocateRunID() -> Int64
+    /// A new run id: thread-safe, and unique across restarts and across processes sharing the store (the
+    /// database hands it out: see ``SQLiteRunStore``). Fails only when the store cannot be written.
+    func allocateRunID() throws(StoreError) -> Int64
     /// Queues a write for the writer thread. Never waits for the disk.
     func submit(_ write: StoreWrite)
     /// Sets the function called on the writer thread after each batch (committed or failed). The handler must

@@ -11,7 +11,6 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let insertFix: Statement
     private let insertAward: Statement
     private let upsertFinishedRun: Statement
-    private let deleteHistory: Statement
     private let insertRecord: Statement
 
     /// Called after each successful commit (the background checkpointer's nudge).
@@ -49,10 +48,18 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                 checkpoints = excluded.checkpoints,
                 \(rejectionColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
             """)
-        deleteHistory = try database.prepare("DELETE FROM badge_records WHERE runner = ?1")
+        // The same merge as BadgeHistory.merged(with:), in SQL, so a server and an import writing one runner
+        // at once both keep what they won.
         insertRecord = try database.prepare("""
             INSERT INTO badge_records (runner, badge, earned_at, reference_speed, silver_at, gold_at, best_speed)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (runner, badge) DO UPDATE SET
+                reference_speed = CASE WHEN excluded.earned_at < earned_at THEN excluded.reference_speed
+                                       ELSE reference_speed END,
+                earned_at = min(earned_at, excluded.earned_at),
+                silver_at = coalesce(min(silver_at, excluded.silver_at), silver_at, excluded.silver_at),
+                gold_at = coalesce(min(gold_at, excluded.gold_at), gold_at, excluded.gold_at),
+                best_speed = max(best_speed, excluded.best_speed)
             """)
     }
 
@@ -124,8 +131,6 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             }
             try statement.run()
         case .history(let runner, let history):
-            deleteHistory.bind(runner, at: 1)
-            try deleteHistory.run()
             for (badge, record) in history.records.sorted(by: { $0.key < $1.key }) {
                 insertRecord.bind(runner, at: 1)
                 insertRecord.bind(badge, at: 2)

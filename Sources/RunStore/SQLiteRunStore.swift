@@ -12,7 +12,7 @@ public final class SQLiteRunStore: RunStore {
     public let configuration: StoreConfiguration
     private let queue: WriteQueue
     let reader: ReadConnection
-    private let nextRunID: Mutex<Int64>
+    private let runIDs: RunIDSequence
 
     /// Opens or creates the database at `path` (a file path or a `file:` URI), applies pending migrations and
     /// probes that it can be read and written. Fails with a clear ``StoreError`` for a corrupt or foreign file,
@@ -38,8 +38,11 @@ public final class SQLiteRunStore: RunStore {
         } catch {
             throw Self.explain(error, path: path, configuration: configuration)
         }
-        let largestID = try writer.integer("SELECT max(id) FROM runs") ?? 0
-        nextRunID = Mutex(largestID + 1)
+        do throws(StoreError) {
+            runIDs = try RunIDSequence(path: path, configuration: configuration)
+        } catch {
+            throw Self.explain(error, path: path, configuration: configuration)
+        }
         reader = ReadConnection(database: readConnection)
         var checkpointer: Checkpointer?
         if configuration.checkpointsInBackground {
@@ -112,12 +115,9 @@ public final class SQLiteRunStore: RunStore {
 
     // MARK: Writes
 
-    /// A new run id, continuing after the largest stored id.
-    public func allocateRunID() -> Int64 {
-        nextRunID.withLock { next in
-            defer { next += 1 }
-            return next
-        }
+    /// A new run id from the database's sequence (see ``RunIDSequence``): unique across processes.
+    public func allocateRunID() throws(StoreError) -> Int64 {
+        try runIDs.allocate()
     }
 
     /// Queues a write for the writer thread.
@@ -133,6 +133,7 @@ public final class SQLiteRunStore: RunStore {
 
     /// Flushes, stops the writer, checkpoints the WAL and closes the connections.
     public func close() {
+        runIDs.close()  // first: its give-back is a write, and closing the queue folds the WAL into the file
         queue.close()
         reader.close()
     }

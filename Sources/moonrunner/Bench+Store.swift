@@ -57,7 +57,13 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
 
     let start = Date().timeIntervalSince1970
     store.submit(.runner(name: "bench", keyHash: RunnerKey.hash("bench"), created: start))
-    let runIDs = (0..<runCount).map { _ in store.allocateRunID() }
+    let runIDs: [Int64]
+    do {
+        runIDs = try (0..<runCount).map { _ throws(StoreError) in try store.allocateRunID() }
+    } catch {
+        printError("moonrunner bench store: \(error)")
+        return 1
+    }
     for id in runIDs { store.submit(.runStarted(id: id, runner: "bench", started: start)) }
 
     let clockStart = DispatchTime.now().uptimeNanoseconds

@@ -15,8 +15,8 @@ import Testing
             #expect(try database.migrate().isEmpty)
         }
         let store = try SQLiteRunStore(path: path)
-        let first = store.allocateRunID()
-        let second = store.allocateRunID()
+        let first = try store.allocateRunID()
+        let second = try store.allocateRunID()
         #expect(second == first + 1)
         store.submit(.runner(name: "ada", keyHash: "h", created: 1))
         store.submit(.runStarted(id: second, runner: "ada", started: 10))
@@ -29,7 +29,7 @@ import Testing
         // Reopening applies nothing twice, keeps the data, and continues run ids after the largest stored one.
         let reopened = try SQLiteRunStore(path: path)
         defer { reopened.close() }
-        #expect(reopened.allocateRunID() == second + 1)
+        #expect(try reopened.allocateRunID() == second + 1)
         #expect(try reopened.runner(named: "ada")?.keyHash == "h")
         #expect(try reopened.fixes(ofRun: second) == [Sample.fix(run: second, sequence: 1)])
         let check = try Database(path: path, busyTimeout: 1)

@@ -22,13 +22,15 @@ import Testing
         store.flush()
         let runner = try #require(try store.runner(named: "ada"))
         #expect(runner == RunnerRecord(name: "ada", keyHash: RunnerKey.hash("k1"), created: 1_700_000_000.5, history: history))
-        // Replacing the history drops badges no longer in it.
-        var replaced = history
-        replaced.records["mars"] = nil
-        replaced.records["moon"]?.goldAt = 1_700_000_400
-        store.submit(.history(runner: "ada", replaced))
+        // A later save merges: a history without Mars (another process's view) keeps Mars, and adds gold.
+        var later = history
+        later.records["mars"] = nil
+        later.records["moon"]?.goldAt = 1_700_000_400
+        store.submit(.history(runner: "ada", later))
         store.flush()
-        #expect(try store.runner(named: "ada")?.history == replaced)
+        var merged = history
+        merged.records["moon"]?.goldAt = 1_700_000_400
+        #expect(try store.runner(named: "ada")?.history == merged)
         #expect(try store.runner(named: "grace") == nil)
     }
 
@@ -37,7 +39,7 @@ import Testing
         let directory = TemporaryDirectory()
         let store = try kind.make(in: directory)
         defer { store.close() }
-        let id = store.allocateRunID()
+        let id = try store.allocateRunID()
         store.submit(.runner(name: "ada", keyHash: "h", created: 1))
         store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000))
         let fixes = (1...20).map { Sample.fix(run: id, sequence: Int64($0), rejection: $0 % 7 == 0 ? .jump : nil) }
@@ -140,11 +142,11 @@ import Testing
         defer { store.close() }
         var ids: [Int64] = []
         for index in 0..<7 {
-            let id = store.allocateRunID()
+            let id = try store.allocateRunID()
             ids.append(id)
             store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000 + Double(index % 4) * 3600))
         }
-        store.submit(.runStarted(id: store.allocateRunID(), runner: "grace", started: 1_800_000_000))
+        store.submit(.runStarted(id: try store.allocateRunID(), runner: "grace", started: 1_800_000_000))
         store.flush()
         let expected = ids.sorted { a, b in
             let (ia, ib) = (Int(a - ids[0]) % 4, Int(b - ids[0]) % 4)
@@ -165,7 +167,7 @@ import Testing
         let store = try kind.make(in: directory)
         defer { store.close() }
         let ids = await withTaskGroup(of: [Int64].self) { group in
-            for _ in 0..<4 { group.addTask { (0..<500).map { _ in store.allocateRunID() } } }
+            for _ in 0..<4 { group.addTask { (0..<500).map { _ in try! store.allocateRunID() } } }
             return await group.reduce(into: []) { $0 += $1 }
         }
         #expect(Set(ids).count == 2000)
