@@ -32,6 +32,10 @@ final class Connection: EventHandler {
     var budgetCheckedAt: Double
     /// True while reading is paused because the line budget ran out.
     var isReadPaused = false
+    /// True while a history answer for this connection is being read off the loop. Its later commands wait
+    /// in the framer (and reading stops), so replies go out in command order and `quit:` closes only after the
+    /// answer was written — as Redis holds a blocked client's next commands.
+    var isAwaitingAnswer = false
     /// Errors answered in the current one-second window (flood protection).
     var errorWindowStart: Double = 0
     var errorsInWindow = 0
@@ -46,6 +50,12 @@ final class Connection: EventHandler {
     }
 
     func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
+        if hangup && isAwaitingAnswer && state == .open {
+            // Both directions are gone: the answer could not be delivered, and epoll would report the hangup
+            // on every turn until it came.
+            server.closeNow(self, reason: "hung up")
+            return
+        }
         if writable { server.flush(self) }
         if (readable || hangup) && state == .open { server.read(self) }
     }

@@ -44,7 +44,7 @@ extension Server {
         var now = Self.now()
         processBufferedLines(connection, now: now)
         // A few reads per event, so a fire hose cannot keep the loop on one connection.
-        for _ in 0..<4 where connection.state == .open && !connection.isReadPaused {
+        for _ in 0..<4 where connection.state == .open && !connection.isReadPaused && !connection.isAwaitingAnswer {
             let result: IOResult<Int>
             do {
                 result = try connection.socket.read(into: readBuffer)
@@ -67,6 +67,10 @@ extension Server {
     /// Handles the complete lines the framer holds, until the budget or the connection stops it.
     func processBufferedLines(_ connection: Connection, now: Double) {
         while connection.state == .open {
+            if connection.isAwaitingAnswer {
+                updateInterest(connection)  // stop reading until the answer is out
+                return
+            }
             guard connection.spendLine(now: now) else {
                 pauseReading(connection, now: now)
                 return
@@ -144,7 +148,9 @@ extension Server {
     func updateInterest(_ connection: Connection) {
         guard connection.state != .closed else { return }
         var wanted: Interest = []
-        if connection.state == .open && !connection.isReadPaused { wanted.insert(.readable) }
+        if connection.state == .open && !connection.isReadPaused && !connection.isAwaitingAnswer {
+            wanted.insert(.readable)
+        }
         if !connection.output.isEmpty { wanted.insert(.writable) }
         guard wanted != connection.interest else { return }
         connection.interest = wanted
@@ -234,6 +240,7 @@ extension Server: HubOutput {
 
     func answerFromStore(to id: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+        connections[id]?.isAwaitingAnswer = true
         let store = self.store
         let logger = self.logger
         queryQueue.async { [loop] in
@@ -249,6 +256,11 @@ extension Server: HubOutput {
                 guard let self else { return }
                 for line in lines { self.send(line, to: id, paceOf: nil) }
                 self.hub.statistics.eventsSent += lines.count
+                // The answer is queued: the commands that waited behind it run now, in order.
+                guard let connection = self.connections[id], connection.isAwaitingAnswer else { return }
+                connection.isAwaitingAnswer = false
+                self.processBufferedLines(connection, now: Self.now())
+                self.updateInterest(connection)
             }
         }
     }

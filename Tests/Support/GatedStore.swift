@@ -1,0 +1,37 @@
+import Dispatch
+import RunCore
+import RunStore
+
+/// A memory store whose history reads (`runs(of:)`, `run(id:)`) wait until the test opens the gate, so a test
+/// can hold an answer back while it checks what else the server does meanwhile.
+public final class GatedStore: RunStore, @unchecked Sendable {
+    private let inner = MemoryRunStore()
+    private let gate = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    /// Lets one waiting (or the next) history read through.
+    public func open(times: Int = 1) {
+        for _ in 0..<times { gate.signal() }
+    }
+
+    public func allocateRunID() throws(StoreError) -> Int64 { try inner.allocateRunID() }
+    public func submit(_ write: StoreWrite) { inner.submit(write) }
+    public func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
+        inner.setCommitHandler(handler)
+    }
+    public func flush() { inner.flush() }
+    public func close() { inner.close() }
+    public func runner(named name: String) throws(StoreError) -> RunnerRecord? { try inner.runner(named: name) }
+    public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
+        gate.wait()
+        return try inner.runs(of: runner, offset: offset, limit: limit)
+    }
+    public func run(id: Int64) throws(StoreError) -> StoredRun? {
+        gate.wait()
+        return try inner.run(id: id)
+    }
+    public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] { try inner.fixes(ofRun: id) }
+    public func awards(of runner: String) throws(StoreError) -> [StoredAward] { try inner.awards(of: runner) }
+    public func liveRuns() throws(StoreError) -> [RunRecord] { try inner.liveRuns() }
+}
