@@ -39,6 +39,7 @@ extension Hub {
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
                 lastAccepted = stored.fix
+                run.badgeLines += progress.awards.map { Self.line(BadgeEvent($0, runner: runner.name)) }
             }
             run.nextSequence = stored.sequence + 1
             if isAcknowledgeable(stored.fix.timestamp, now: stored.received),

@@ -91,6 +91,7 @@ extension Hub {
                 if isAcknowledgeable(location.timestamp, now: now) {
                     send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
                 }
+                noteUnstartedRun(reason, fix: fix, in: run, runner: name, to: id, now: now)
                 return
             }
             run.filteredAboveLastAccepted.insert(location.timestamp)
@@ -158,7 +159,9 @@ extension Hub {
         guard let runID = entry.run?.id else { return }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
-            broadcast(Self.line(BadgeEvent(award, runner: name)), about: name, to: .everyone)
+            let line = Self.line(BadgeEvent(award, runner: name))
+            entry.run?.badgeLines.append(line)
+            broadcast(line, about: name, to: .everyone)
         }
         for split in progress.splits {
             broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)
@@ -172,8 +175,10 @@ extension Hub {
             return
         }
         guard entry.run?.id != nil else {
+            let refused = entry.run?.notedReasons.map(\.rawValue).sorted() ?? []
             entry.run = nil
-            fail(id, .noRun, "no run in progress")
+            fail(id, .noRun, refused.isEmpty ? "no run in progress: send loc: fixes first"
+                 : "no run in progress: no fix was accepted yet (refused: \(refused.joined(separator: ", ")))")
             return
         }
         finish(entry, status: save ? .saved : .discarded, reason: save ? .stop : .discard, now: now)

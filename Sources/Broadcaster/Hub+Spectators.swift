@@ -35,10 +35,12 @@ extension Hub {
         }
     }
 
-    /// A late follower gets the runner's latest `run:` (and `pace:` for spectators) at once.
+    /// A late follower gets the runner's `run:`, the run's `badge:` lines so far (and the latest `pace:` for
+    /// spectators) at once, so it shows the whole run, not only what comes next.
     private func catchUp(_ id: ConnectionID, on entry: RunnerEntry, withPace: Bool) {
         guard let run = entry.run, let started = run.startedLine else { return }
         send(started, to: id)
+        for badge in run.badgeLines { send(badge, to: id) }
         if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: entry.name) }
     }
 

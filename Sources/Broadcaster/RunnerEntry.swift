@@ -38,6 +38,8 @@ final class LiveRun {
     var startedLine: [UInt8]?
     /// The newest `pace:` line, sent to late watchers and reconnecting runners.
     var latestPaceLine: [UInt8]?
+    /// The run's `badge:` lines so far, for late watchers and coaches (at most 4 tiers of 33 badges).
+    var badgeLines: [[UInt8]] = []
     /// The greatest plausible fix timestamp handed to the store (the ack mark), and its text as the runner sent it.
     /// A fix stamped beyond the future allowance never moves it: an ack covers every older fix, and one bogus
     /// far-future stamp must not make the phone forget fixes the server has not stored yet.
@@ -49,6 +51,8 @@ final class LiveRun {
     var committedAcknowledgement: String?
     /// When the runner's connection went away; the run is ended after the resume window.
     var disconnectedAt: Double?
+    /// Reasons already explained with `note:` while waiting for the first accepted fix (each told once).
+    var notedReasons: Set<FixRejection> = []
 
     init(tracker: RunTracker) {
         self.tracker = tracker

@@ -16,6 +16,8 @@ public enum ClientEvent: Sendable, Hashable {
     case cheer(CheerEvent)
     /// `ack:` — the client's fixes up to a timestamp are stored.
     case ack(AckEvent)
+    /// `note:` — why the client's fixes start no run yet (a cached position, a poor accuracy…).
+    case note(NoteEvent)
     /// `ok:` — a command succeeded.
     case ok(OkEvent)
     /// `err:` from the server, or a request that failed in the client.
@@ -37,6 +39,7 @@ public enum ClientEvent: Sendable, Hashable {
         case .ended(let value): self = .ended(value)
         case .cheer(let value): self = .cheer(value)
         case .ack(let value): self = .ack(value)
+        case .note(let value): self = .note(value)
         case .ok(let value): self = .ok(value)
         case .error(let value): self = .error(MoonRunnerClientError(value))
         default: return nil

@@ -21,6 +21,8 @@ public protocol MoonRunnerClientDelegate: AnyObject, Sendable {
     func client(_ client: MoonRunnerClient, didReceiveCheer event: CheerEvent)
     /// The client's fixes up to `event.timestamp` are stored.
     func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent)
+    /// The server explained why the client's fixes start no run yet (`note:`).
+    func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent)
     /// A command succeeded.
     func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent)
     /// The server sent `err:`, or a request failed.
@@ -49,6 +51,8 @@ extension MoonRunnerClientDelegate {
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent) {}
     /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent) {}
+    /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent) {}
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didFailWith error: MoonRunnerClientError) {}
@@ -71,6 +75,7 @@ extension ClientEvent {
         case .ended(let value): delegate.client(client, didEndRun: value)
         case .cheer(let value): delegate.client(client, didReceiveCheer: value)
         case .ack(let value): delegate.client(client, didReceiveAck: value)
+        case .note(let value): delegate.client(client, didReceiveNote: value)
         case .ok(let value): delegate.client(client, didReceiveOK: value)
         case .error(let value): delegate.client(client, didFailWith: value)
         case .history(let value): delegate.client(client, didReceiveHistory: value)

@@ -32,12 +32,14 @@ public enum ServerEvent: Sendable, Hashable {
     case help(HelpEvent)
     /// `stats:`
     case stats(StatsEvent)
+    /// `note:`
+    case note(NoteEvent)
 
     /// Every event kind, in the order protocol.md lists them.
     public static let kinds: [String] = [
         RunStartedEvent.kind, PaceEvent.kind, BadgeEvent.kind, SplitEvent.kind, RunEndedEvent.kind, CheerEvent.kind,
         AckEvent.kind, OkEvent.kind, ErrorEvent.kind, RunListItemEvent.kind, RunSummaryEvent.kind,
-        CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind,
+        CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind, NoteEvent.kind,
     ]
 
     /// Parses a line; unknown kinds are `unknown_command` errors.
@@ -64,6 +66,7 @@ public enum ServerEvent: Sendable, Hashable {
         case DoneEvent.kind: self = .done(try DoneEvent(event: event))
         case HelpEvent.kind: self = .help(try HelpEvent(event: event))
         case StatsEvent.kind: self = .stats(try StatsEvent(event: event))
+        case NoteEvent.kind: self = .note(try NoteEvent(event: event))
         default: throw WireError(.unknownCommand, "unknown event kind \(event.kind)")
         }
     }
@@ -87,6 +90,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .done(let value): return value
         case .help(let value): return value
         case .stats(let value): return value
+        case .note(let value): return value
         }
     }
 
@@ -107,6 +111,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .runSummary(let value): return value.runner
         case .checkpoint(let value): return value.runner
         case .board(let value): return value.runner
+        case .note(let value): return value.runner
         case .ok, .error, .done, .help, .stats: return nil
         }
     }

@@ -110,6 +110,7 @@ extension ClientEvent {
     var kind: String {
         switch self {
         case .runStarted: "run"
+        case .note: "note"
         case .pace: "pace"
         case .badge: "badge"
         case .split: "split"

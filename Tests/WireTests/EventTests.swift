@@ -143,6 +143,7 @@ private func eventError(_ line: String) -> ErrorCode? {
         .help(HelpEvent(command: "ping", text: "ping: - answered by ok:ping")),
         .stats(StatsEvent([("connections", 3), ("fixes", 5400), ("negative_test", -1)])),
         .stats(StatsEvent(counters: [])),
+        .note(NoteEvent(runner: "ann", reason: "stale", text: "first fix is 28 h old: send the current time")),
     ]
 
     @Test(arguments: samples)

@@ -1,0 +1,41 @@
+import Foundation
+import RunCore
+import Wire
+
+extension Hub {
+    /// Tells the runner's own connection why a fix started no run, once per reason per run attempt, so a person
+    /// typing fixes by hand learns what to change; the count per run is bounded by the number of reasons.
+    func noteUnstartedRun(_ reason: FixRejection, fix: Fix, in run: LiveRun, runner name: String,
+                          to id: ConnectionID, now: Double) {
+        guard run.notedReasons.insert(reason).inserted else { return }
+        let text = Self.explanation(of: reason, fix: fix, now: now, filter: configuration.tracker.filter)
+        send(NoteEvent(runner: name, reason: reason.rawValue, text: text), to: id)
+    }
+
+    /// What a runner should know about a fix the filter refused before the run started.
+    static func explanation(of reason: FixRejection, fix: Fix, now: Double, filter: FilterConfiguration) -> String {
+        switch reason {
+        case .stale:
+            "first fix is \(age(now - fix.timestamp)) old: a run starts with a current position; "
+                + "send the current time (date +%s)"
+        case .future:
+            "fix is \(age(fix.timestamp - now)) ahead of the server's clock: check the phone's clock"
+        case .inaccurate:
+            "accuracy \(fix.accuracy.isFinite ? String(format: "%.0f m", fix.accuracy) : "unknown") is not better "
+                + "than \(String(format: "%.0f m", filter.maximumAccuracy)): wait for a better GPS fix"
+        case .invalid:
+            "position \(fix.latitude),\(fix.longitude) is not a real position (0,0 or out of range): "
+                + "wait for a GPS fix"
+        case .duplicate, .outOfOrder, .jump:
+            "fix refused (\(reason.rawValue)): the run starts with the next good fix"
+        }
+    }
+
+    /// `28 h`, `12 min`, `40 s`.
+    private static func age(_ seconds: Double) -> String {
+        let seconds = abs(seconds)
+        if seconds >= 7200 { return "\(Int(seconds / 3600)) h" }
+        if seconds >= 120 { return "\(Int(seconds / 60)) min" }
+        return "\(Int(seconds)) s"
+    }
+}
