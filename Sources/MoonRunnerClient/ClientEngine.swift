@@ -145,12 +145,22 @@ final class ClientEngine: @unchecked Sendable {
             return
         }
         let delay = policy.delay(attempt: attempt, using: &random)
-        setPhase(.waitingToReconnect(attempt: attempt, delay: delay))
+        setPhase(.waitingToReconnect(attempt: attempt, delay: delay, reason: Self.plainReason(reason)))
         let generation = self.generation
         reconnectTimer = io.schedule(after: delay) { [weak self] in
             guard let self, self.generation == generation, case .waitingToReconnect = self.phase else { return }
             self.openStreams()
         }
+    }
+
+    /// `connect: Connection refused (errno 111)` as `connection refused`.
+    static func plainReason(_ reason: String) -> String {
+        var text = Substring(reason)
+        if let colon = text.firstIndex(of: ":"), !text[..<colon].contains(" ") {
+            text = text[text.index(after: colon)...]
+        }
+        if let errno = text.range(of: " (errno") { text = text[..<errno.lowerBound] }
+        return text.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// Fails everything that waits and enters a final state.

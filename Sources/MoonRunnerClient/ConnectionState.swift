@@ -6,8 +6,9 @@ public enum ConnectionState: Sendable, Hashable {
     case connecting
     /// The streams are open; commands flow.
     case connected
-    /// The connection was lost; attempt `attempt` starts after `delay` seconds.
-    case waitingToReconnect(attempt: Int, delay: Double)
+    /// The connection was lost (or could not be made); attempt `attempt` starts after `delay` seconds.
+    /// `reason` says why, in words for people (e.g. `connection refused`).
+    case waitingToReconnect(attempt: Int, delay: Double, reason: String)
     /// Gave up after `ReconnectPolicy.maximumAttempts`, or reconnecting is disabled; the error says why.
     case failed(MoonRunnerClientError)
     /// `close()` was called.

@@ -5,9 +5,14 @@ func runBenchCommand(arguments: [String]) -> Int32 {
         "store": runStoreBenchmark,
         "load": runLoadBenchmark,
     ]
+    let usage = "usage: moonrunner bench core|store|load [--help]"
     guard let name = arguments.first, let bench = benches[name] else {
-        print("usage: moonrunner bench core|store|load [--help]")
-        return arguments.first == "--help" ? 0 : 2
+        if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
+            printError("moonrunner bench: unknown benchmark '\(word)'\n\n\(usage)")
+            return 2
+        }
+        print(usage)
+        return arguments.isEmpty ? 2 : 0
     }
     return bench(Array(arguments.dropFirst()))
 }

@@ -70,7 +70,7 @@ func runRunsCommand(arguments: [String]) -> Int32 {
 
 /// The runs as an aligned table (numbers right-aligned), with a hint when more remain.
 func runsTable(_ page: RunPage, formatter: RunFormatter) -> String {
-    var rows = [["RUN", "DATE", "DISTANCE", "TIME", "PACE"]]
+    var rows = [["RUN", "DATE (\(formatter.timeZoneLabel))", "DISTANCE", "TIME", "PACE"]]
     for item in page.items {
         rows.append([String(item.runID), formatter.date(item.date), formatter.distance(item.distance),
                      formatter.duration(item.elapsed), formatter.pace(item.pace)])
@@ -115,18 +115,28 @@ func runBadgesCommand(arguments: [String]) -> Int32 {
     }
 }
 
-/// The badge board as an aligned table.
+/// The badge board as an aligned table; the last column says what is left to win at each badge.
 func boardTable(_ board: [BoardEvent], formatter: RunFormatter) -> String {
-    var rows = [["BADGE", "DISTANCE", "EARNED", "SILVER", "GOLD", "BEST", "LEFT", "FOR SILVER", "FOR GOLD"]]
+    let zone = formatter.timeZoneLabel
+    var rows = [["BADGE", "DISTANCE", "EARNED (\(zone))", "SILVER", "GOLD", "BEST", "TO WIN"]]
     for badge in board {
         rows.append([badge.badgeName, formatter.distance(badge.distance),
                      badge.earned.map(formatter.date) ?? "-", badge.silver.map(formatter.date) ?? "-",
                      badge.gold.map(formatter.date) ?? "-",
-                     badge.best == nil ? "-" : formatter.pace(badge.best), badge.left > 0 ? formatter.distance(badge.left) : "-",
-                     badge.silverPace == nil ? "-" : formatter.pace(badge.silverPace),
-                     badge.goldPace == nil ? "-" : formatter.pace(badge.goldPace)])
+                     badge.best == nil ? "-" : formatter.pace(badge.best), leftToWin(badge, formatter: formatter)])
     }
-    return alignedTable(rows, rightAligned: [1, 5, 6, 7, 8])
+    return alignedTable(rows, rightAligned: [1, 5])
+}
+
+/// `1.20 km more to earn it`, `silver at 5:03 /km, gold at 4:49 /km`, `gold at 4:49 /km`, or `all won`.
+func leftToWin(_ badge: BoardEvent, formatter: RunFormatter) -> String {
+    guard badge.earned != nil else {
+        return badge.left > 0 ? "\(formatter.distance(badge.left)) more to earn it" : "-"
+    }
+    var goals: [String] = []
+    if badge.silver == nil, let pace = badge.silverPace { goals.append("silver at \(formatter.pace(pace))") }
+    if badge.gold == nil, let pace = badge.goldPace { goals.append("gold at \(formatter.pace(pace))") }
+    return goals.isEmpty ? "all won" : goals.joined(separator: ", ")
 }
 
 /// Rows padded to their columns' widths (in characters), two spaces apart.

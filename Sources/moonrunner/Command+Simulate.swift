@@ -79,7 +79,11 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
         }
         if let writeGPX {
             let document = gpxDocument(name: routeName ?? "route", samples: base, start: 1_735_714_800)
-            try document.write(toFile: writeGPX, atomically: true, encoding: .utf8)
+            do {
+                try document.write(toFile: writeGPX, atomically: true, encoding: .utf8)
+            } catch {
+                throw Options.UsageError(description: fileProblem(writeGPX, error, writing: true))
+            }
             print("wrote \(base.count) points to \(writeGPX)")
             return 0
         }
@@ -135,7 +139,13 @@ func paceSeconds(_ text: String) throws(Options.UsageError) -> Double {
 /// The first track of a GPX file, timed from its first point; a track without times (a planned route) is
 /// timed at `pace` seconds per km along its length.
 func gpxSamples(file: String, pace: Double) throws -> [TrackSample] {
-    let tracks = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: file)), requiringTimes: false)
+    let data: Data
+    do {
+        data = try Data(contentsOf: URL(fileURLWithPath: file))
+    } catch {
+        throw Options.UsageError(description: fileProblem(file, error))
+    }
+    let tracks = try GPXImport.tracks(from: data, requiringTimes: false)
     guard let track = tracks.first, let first = track.first else {
         throw Options.UsageError(description: "\(file) has no track points")
     }
@@ -187,9 +197,9 @@ func simulateRun(_ plan: RunnerPlan, host: String, port: UInt16, speed: Double,
     let client = MoonRunnerClient(configuration: ClientConfiguration(host: host, port: port, reconnect: reconnect))
     defer { client.close() }
     let watcher = Task {
-        for await case .state(.waitingToReconnect(let attempt, let delay)) in client.events() {
-            printError("\(plan.name): no connection to \(host):\(port); retry \(attempt) in "
-                + "\(NumberFormat.string(delay, decimals: 1)) s")
+        for await case .state(.waitingToReconnect(let attempt, let delay, let reason)) in client.events() {
+            printError("\(plan.name): no connection to \(host):\(port): \(reason); retry \(attempt) in "
+                + "\(NumberFormat.string(delay, decimals: 1)) s (Ctrl-C to stop)")
         }
     }
     defer { watcher.cancel() }

@@ -89,8 +89,10 @@ func runWatchCommand(arguments: [String]) -> Int32 {
     }
     return runBlocking {
         let client = MoonRunnerClient(host: follow.host, port: follow.port)
-        let title = "watching \(follow.target.text) on \(follow.host):\(follow.port)"
-        return await watchLive(client: client, target: follow.target, view: WatchView(title: title, formatter: follow.formatter),
+        let server = "\(follow.host):\(follow.port)"
+        let title = "watching \(follow.target.text) on \(server)"
+        return await watchLive(client: client, target: follow.target,
+                               view: WatchView(title: title, server: server, formatter: follow.formatter),
                                duration: follow.duration, isFinal: follow.isFinal)
     }
 }
@@ -154,21 +156,40 @@ func runCoachCommand(arguments: [String]) -> Int32 {
                 client.close()
             }
         }
-        var view = WatchView(title: "coaching", formatter: follow.formatter)
+        let server = "\(follow.host):\(follow.port)"
+        var view = WatchView(title: "coaching", server: server, formatter: follow.formatter)
+        var badges = BadgeLineMerger()
         var status: Int32 = 0
-        for await event in events {
+        func emit(_ line: String?) {
+            guard let line else { return }
+            print(line)
+            fflush(nil)
+        }
+        // The tiers one crossing wins (silver, gold, best) arrive back to back: a short tick closes the line.
+        for await input in merge(events, ticks: .milliseconds(100)) {
+            guard case .event(let event) = input else {
+                emit(badges.flush(olderThan: .milliseconds(100), formatter: follow.formatter))
+                continue
+            }
+            if case .badge(let badge) = event {
+                _ = view.apply(event)
+                emit(badges.add(badge, formatter: follow.formatter))
+                continue
+            }
             switch event {
-            case .runStarted, .badge, .ended, .error, .state(.waitingToReconnect), .state(.failed):
-                if let line = view.apply(event) {
-                    print(line)
-                    fflush(nil)
-                }
+            case .ok(let ok) where ok.what == "coach":
+                let whom = follow.target == .everyone ? "every runner" : follow.target.text
+                emit("coaching \(whom) on \(server): waiting for runs (Ctrl-C to stop)")
+            case .runStarted, .ended, .error, .state(.waitingToReconnect), .state(.failed), .state(.connected):
+                emit(badges.flush(formatter: follow.formatter))
+                emit(view.apply(event))
             default:
                 break
             }
             if follow.isFinal(event) { break }
             if case .state(.failed) = event { status = 1 }
         }
+        emit(badges.flush(formatter: follow.formatter))
         timer?.cancel()
         client.close()
         return status

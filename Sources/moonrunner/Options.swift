@@ -91,8 +91,32 @@ struct Options {
 
     /// Fails when an option was given that the subcommand does not know.
     func finish() throws(UsageError) {
-        if let name = unread.sorted().first { throw UsageError(description: "unknown option --\(name)") }
+        if let name = unread.sorted().first {
+            throw UsageError(description: "unknown option '\(name.count == 1 ? "-" : "--")\(name)'")
+        }
     }
+}
+
+/// A file error as a person reads it: `cannot read nonexist.gpx: no such file` (no Foundation error dumps).
+func fileProblem(_ path: String, _ error: any Error, writing: Bool = false) -> String {
+    let verb = writing ? "write" : "read"
+    let nsError = error as NSError
+    var reason: String
+    if let posix = (nsError.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap({ $0.domain == NSPOSIXErrorDomain ? $0 : nil })
+        ?? (nsError.domain == NSPOSIXErrorDomain ? nsError : nil) {
+        reason = String(cString: strerror(Int32(posix.code))).lowercased()
+    } else {
+        switch nsError.code {
+        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: reason = "no such file"
+        case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: reason = "permission denied"
+        case NSFileReadCorruptFileError: reason = "not a readable file"
+        case NSFileWriteOutOfSpaceError: reason = "no space left on the device"
+        case NSFileWriteVolumeReadOnlyError: reason = "read-only file system"
+        default: reason = nsError.domain == NSCocoaErrorDomain ? "cannot \(verb) the file" : "\(error)"
+        }
+    }
+    if reason == "no such file or directory" { reason = "no such file" }
+    return "cannot \(verb) \(path): \(reason)"
 }
 
 /// Prints to stderr.

@@ -20,6 +20,10 @@ struct WatchView {
 
     /// The heading's text, e.g. `watching ann`.
     var title: String
+    /// `HOST:PORT`, for connection messages.
+    var server: String
+    /// True once the client was connected at least once (a lost connection reads differently from none).
+    private(set) var hasConnected = false
     let formatter: RunFormatter
     private(set) var runners: [String: Runner] = [:]
     private(set) var order: [String] = []
@@ -28,8 +32,9 @@ struct WatchView {
     /// Width of the progress bar in characters.
     var barWidth = 30
 
-    init(title: String, formatter: RunFormatter = RunFormatter()) {
+    init(title: String, server: String = "the server", formatter: RunFormatter = RunFormatter()) {
         self.title = title
+        self.server = server
         self.formatter = formatter
     }
 
@@ -62,8 +67,13 @@ struct WatchView {
             line = "\(cheer.runner) cheered by \(cheer.from): \"\(cheer.text)\""
         case .error(let error):
             line = "error: \(error)"
-        case .state(.waitingToReconnect(let attempt, let delay)):
-            line = "connection lost; retry \(attempt) in \(formatter.number(delay, decimals: 1)) s"
+        case .state(.connected):
+            hasConnected = true
+            line = nil
+        case .state(.waitingToReconnect(let attempt, let delay, let reason)):
+            let retry = "retry \(attempt) in \(formatter.number(delay, decimals: 1)) s, Ctrl-C to stop"
+            line = hasConnected ? "connection to \(server) lost: \(reason) (\(retry))"
+                : "cannot connect to \(server): \(reason) (\(retry))"
         case .state(.failed(let error)):
             line = "gave up: \(error)"
         default:
@@ -127,7 +137,10 @@ struct WatchView {
                 if let pace = runner.pace, let progress = progressLine(pace) { lines.append("    " + progress) }
             }
             if !runner.badges.isEmpty {
-                lines.append("    badges: " + runner.badges.suffix(4).map(badgeTitle).joined(separator: ", "))
+                // The newest four; an ellipsis and the count say there are more.
+                let shown = runner.badges.suffix(4).map(badgeTitle).joined(separator: ", ")
+                lines.append(runner.badges.count > 4 ? "    badges (\(runner.badges.count)): …, \(shown)"
+                             : "    badges: \(shown)")
             }
             if let cheer = runner.cheer { lines.append("    cheer: \"\(cheer.text)\" from \(cheer.from)") }
             lines.append("")

@@ -33,7 +33,11 @@ let subcommands: [String: ([String]) -> Int32] = [
     "demo": runDemoCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
+    if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
+        printError("moonrunner: unknown command '\(word)'\n\n\(usage)")
+        exit(2)
+    }
     print(usage)
-    exit(arguments.isEmpty || arguments.first == "--help" || arguments.first == "help" ? 0 : 2)
+    exit(0)
 }
 exit(subcommand(Array(arguments.dropFirst())))

@@ -54,7 +54,9 @@ import Wire
             if case .state(let state) = event { return state }
             return nil
         }
-        #expect(states.contains(.waitingToReconnect(attempt: 1, delay: 0.02)))
+        #expect(states.contains { state in
+            if case .waitingToReconnect(attempt: 1, delay: 0.02, reason: let reason) = state { !reason.isEmpty } else { false }
+        })
         #expect(states.filter { $0 == .connected }.count == 2)
     }
 

@@ -80,6 +80,14 @@ public struct RunFormatter: Sendable {
         return "\(total / 60):\(Self.twoDigits(total % 60))"
     }
 
+    /// The time zone dates are shown in, for a column heading: `UTC`, `CET`, or the zone's identifier.
+    public var timeZoneLabel: String {
+        if timeZone.secondsFromGMT() == 0 && ["GMT", "UTC", "Etc/UTC", "Etc/GMT"].contains(timeZone.identifier) {
+            return "UTC"
+        }
+        return timeZone.abbreviation() ?? timeZone.identifier
+    }
+
     /// `2024-11-30 08:00` in the formatter's time zone, from an ISO 8601 wire date (returned as is if unreadable).
     public func date(_ wireDate: String) -> String {
         guard let seconds = ISODate.unixSeconds(wireDate) else { return wireDate }
