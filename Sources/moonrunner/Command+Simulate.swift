@@ -14,7 +14,9 @@ A new name's key is printed once: pass it back with --key to run as that name ag
 
   --host ADDR       server address (default 127.0.0.1)
   --port N          server port (default 4242)
-  --route R         built-in route: park (one lap of Regent's Park, ~4.4 km), 10k, marathon (default park)
+  --route R         built-in route: park (one lap of Regent's Park,
+                    4.5 km), 10k (10.0 km), marathon (42.3 km) (default park); each measures
+                    at least its name
   --gpx FILE        replay the first track of a GPX file with its own timing instead
   --name NAME       runner name (default runner-NNNN)
   --key KEY         the name's key, if it is already claimed
