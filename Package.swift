@@ -40,7 +40,7 @@ let package = Package(
                                                      "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
                                                           "MoonRunnerTestSupport"]),
-        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "MoonRunnerTestSupport"],
+        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "Reactor", "MoonRunnerClient", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

@@ -75,7 +75,7 @@ import Wire
         }
     }
 
-    @Test func aLateSpectatorGetsTheLatestRunAndPaceAtOnce() throws {
+    @Test func aLateSpectatorGetsTheRunItsBadgesAndLatestPaceAtOnce() throws {
         try withServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             let run = straightRun(count: 5)
@@ -86,6 +86,7 @@ import Wire
             try late.send("watch:ann")
             try late.expectNext("ok:watch")
             try late.expectNext("run:ann")
+            #expect(try BadgeEvent(event: Event.parse(late.expectNext("badge:ann"))).badgeID == "earth")
             let pace = try PaceEvent(event: Event.parse(late.expectNext("pace:ann")))
             #expect(pace.timestamp == String(lastTimestamp))
         }

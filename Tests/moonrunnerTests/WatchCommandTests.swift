@@ -80,7 +80,8 @@ import Wire
             #expect(watched.last?.hasPrefix("pip: ") == true && watched.last?.contains("saved as run 1") == true)
             #expect(!watch.standardOutput.contains("\u{1B}["), "no escape codes on a pipe")
 
-            let coached = coach.standardOutput.split(separator: "\n").map(String.init)
+            let coached = coach.standardOutput.split(separator: "\n").map(String.init).dropFirst()
+            #expect(coach.standardOutput.hasPrefix("coaching pip on 127.0.0.1:\(server.port): waiting for runs"))
             #expect(coached.first == "pip started (run 1)")
             #expect(coached.dropFirst().dropLast().allSatisfy { $0.hasPrefix("pip won ") }, "\(coached)")
             #expect(coached.count >= 7, "Earth ... Phobos: \(coached)")
