@@ -10,6 +10,8 @@ struct Options {
     private var switches: Set<String> = []
     /// Options that were given but never asked for (reported as errors).
     private var unread: Set<String> = []
+    /// Options given last, without the value they need.
+    private var missingValues: Set<String> = []
 
     /// An error a subcommand prints before exiting with status 2.
     struct UsageError: Error, CustomStringConvertible {
@@ -38,8 +40,8 @@ struct Options {
                     values[name] = ""
                 } else {
                     index += 1
-                    guard index < arguments.count else { throw UsageError(description: "--\(name) needs a value") }
-                    values[name] = arguments[index]
+                    // Judged in finish(): an unknown option is reported as unknown, not as missing its value.
+                    if index < arguments.count { values[name] = arguments[index] } else { missingValues.insert(name) }
                 }
                 unread.insert(name)
             } else if argument.hasPrefix("-"), argument.count == 2, argument != "-" {
@@ -93,6 +95,9 @@ struct Options {
     func finish() throws(UsageError) {
         if let name = unread.sorted().first {
             throw UsageError(description: "unknown option '\(name.count == 1 ? "-" : "--")\(name)'")
+        }
+        if let name = missingValues.sorted().first {
+            throw UsageError(description: "\(name.count == 1 ? "-" : "--")\(name) needs a value")
         }
     }
 }
