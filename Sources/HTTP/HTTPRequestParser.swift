@@ -119,6 +119,7 @@ public struct HTTPRequestParser: Sendable {
             case .fixedBody(let head, let bodyStart, let length):
                 guard buffer.count - bodyStart >= length else { return nil }
                 position = bodyStart + length
+                examinedByteCount &+= length
                 return finish(head, body: Array(buffer[bodyStart..<position]))
             case .chunkedBody(let head, var progress):
                 guard try scanChunks(&progress) else {
