@@ -21,6 +21,29 @@ public enum WebAssets {
         all[name]
     }
 
+    /// The asset a page URL shows, by the path's decoded segments (`HTTPRequest.pathSegments`):
+    /// `/` → `index.html`, `/runners/NAME` → `runner.html`, `/runners/NAME/badges` → `badges.html`,
+    /// `/runs/ID` (digits) → `run.html`, `/assets/FILE` → that file. Nil for anything else, including
+    /// the exports `/runs/ID.gpx|.geojson|.svg` and the JSON API, which the server answers itself.
+    /// The pages read NAME and ID from `location.pathname`, so one file serves every runner.
+    public static func page(forPathSegments segments: [String]) -> WebAsset? {
+        switch segments.count {
+        case 0:
+            return asset(named: "index.html")
+        case 2 where segments[0] == "runners" && !segments[1].isEmpty:
+            return asset(named: "runner.html")
+        case 3 where segments[0] == "runners" && !segments[1].isEmpty && segments[2] == "badges":
+            return asset(named: "badges.html")
+        case 2 where segments[0] == "runs" && !segments[1].isEmpty && segments[1].allSatisfy(\.isASCII)
+            && segments[1].allSatisfy(\.isNumber):
+            return asset(named: "run.html")
+        case 2 where segments[0] == "assets":
+            return asset(named: segments[1])
+        default:
+            return nil
+        }
+    }
+
     /// The content type for a file name's extension.
     public static func contentType(forFileNamed name: String) -> String {
         switch name.split(separator: ".").last.map(String.init) ?? "" {
