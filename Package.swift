@@ -10,12 +10,17 @@ let package = Package(
     products: [
         .library(name: "RunCore", targets: ["RunCore"]),
         .library(name: "Wire", targets: ["Wire"]),
+        .library(name: "HTTP", targets: ["HTTP"]),
         .library(name: "MoonRunnerClient", targets: ["MoonRunnerClient"]),
         .executable(name: "moonrunner", targets: ["moonrunner"]),
     ],
     targets: [
         .target(name: "RunCore", resources: [.copy("Resources/badges.json")]),
         .target(name: "Wire"),
+        // HTTP/1.1 for the web page: parsing and encoding only, no I/O and no dependencies.
+        .target(name: "HTTP"),
+        // The live page's HTML, CSS and JS, served by the server from memory.
+        .target(name: "WebAssets", resources: [.copy("Resources")]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
@@ -33,6 +38,8 @@ let package = Package(
                 path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "RunCore"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], resources: [.copy("Corpus")]),
+        .testTarget(name: "WebAssetsTests", dependencies: ["WebAssets"]),
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),

@@ -9,11 +9,41 @@ public struct Event: Sendable, Hashable {
         public var key: String?
         /// The value, unescaped.
         public var value: String
+        /// What the value is, for the JSON form (`Event+JSON.swift`). The line doesn't show it, so it is
+        /// not part of equality: a parsed field is `.text` and equals the typed event's `.number` field.
+        public var shape: Shape
+
+        /// What a field's value is, so the JSON form writes numbers, nulls and booleans where the line
+        /// writes bare words.
+        public enum Shape: Sendable, Hashable {
+            /// A JSON string.
+            case text
+            /// A JSON string, or null when the value is `-`.
+            case textOrDash
+            /// A JSON string, or null when the value is `no` (the dates of a badge board).
+            case textOrNo
+            /// A JSON number, or null when the value is `-`.
+            case number
+            /// `yes` and `no` as true and false.
+            case flag
+        }
 
         /// Creates a field.
-        public init(key: String?, value: String) {
+        public init(key: String?, value: String, shape: Shape = .text) {
             self.key = key
             self.value = value
+            self.shape = shape
+        }
+
+        /// Equal key and value (the shape is a formatting hint, see `shape`).
+        public static func == (lhs: Field, rhs: Field) -> Bool {
+            lhs.key == rhs.key && lhs.value == rhs.value
+        }
+
+        /// Hashes key and value.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(key)
+            hasher.combine(value)
         }
 
         /// Creates a `key=value` field.

@@ -59,6 +59,8 @@ public struct AckEvent: WireEvent {
 public struct OkEvent: WireEvent {
     /// `ok`.
     public static let kind = "ok"
+    /// `subject`: the line's subject is not a runner.
+    public static let subjectKey = "subject"
     /// The command word that succeeded.
     public var what: String
     /// Details, all keyed, in order.
@@ -96,6 +98,8 @@ public struct OkEvent: WireEvent {
 public struct ErrorEvent: WireEvent {
     /// `err`.
     public static let kind = "err"
+    /// `subject`: the line's subject is not a runner.
+    public static let subjectKey = "subject"
     /// The code.
     public var code: ErrorCode
     /// A human explanation.
@@ -134,6 +138,8 @@ public struct ErrorEvent: WireEvent {
 public struct DoneEvent: WireEvent {
     /// `done`.
     public static let kind = "done"
+    /// `subject`: the line's subject is not a runner.
+    public static let subjectKey = "subject"
     /// The command word answered.
     public var what: String
     /// Lines sent before this one.
@@ -164,6 +170,8 @@ public struct DoneEvent: WireEvent {
 public struct HelpEvent: WireEvent {
     /// `help`.
     public static let kind = "help"
+    /// `subject`: the line's subject is not a runner.
+    public static let subjectKey = "subject"
     /// The command word described.
     public var command: String
     /// Its usage and meaning.
@@ -209,6 +217,8 @@ public struct HelpEvent: WireEvent {
 public struct StatsEvent: WireEvent {
     /// `stats`.
     public static let kind = "stats"
+    /// `subject`: the line's subject is not a runner.
+    public static let subjectKey = "subject"
 
     /// One named counter.
     public struct Counter: Sendable, Hashable {

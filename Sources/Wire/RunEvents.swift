@@ -93,7 +93,7 @@ public struct PaceEvent: WireEvent {
             .number("lat", latitude, NumberFormat.coordinateDecimals),
             .number("lon", longitude, NumberFormat.coordinateDecimals),
             Event.Field("ts", timestamp),
-            Event.Field("next", nextBadge ?? "-"),
+            .textOrDash("next", nextBadge),
             .number("left", left, NumberFormat.distanceDecimals),
         ])
     }

@@ -12,9 +12,14 @@ public protocol WireEvent: Sendable, Hashable {
     var event: Event { get }
     /// Appends the line and `\n` (types on hot paths override this with direct formatting).
     func append(to buffer: inout [UInt8])
+    /// The JSON key of the line's subject: `runner` for events about a runner, `subject` otherwise.
+    static var subjectKey: String { get }
 }
 
 extension WireEvent {
+    /// `runner`: most events are about a runner.
+    public static var subjectKey: String { "runner" }
+
     /// The canonical line, without newline.
     public var line: String {
         var bytes: [UInt8] = []
@@ -114,22 +119,32 @@ extension Event {
 /// Short field builders so the typed events read like their line format.
 extension Event.Field {
     static func number(_ key: String, _ value: Double, _ decimals: Int) -> Event.Field {
-        Event.Field(key, NumberFormat.string(value, decimals: decimals))
+        Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
     }
 
     static func number(_ key: String, _ value: Double?, _ decimals: Int) -> Event.Field {
-        Event.Field(key, NumberFormat.string(value, decimals: decimals))
+        Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
     }
 
     static func integer(_ key: String, _ value: Int64) -> Event.Field {
-        Event.Field(key, String(value))
+        Event.Field(key: key, value: String(value), shape: .number)
     }
 
     static func integer(_ key: String, _ value: Int) -> Event.Field {
-        Event.Field(key, String(value))
+        Event.Field(key: key, value: String(value), shape: .number)
     }
 
     static func yesNo(_ key: String, _ value: Bool) -> Event.Field {
-        Event.Field(key, value ? "yes" : "no")
+        Event.Field(key: key, value: value ? "yes" : "no", shape: .flag)
+    }
+
+    /// A text that is `-` when absent (null in JSON).
+    static func textOrDash(_ key: String, _ value: String?) -> Event.Field {
+        Event.Field(key: key, value: value ?? "-", shape: .textOrDash)
+    }
+
+    /// A text that is `no` when absent (null in JSON).
+    static func textOrNo(_ key: String, _ value: String?) -> Event.Field {
+        Event.Field(key: key, value: value ?? "no", shape: .textOrNo)
     }
 }

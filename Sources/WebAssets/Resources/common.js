@@ -1,0 +1,235 @@
+// MoonRunner Live: helpers shared by every page. No dependencies, no network but our own server.
+"use strict";
+const MR = (() => {
+  const METRES_PER_MILE = 1609.344;
+  const EARTH_RADIUS = 6371008.8;
+  const RED = [0xFF, 0x14, 0x2C], YELLOW = [0xFF, 0xD7, 0x00], GREEN = [0x00, 0x92, 0x4E];
+
+  // --- Units: km or mi by the browser's locale, switchable, remembered. ---
+  const MILE_REGIONS = ["US", "LR", "MM"];
+  function defaultUnit() {
+    const saved = localStorage.getItem("mr-unit");
+    if (saved === "km" || saved === "mi") return saved;
+    const region = (navigator.language || "en").split("-")[1] || "";
+    return MILE_REGIONS.includes(region.toUpperCase()) ? "mi" : "km";
+  }
+  let unit = defaultUnit();
+  const unitListeners = [];
+  function setUnit(next) {
+    unit = next === "mi" ? "mi" : "km";
+    localStorage.setItem("mr-unit", unit);
+    unitListeners.forEach((listener) => listener(unit));
+  }
+  function onUnitChange(listener) { unitListeners.push(listener); }
+  function getUnit() { return unit; }
+  function unitMetres() { return unit === "mi" ? METRES_PER_MILE : 1000; }
+
+  // --- Formatting. ---
+  function distance(metres, decimals = 2) {
+    if (metres == null || !isFinite(metres)) return "–";
+    return (metres / unitMetres()).toFixed(decimals) + " " + unit;
+  }
+  function duration(seconds) {
+    if (seconds == null || !isFinite(seconds)) return "–";
+    const s = Math.max(0, Math.round(seconds));
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    const two = (n) => String(n).padStart(2, "0");
+    return h > 0 ? `${h}:${two(m)}:${two(r)}` : `${m}:${two(r)}`;
+  }
+  // Paces travel as seconds per kilometre; shown per km or per mile.
+  function pace(secondsPerKm) {
+    if (secondsPerKm == null || !isFinite(secondsPerKm) || secondsPerKm <= 0) return "–";
+    const perUnit = secondsPerKm * unitMetres() / 1000;
+    if (perUnit >= 3600) return "–";
+    const s = Math.round(perUnit);
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} /${unit}`;
+  }
+  function escapeText(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  }
+  function element(tag, attributes = {}, text) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    if (text != null) node.textContent = text;
+    return node;
+  }
+  function pathPart(index) {
+    const parts = location.pathname.split("/").filter((p) => p.length > 0);
+    return parts[index] == null ? null : decodeURIComponent(parts[index]);
+  }
+  async function getJSON(url) {
+    const response = await fetch(url, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`${url}: ${response.status}`);
+    return response.json();
+  }
+
+  // --- Badge catalogue (/api/badges): id → {id, name, distance, information}. ---
+  let catalogue = null;
+  async function badges() {
+    if (!catalogue) {
+      try { catalogue = await getJSON("/api/badges"); } catch (e) { catalogue = []; }
+    }
+    return catalogue;
+  }
+  function badgeByID(list, id) { return list.find((b) => b.id === id) || null; }
+  // The badge before `id` in distance order, or null for the first.
+  function badgeBefore(list, id) {
+    const index = list.findIndex((b) => b.id === id);
+    return index > 0 ? list[index - 1] : null;
+  }
+
+  // --- Pace colouring: the rule the SVG export and GeoJSON use too (see protocol.md, Part 2). ---
+  // points: [[lat, lon, dist, time], ...]. Each segment's pace is taken over the shortest stretch of
+  // whole segments around it that spans at least 100 m or 30 s (so GPS jitter averages out); colours
+  // run red (slow) → yellow (median) → green (fast), anchored at the run's 95th/50th/5th percentile
+  // paces, never closer than SPREAD s/km to the median (a steady run stays yellow, not confetti).
+  const WINDOW_METRES = 100, WINDOW_SECONDS = 30, SPREAD = 5, STANDING_METRES = 1;
+  function smoothedPaces(points) {
+    const paces = [];
+    for (let k = 0; k + 1 < points.length; k++) {
+      let a = k, b = k + 1;
+      const spans = () => points[b][2] - points[a][2] >= WINDOW_METRES || points[b][3] - points[a][3] >= WINDOW_SECONDS;
+      while (!spans() && (a > 0 || b < points.length - 1)) {
+        // Grow the side that keeps the stretch centred in time.
+        const before = a > 0 ? points[k][3] - points[a - 1][3] : Infinity;
+        const after = b < points.length - 1 ? points[b + 1][3] - points[k + 1][3] : Infinity;
+        if (before <= after) a--; else b++;
+      }
+      const metres = points[b][2] - points[a][2], seconds = points[b][3] - points[a][3];
+      paces.push(metres >= STANDING_METRES && seconds > 0 ? seconds / metres * 1000 : null);
+    }
+    return paces;
+  }
+  function percentile(sorted, p) {
+    if (sorted.length === 0) return null;
+    const rank = (sorted.length - 1) * p, low = Math.floor(rank), high = Math.ceil(rank);
+    return sorted[low] + (sorted[high] - sorted[low]) * (rank - low);
+  }
+  function blend(from, to, t) {
+    const f = Math.min(1, Math.max(0, isFinite(t) ? t : 0));
+    return "#" + from.map((c, i) => Math.round(c + (to[i] - c) * f).toString(16).padStart(2, "0")).join("").toUpperCase();
+  }
+  function paceColours(points) {
+    const paces = smoothedPaces(points);
+    const known = paces.filter((p) => p != null).sort((x, y) => x - y);
+    const median = percentile(known, 0.5);
+    if (median == null) return { colours: paces.map(() => blend(YELLOW, YELLOW, 0)), paces, fast: null, median: null, slow: null };
+    const fast = Math.min(percentile(known, 0.05), median - SPREAD);
+    const slow = Math.max(percentile(known, 0.95), median + SPREAD);
+    const colours = paces.map((p) => {
+      if (p == null) return blend(RED, RED, 0); // standing: as slow as it gets
+      if (p <= median) return blend(YELLOW, GREEN, (median - p) / (median - fast));
+      return blend(YELLOW, RED, (p - median) / (slow - median));
+    });
+    return { colours, paces, fast, median, slow };
+  }
+
+  // --- The track as SVG: local projection around the track, scaled to fit, labels kept inside. ---
+  const SVG = "http://www.w3.org/2000/svg";
+  function project(points, width, height, padding) {
+    if (points.length === 0) return { xy: () => [width / 2, height / 2] };
+    const rad = Math.PI / 180;
+    let minLat = Infinity, maxLat = -Infinity, minLon = Infinity, maxLon = -Infinity;
+    for (const [lat, lon] of points) {
+      minLat = Math.min(minLat, lat); maxLat = Math.max(maxLat, lat);
+      minLon = Math.min(minLon, lon); maxLon = Math.max(maxLon, lon);
+    }
+    const lat0 = (minLat + maxLat) / 2, lon0 = (minLon + maxLon) / 2, cos0 = Math.cos(lat0 * rad);
+    const local = (lat, lon) => [EARTH_RADIUS * (lon - lon0) * rad * cos0, -EARTH_RADIUS * (lat - lat0) * rad];
+    const [x1, y1] = local(maxLat, minLon), [x2, y2] = local(minLat, maxLon);
+    const spanX = Math.max(x2 - x1, 1), spanY = Math.max(y2 - y1, 1);
+    const scale = Math.min((width - 2 * padding) / spanX, (height - 2 * padding) / spanY);
+    const offsetX = (width - spanX * scale) / 2, offsetY = (height - spanY * scale) / 2;
+    return { xy: (lat, lon) => { const [x, y] = local(lat, lon); return [offsetX + (x - x1) * scale, offsetY + (y - y1) * scale]; } };
+  }
+  function svgNode(tag, attributes) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    return node;
+  }
+  // Draws points (coloured by pace), badge pins and, when `current`, the runner's position.
+  function drawTrack(svg, points, badgePins, options = {}) {
+    const width = 800, height = 500, padding = 28;
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    svg.appendChild(svgNode("rect", { x: 0, y: 0, width, height, class: "map-background" }));
+    const { colours } = paceColours(points);
+    const { xy } = project(points, width, height, padding);
+    // Consecutive segments of one colour share a path: thousands of points stay a few hundred nodes.
+    let run = null;
+    for (let k = 0; k < colours.length; k++) {
+      const [xa, ya] = xy(points[k][0], points[k][1]), [xb, yb] = xy(points[k + 1][0], points[k + 1][1]);
+      if (!run || run.colour !== colours[k]) {
+        run = { colour: colours[k], d: `M${xa.toFixed(1)} ${ya.toFixed(1)}` };
+        run.node = svgNode("path", { stroke: colours[k], class: "segment" });
+        svg.appendChild(run.node);
+      }
+      run.d += ` L${xb.toFixed(1)} ${yb.toFixed(1)}`;
+      run.node.setAttribute("d", run.d);
+    }
+    for (const badge of badgePins) {
+      const [x, y] = xy(badge.lat, badge.lon);
+      const group = svgNode("g", { class: `pin tier-${badge.tier}`, "data-badge": badge.id });
+      group.appendChild(svgNode("circle", { cx: x, cy: y, r: 6 }));
+      // Labels stay inside the picture: anchored towards the centre, clamped to the edges.
+      const anchor = x > width * 0.6 ? "end" : x < width * 0.4 ? "start" : "middle";
+      const dx = anchor === "end" ? -9 : anchor === "start" ? 9 : 0;
+      const labelY = Math.min(height - 6, Math.max(16, y - 9));
+      const label = svgNode("text", { x: Math.min(width - 4, Math.max(4, x + dx)), y: labelY, "text-anchor": anchor });
+      label.textContent = badge.name;
+      group.appendChild(label);
+      svg.appendChild(group);
+    }
+    if (points.length > 0) {
+      const first = xy(points[0][0], points[0][1]);
+      svg.appendChild(svgNode("circle", { cx: first[0], cy: first[1], r: 5, class: "start" }));
+      if (options.current) {
+        const last = points[points.length - 1];
+        const [x, y] = xy(last[0], last[1]);
+        svg.appendChild(svgNode("circle", { cx: x, cy: y, r: 8, id: "position" }));
+      }
+    }
+  }
+
+  // --- Toasts. ---
+  function toast(title, text) {
+    const box = document.getElementById("toasts");
+    if (!box) return;
+    const node = element("div", { class: "toast", role: "status" });
+    node.appendChild(element("strong", {}, title));
+    node.appendChild(element("p", {}, text));
+    box.appendChild(node);
+    setTimeout(() => node.classList.add("leaving"), 7000);
+    setTimeout(() => node.remove(), 8000);
+  }
+
+  // --- Unit switch: any element with data-unit="km|mi". ---
+  function bindUnitSwitch() {
+    const buttons = document.querySelectorAll("[data-unit]");
+    const mark = () => buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.unit === unit)));
+    buttons.forEach((b) => b.addEventListener("click", () => setUnit(b.dataset.unit)));
+    onUnitChange(mark);
+    mark();
+  }
+
+  // --- Server-Sent Events: one listener per event kind; data is the event's JSON object. ---
+  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg"];
+  function subscribe(query, handlers, onState) {
+    const source = new EventSource(`/events?${query}`);
+    for (const kind of KINDS) {
+      if (!handlers[kind]) continue;
+      source.addEventListener(kind, (message) => {
+        try { handlers[kind](JSON.parse(message.data)); } catch (error) { console.error(kind, error); }
+      });
+    }
+    source.onopen = () => onState && onState("live");
+    source.onerror = () => onState && onState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
+    return source;
+  }
+
+  return {
+    METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
+    pathPart, getJSON, badges, badgeByID, badgeBefore, smoothedPaces, paceColours, percentile, drawTrack, toast,
+    bindUnitSwitch, subscribe,
+  };
+})();

@@ -1,0 +1,67 @@
+// /: every live runner, sorted by distance, kept live by /events?watch=*.
+"use strict";
+(async () => {
+  const catalogue = await MR.badges();
+  const live = new Map();   // runner → {runner, run, pace}
+  let ended = [];           // end objects, newest first
+  const $ = (id) => document.getElementById(id);
+  const runnerLink = (runner) => MR.element("a", { href: `/runners/${encodeURIComponent(runner)}` }, runner);
+
+  function render() {
+    const rows = [...live.values()].sort((a, b) => ((b.pace && b.pace.dist) || 0) - ((a.pace && a.pace.dist) || 0));
+    $("overview").tBodies[0].replaceChildren(...rows.map((entry) => {
+      const pace = entry.pace;
+      const row = MR.element("tr", { "data-runner": entry.runner });
+      const cell = (className, text) => row.appendChild(MR.element("td", { class: className }, text));
+      row.appendChild(MR.element("td", { class: "name" })).appendChild(runnerLink(entry.runner));
+      cell("distance", pace ? MR.distance(pace.dist) : "–");
+      cell("elapsed", pace ? MR.duration(pace.time) : "–");
+      cell("pace-current", pace ? MR.pace(pace.cur) : "–");
+      cell("pace-average", pace ? MR.pace(pace.pace) : "–");
+      const next = pace && pace.next ? MR.badgeByID(catalogue, pace.next) : null;
+      cell("next", pace && pace.next ? `${next ? next.name : pace.next} in ${MR.distance(pace.left, 1)}` : "–");
+      return row;
+    }));
+    $("nobody").hidden = rows.length > 0;
+    $("ended").replaceChildren(...ended.slice(0, 20).map((end) => {
+      const item = MR.element("li", { "data-runner": end.runner });
+      item.appendChild(runnerLink(end.runner));
+      item.append(` ${MR.distance(end.dist)} in ${MR.duration(end.time)} (${MR.pace(end.pace)}) `);
+      if (end.saved) item.appendChild(MR.element("a", { href: `/runs/${end.run}` }, "see the run"));
+      else item.append(`· ${end.reason}`);
+      return item;
+    }));
+  }
+
+  try {
+    const overview = await MR.getJSON("/api/overview");
+    for (const entry of overview.live) live.set(entry.runner, entry);
+    ended = overview.ended.slice();
+  } catch (error) {
+    console.error(error);
+  }
+  MR.bindUnitSwitch();
+  MR.onUnitChange(render);
+  render();
+
+  MR.subscribe("watch=*", {
+    run(run) {
+      live.set(run.runner, { runner: run.runner, run: run.id, pace: null });
+      render();
+    },
+    pace(pace) {
+      const entry = live.get(pace.runner) || { runner: pace.runner, run: null, pace: null };
+      entry.pace = pace;
+      live.set(pace.runner, entry);
+      render();
+    },
+    end(end) {
+      live.delete(end.runner);
+      ended = [end, ...ended.filter((e) => e.run !== end.run)];
+      render();
+    },
+  }, (state) => {
+    $("status").textContent = state;
+    $("status").className = `status ${state === "live" ? "live" : "offline"}`;
+  });
+})();

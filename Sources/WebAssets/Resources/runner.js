@@ -1,0 +1,182 @@
+// /runners/NAME: one runner live. Everything comes from /events?watch=NAME; a `track` event (sent
+// first to a late joiner, and again after a reconnect the server could not resume) replaces the state.
+"use strict";
+(async () => {
+  const name = MR.pathPart(1);
+  document.title = `${name} · MoonRunner Live`;
+  document.getElementById("runner-name").textContent = name;
+  document.getElementById("board-link").href = `/runners/${encodeURIComponent(name)}/badges`;
+  const catalogue = await MR.badges();
+  const empty = () => ({ runID: null, points: [], badges: [], splits: [], pace: null, ended: null });
+  let state = empty();
+  let cheers = [];
+  const $ = (id) => document.getElementById(id);
+
+  function setStatus(text, kind) {
+    $("status").textContent = text;
+    $("status").className = `status ${kind || ""}`;
+  }
+
+  function renderNumbers() {
+    const source = state.ended || state.pace;
+    $("distance").textContent = source ? MR.distance(source.dist) : "–";
+    $("elapsed").textContent = source ? MR.duration(source.time) : "–";
+    $("moving").textContent = source ? MR.duration(source.moving) : "–";
+    $("pace-average").textContent = source ? MR.pace(source.pace) : "–";
+    $("pace-current").textContent = state.pace && !state.ended ? MR.pace(state.pace.cur) : "–";
+    const pace = state.pace;
+    const next = pace && pace.next ? MR.badgeByID(catalogue, pace.next) : null;
+    if (state.ended) {
+      $("next-badge").textContent = state.ended.saved ? "Run finished" : "Run discarded";
+      $("next-progress").value = 1;
+    } else if (pace && pace.next) {
+      const label = next ? next.name : pace.next;
+      $("next-badge").textContent = `${MR.distance(pace.left, 1)} until ${label}`;
+      const previous = MR.badgeBefore(catalogue, pace.next);
+      const stretch = next ? next.distance - (previous ? previous.distance : 0) : 0;
+      $("next-progress").value = stretch > 0 ? Math.min(1, Math.max(0, 1 - pace.left / stretch)) : 0;
+    } else {
+      $("next-badge").textContent = pace ? "Every badge won" : "–";
+      $("next-progress").value = pace ? 1 : 0;
+    }
+  }
+
+  function renderBadges() {
+    const list = $("badges");
+    list.replaceChildren(...state.badges.map((badge) => {
+      const item = MR.element("li", { class: `tier-${badge.tier}`, "data-badge": badge.id });
+      item.appendChild(MR.element("span", { class: "badge-name" }, badge.name));
+      item.appendChild(MR.element("span", { class: "badge-detail" }, `${badge.tier} · ${MR.duration(badge.time)}`));
+      return item;
+    }));
+  }
+
+  function renderSplits() {
+    const unit = MR.getUnit();
+    $("split-unit").textContent = unit;
+    $("splits").tBodies[0].replaceChildren(...state.splits.filter((s) => s.unit === unit).map((split) => {
+      const row = MR.element("tr");
+      row.appendChild(MR.element("td", {}, String(split.n)));
+      row.appendChild(MR.element("td", {}, MR.duration(split.time)));
+      row.appendChild(MR.element("td", {}, MR.pace(split.pace)));
+      return row;
+    }));
+  }
+
+  function renderCheers() {
+    $("cheers").replaceChildren(...cheers.map((cheer) => {
+      const item = MR.element("li");
+      item.appendChild(MR.element("span", { class: "from" }, cheer.from));
+      item.appendChild(MR.element("span", { class: "text" }, cheer.text));
+      return item;
+    }));
+  }
+
+  // Drawing the whole track is cheap but not free: at most once per animation frame.
+  let drawPending = false;
+  function renderTrack() {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(() => {
+      drawPending = false;
+      MR.drawTrack($("track"), state.points, state.badges, { current: !state.ended });
+    });
+  }
+
+  function renderAll() {
+    renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderTrack();
+  }
+
+  MR.bindUnitSwitch();
+  MR.onUnitChange(() => { renderNumbers(); renderSplits(); });
+
+  MR.subscribe(`watch=${encodeURIComponent(name)}`, {
+    track(track) {
+      state = empty();
+      state.runID = track.run;
+      state.points = track.points.slice();
+      state.badges = track.badges.slice();
+      state.splits = track.splits.slice();
+      cheers = track.cheers.slice().reverse();
+      if (track.pace) state.pace = track.pace;
+      setStatus("live", "live");
+      renderAll();
+    },
+    run(run) {
+      if (run.id !== state.runID) {
+        state = empty();
+        state.runID = run.id;
+        renderAll();
+      }
+      setStatus("live", "live");
+    },
+    pace(pace) {
+      state.pace = pace;
+      const last = state.points[state.points.length - 1];
+      if (!last || pace.time > last[3]) state.points.push([pace.lat, pace.lon, pace.dist, pace.time]);
+      renderNumbers();
+      renderTrack();
+    },
+    badge(badge) {
+      if (state.badges.some((b) => b.id === badge.id)) return;
+      state.badges.push(badge);
+      const info = MR.badgeByID(catalogue, badge.id);
+      MR.toast(`${badge.name} (${badge.tier})`, info ? info.information : `${name} reached ${badge.name}.`);
+      renderBadges();
+      renderTrack();
+    },
+    split(split) {
+      if (state.splits.some((s) => s.unit === split.unit && s.n === split.n)) return;
+      state.splits.push(split);
+      renderSplits();
+    },
+    end(end) {
+      state.ended = end;
+      setStatus(end.saved ? "finished" : "ended", "ended");
+      renderAll();
+      if (end.saved) {
+        const link = MR.element("a", { href: `/runs/${end.run}`, id: "saved-run" }, "the saved run");
+        $("status").append(" · ", link);
+      }
+    },
+    msg(cheer) {
+      cheers.unshift(cheer);
+      cheers = cheers.slice(0, 50);
+      renderCheers();
+    },
+  }, (connection) => {
+    if (connection !== "live" && !state.ended) setStatus(connection, "offline");
+  });
+
+  // Someone who is not running now: say so, and point at the latest run.
+  MR.getJSON(`/api/runners/${encodeURIComponent(name)}`).then((snapshot) => {
+    if (!snapshot.live && state.runID == null) {
+      setStatus("not running now", "idle");
+      if (snapshot.last_run != null) {
+        $("status").append(" · ", MR.element("a", { href: `/runs/${snapshot.last_run}` }, "latest run"));
+      }
+    }
+  }).catch(() => setStatus("unknown runner", "offline"));
+
+  $("cheer-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = $("cheer-text").value.trim();
+    if (!text) return;
+    $("cheer-send").disabled = true;
+    try {
+      const response = await fetch(`/runners/${encodeURIComponent(name)}/cheers`, {
+        method: "POST", body: new URLSearchParams({ text }),
+      });
+      if (response.status === 202) {
+        $("cheer-text").value = "";
+        $("cheer-status").textContent = "Sent!";
+      } else {
+        $("cheer-status").textContent = (await response.text()).trim() || `Not sent (${response.status})`;
+      }
+    } catch (error) {
+      $("cheer-status").textContent = "Not sent: no connection";
+    } finally {
+      $("cheer-send").disabled = false;
+    }
+  });
+})();

@@ -1,0 +1,112 @@
+/// The JSON form of events, for the web page's Server-Sent Events and JSON API.
+///
+/// It is written from the same field list as the line (`WireEvent.event`), so the two can't disagree:
+/// `pace:ann dist=12.40 pace=- next=mars` is `{"kind":"pace","runner":"ann","dist":12.40,"pace":null,
+/// "next":"mars"}`. Each field keeps its key and its text; the field's `shape` only decides the JSON
+/// type: numbers stay numbers with the line's decimals, `-` (and `no` for board dates) become null,
+/// `yes`/`no` flags become true/false, and a positional text is under `text`.
+extension Event {
+    /// Appends one JSON object: `kind`, the subject under `subjectKey`, then every field in order
+    /// (a key already written is skipped, so the object never has duplicate names).
+    public func appendJSON(to buffer: inout [UInt8], subjectKey: String = "runner") {
+        buffer.append(contentsOf: #"{"kind":"#.utf8)
+        JSONSyntax.appendString(kind, to: &buffer)
+        buffer.append(UInt8(ascii: ","))
+        JSONSyntax.appendString(subjectKey, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+        JSONSyntax.appendString(subject, to: &buffer)
+        var written: [String] = ["kind", subjectKey]
+        for field in fields {
+            let key = field.key ?? "text"
+            if written.contains(key) { continue }
+            written.append(key)
+            buffer.append(UInt8(ascii: ","))
+            JSONSyntax.appendString(key, to: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            JSONSyntax.appendValue(field, to: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// The JSON object as a string.
+    public func json(subjectKey: String = "runner") -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(192)
+        appendJSON(to: &bytes, subjectKey: subjectKey)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension WireEvent {
+    /// Appends the event's JSON object (no newline).
+    public func appendJSON(to buffer: inout [UInt8]) {
+        event.appendJSON(to: &buffer, subjectKey: Self.subjectKey)
+    }
+
+    /// The event's JSON object.
+    public var json: String { event.json(subjectKey: Self.subjectKey) }
+}
+
+extension ServerEvent {
+    /// Appends the event's JSON object (no newline).
+    public func appendJSON(to buffer: inout [UInt8]) {
+        payload.appendJSON(to: &buffer)
+    }
+
+    /// The event's JSON object.
+    public var json: String { payload.json }
+}
+
+/// JSON's string and number syntax (RFC 8259), by hand like the rest of Wire's formatting.
+enum JSONSyntax {
+    static func appendValue(_ field: Event.Field, to buffer: inout [UInt8]) {
+        switch field.shape {
+        case .number where field.value == "-", .textOrDash where field.value == "-", .textOrNo where field.value == "no":
+            buffer.append(contentsOf: "null".utf8)
+        case .number where isNumber(field.value):
+            buffer.append(contentsOf: field.value.utf8)
+        case .flag where field.value == "yes":
+            buffer.append(contentsOf: "true".utf8)
+        case .flag where field.value == "no":
+            buffer.append(contentsOf: "false".utf8)
+        default:
+            // Text, or a value that doesn't fit its shape: a string never produces invalid JSON.
+            appendString(field.value, to: &buffer)
+        }
+    }
+
+    /// The wire's decimal grammar `-?[0-9]+(\.[0-9]+)?` is also valid JSON (JSON allows no `+`,
+    /// leading `.` or `1.`); leading zeros like `007` are not, so they are strings.
+    static func isNumber(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        let integer = bytes.prefix { ($0 &- 48) < 10 }
+        guard !integer.isEmpty, integer.count == 1 || integer.first != UInt8(ascii: "0") else { return false }
+        bytes = bytes.dropFirst(integer.count)
+        guard let point = bytes.first else { return true }
+        guard point == UInt8(ascii: ".") else { return false }
+        let fraction = bytes.dropFirst()
+        return !fraction.isEmpty && fraction.allSatisfy { ($0 &- 48) < 10 }
+    }
+
+    /// `"…"` with `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`, and the rest as UTF-8.
+    static func appendString(_ text: String, to buffer: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        buffer.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                buffer.append(contentsOf: "\\u00".utf8)
+                buffer.append(hex[Int(byte >> 4)])
+                buffer.append(hex[Int(byte & 0xF)])
+            default: buffer.append(byte)
+            }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,87 @@
+import Testing
+@testable import WebAssets
+
+/// The page is self-contained and keeps the DOM contract the browser test relies on.
+@Suite struct WebAssetsTests {
+    static let pages = ["index.html", "runner.html", "run.html", "badges.html"]
+
+    func text(_ name: String) throws -> String {
+        String(decoding: try #require(WebAssets.asset(named: name), "\(name) missing").bytes, as: UTF8.self)
+    }
+
+    @Test func everyFileIsLoadedWithItsType() throws {
+        #expect(Set(WebAssets.all.keys).isSuperset(of: Self.pages + ["app.css", "common.js", "runner.js", "overview.js",
+                                                                      "run.js", "badges.js"]))
+        #expect(WebAssets.asset(named: "runner.html")?.contentType == "text/html; charset=utf-8")
+        #expect(WebAssets.asset(named: "common.js")?.contentType == "text/javascript; charset=utf-8")
+        #expect(WebAssets.asset(named: "app.css")?.contentType == "text/css; charset=utf-8")
+        #expect(WebAssets.asset(named: "nope.js") == nil)
+    }
+
+    @Test func nothingIsFetchedFromAnotherHost() throws {
+        for (name, asset) in WebAssets.all {
+            let content = String(decoding: asset.bytes, as: UTF8.self)
+            // The SVG namespace is an identifier, not a download.
+            let scrubbed = content.replacingOccurrences(of: "http://www.w3.org/2000/svg", with: "")
+            for marker in ["http://", "https://", "src=\"//", "href=\"//", "@import", "url("] {
+                #expect(!scrubbed.contains(marker), "\(name) contains \(marker)")
+            }
+        }
+    }
+
+    @Test func everyScriptAndStylesheetAPageNamesExists() throws {
+        for page in Self.pages {
+            let html = try text(page)
+            for prefix in ["src=\"/assets/", "href=\"/assets/"] {
+                var rest = Substring(html)
+                while let range = rest.range(of: prefix) {
+                    let file = rest[range.upperBound...].prefix { $0 != "\"" }
+                    #expect(WebAssets.asset(named: String(file)) != nil, "\(page) names \(file)")
+                    rest = rest[range.upperBound...]
+                }
+            }
+        }
+    }
+
+    @Test func theBrowserTestsSelectorsExist() throws {
+        let runner = try text("runner.html")
+        for id in ["distance", "elapsed", "moving", "pace-current", "pace-average", "next-badge", "next-progress",
+                   "badges", "splits", "cheers", "cheer-text", "cheer-send", "toasts", "unit-km", "unit-mi"] {
+            #expect(runner.contains("id=\"\(id)\""), "runner.html lacks #\(id)")
+        }
+        #expect(runner.contains("<svg id=\"track\""))
+        #expect(try text("index.html").contains("<table id=\"overview\">"))
+        #expect(try text("run.html").contains("id=\"download-gpx\""))
+        #expect(try text("badges.html").contains("id=\"board\""))
+        // Segments are <path> elements with a stroke colour, the position a circle#position.
+        let common = try text("common.js")
+        #expect(common.contains(#"svgNode("path", { stroke: colours[k], class: "segment" })"#))
+        #expect(common.contains(#"id: "position""#))
+    }
+
+    struct Route: Sendable {
+        let segments: [String]
+        let page: String?
+    }
+
+    static let routes: [Route] = [
+        Route(segments: [], page: "index.html"),
+        Route(segments: ["runners", "ann"], page: "runner.html"),
+        Route(segments: ["runners", "ann lee"], page: "runner.html"),
+        Route(segments: ["runners", "ann", "badges"], page: "badges.html"),
+        Route(segments: ["runs", "17"], page: "run.html"),
+        Route(segments: ["assets", "app.css"], page: "app.css"),
+        Route(segments: ["runs", "17.gpx"], page: nil),
+        Route(segments: ["runs", "١٧"], page: nil),
+        Route(segments: ["runners", ""], page: nil),
+        Route(segments: ["runners"], page: nil),
+        Route(segments: ["runners", "ann", "cheers"], page: nil),
+        Route(segments: ["api", "overview"], page: nil),
+        Route(segments: ["assets", "missing.js"], page: nil),
+        Route(segments: [""], page: nil),
+    ]
+
+    @Test(arguments: routes) func pagesAreRoutedByPath(_ route: Route) {
+        #expect(WebAssets.page(forPathSegments: route.segments)?.name == route.page)
+    }
+}

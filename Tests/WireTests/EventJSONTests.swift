@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Wire
+
+/// The JSON form and the line come from one field list: for every event, parsing the line with Wire and
+/// the JSON with Foundation gives the same keys and the same values.
+@Suite struct EventJSONTests {
+    /// Keys whose values look like numbers but are texts echoed as sent (the runner's own timestamps).
+    static let textKeys: [String: Set<String>] = ["run": ["ts"], "pace": ["ts"], "ack": ["ts"]]
+
+    /// Events beyond protocol.md's examples: odd texts, every null, every flag.
+    static let extraEvents: [ServerEvent] = [
+        .cheer(CheerEvent(runner: "ann", from: "bob", text: "quote \" backslash \\ newline \n tab \t bell \u{7} é 🌙")),
+        .cheer(CheerEvent(runner: "ann", from: "anon", text: "yes")),
+        .cheer(CheerEvent(runner: "ann", from: "anon", text: "12.5")),
+        .pace(PaceEvent(runner: "ann", distance: 1234.5, elapsed: 61, moving: 60, pace: nil, current: 301.25,
+                        latitude: -33.8688197, longitude: 151.2092955, timestamp: "1732950005.25", nextBadge: nil,
+                        left: 0)),
+        .ended(RunEndedEvent(runner: "ann", runID: 3, distance: 0, elapsed: 0, moving: 0, pace: nil, saved: false,
+                             reason: .timeout, filtered: ["jump": 2, "stale": 1])),
+        .board(BoardEvent(runner: "ann", badgeID: "moon", badgeName: "The Moon", distance: 1609.344, earned: nil,
+                          silver: nil, gold: nil, best: nil, left: 1609.344, silverPace: nil, goldPace: nil)),
+        .error(ErrorEvent(code: .badArgument, reason: "a \"quoted\" reason")),
+        .done(DoneEvent(what: "runs", count: 0, more: true)),
+        .stats(StatsEvent([("connections", 0), ("fixes_accepted", 9_000_000_000)])),
+    ]
+
+    static let lines: [String] = ProtocolDocTests.eventLines + extraEvents.map(\.line)
+
+    @Test func everyKindIsCovered() throws {
+        let kinds = Set(try Self.lines.map { try Event.parse($0).kind })
+        #expect(kinds == Set(ServerEvent.kinds))
+    }
+
+    @Test(arguments: lines) func jsonAndLineAgreeFieldByField(_ line: String) throws {
+        let event = try ServerEvent(line: line)
+        let parsedLine = try Event.parse(line)
+        let json = event.json
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
+        let subjectKey = event.runner == nil ? "subject" : "runner"
+        #expect(object["kind"] as? String == parsedLine.kind)
+        #expect(object[subjectKey] as? String == parsedLine.subject)
+        var expectedKeys: Set<String> = ["kind", subjectKey]
+        for field in parsedLine.fields {
+            let key = field.key ?? "text"
+            guard expectedKeys.insert(key).inserted else { continue }
+            let value = try #require(object[key], "\(key) missing from \(json)")
+            if let text = value as? String {
+                #expect(text == field.value, "\(key)")
+                // A number the line shows must be a JSON number, unless it is an echoed text.
+                let isText = parsedLine.kind == "ok" || parsedLine.kind == "msg" || Self.textKeys[parsedLine.kind]?.contains(key) == true
+                    || ["id", "name", "date", "earned", "silver", "gold", "from", "to"].contains(key)
+                #expect(isText || NumberFormat.parseDecimal(field.value) == nil, "\(key)=\(field.value) became a string")
+                #expect(field.value != "-" || isText, "\(key)=- became a string")
+            } else {
+                // Numbers, nulls and booleans keep the line's very characters (decimals included).
+                let literal: String
+                switch (value, field.value) {
+                case (is NSNull, "-"), (is NSNull, "no"): literal = "null"
+                case (_, "yes"): literal = "true"
+                case (_, "no"): literal = "false"
+                default:
+                    literal = field.value
+                    #expect((value as? NSNumber)?.doubleValue == NumberFormat.parseDecimal(field.value), "\(key)")
+                }
+                #expect(json.contains("\"\(key)\":\(literal)"), "\(key): \(json) lacks \(literal)")
+            }
+        }
+        #expect(Set(object.keys) == expectedKeys)
+    }
+
+    @Test func aPaceEventReadsAsTheDocumentSays() {
+        let pace = PaceEvent(runner: "ann", distance: 12.4, elapsed: 5, moving: 5, pace: 402.9, current: nil,
+                             latitude: 48.856725, longitude: 2.35223, timestamp: "1732950005", nextBadge: "atmosphere",
+                             left: 792.26)
+        #expect(pace.json == #"{"kind":"pace","runner":"ann","dist":12.40,"time":5.0,"moving":5.0,"pace":402.9,"#
+            + #""cur":null,"lat":48.8567250,"lon":2.3522300,"ts":"1732950005","next":"atmosphere","left":792.26}"#)
+        #expect(ErrorEvent(code: .notFound, reason: "no runner x").json
+            == #"{"kind":"err","subject":"not_found","text":"no runner x"}"#)
+        #expect(DoneEvent(what: "runs", count: 2, more: true).json == #"{"kind":"done","subject":"runs","count":2,"more":true}"#)
+    }
+
+    @Test func controlCharactersAreEscaped() {
+        let json = CheerEvent(runner: "ann", from: "x", text: "a\u{1}b\u{7F}c\r").json
+        #expect(json == #"{"kind":"msg","runner":"ann","from":"x","text":"a\u0001b\u007fc\r"}"#)
+    }
+
+    @Test func onlyJSONNumbersAreWrittenBare() {
+        for text in ["0", "-1", "12.40", "0.5", "-0.25"] { #expect(JSONSyntax.isNumber(text), "\(text)") }
+        for text in ["", "-", "007", "1.", ".5", "+1", "1e5", "0x1", "1.2.3", "--1"] { #expect(!JSONSyntax.isNumber(text), "\(text)") }
+        let odd = Event(kind: "x", subject: "s", fields: [Event.Field(key: "n", value: "007", shape: .number),
+                                                          Event.Field(key: "f", value: "maybe", shape: .flag)])
+        #expect(odd.json() == #"{"kind":"x","runner":"s","n":"007","f":"maybe"}"#)
+    }
+
+    @Test func theShapeIsNotPartOfEquality() throws {
+        let typed = PaceEvent(runner: "ann", distance: 1, elapsed: 1, moving: 1, pace: nil, current: nil, latitude: 0,
+                              longitude: 0, timestamp: "1", nextBadge: nil, left: 0).event
+        #expect(try Event.parse(typed.line) == typed)
+    }
+}
