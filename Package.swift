@@ -25,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
-        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor"]),
+        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets"]),
         // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
         .target(name: "MoonRunnerClient", dependencies: [
             "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),

@@ -1,32 +1,9 @@
 import Reactor
 import Wire
 
-/// One client's socket, line framing, rate budget and pending output. Loop thread only.
-final class Connection: EventHandler {
-    /// Lifecycle of a connection.
-    enum State {
-        /// Reading and writing.
-        case open
-        /// Asked to close: no more reading; closes once pending output is written.
-        case closing
-        /// Gone.
-        case closed
-    }
-
-    let id: ConnectionID
-    let socket: StreamSocket
-    /// The server owns every connection and outlives it; `unowned(unsafe)` skips the reference counting that
-    /// plain `unowned` costs on every event of every connection.
-    unowned(unsafe) let server: Server
-    var state = State.open
-    /// Why the connection is closing, for the log.
-    var closeReason: String?
+/// One line-protocol client: its line framing and rate budget on top of a ``Peer``. Loop thread only.
+final class Connection: Peer {
     var framer: LineFramer
-    var output = OutputBuffer()
-    /// What epoll is asked to report for this socket now.
-    var interest: Interest = .readable
-    /// True while in the server's list of connections to flush at the end of the turn.
-    var isQueuedForFlush = false
     /// Lines this connection may still send before the rate applies (a token bucket).
     var lineBudget: Double
     var budgetCheckedAt: Double
@@ -41,15 +18,17 @@ final class Connection: EventHandler {
     var errorsInWindow = 0
 
     init(id: ConnectionID, socket: StreamSocket, server: Server, now: Double) {
-        self.id = id
-        self.socket = socket
-        self.server = server
         framer = LineFramer(maximumLineLength: server.configuration.maximumLineLength)
         lineBudget = server.configuration.lineBurst
         budgetCheckedAt = now
+        super.init(id: id, socket: socket, server: server)
     }
 
-    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
+    override func didClose() { server.lineConnectionCount -= 1 }
+
+    override var wantsToRead: Bool { state == .open && !hasPeerClosed && !isReadPaused && !isAwaitingAnswer }
+
+    override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
         if hangup && isAwaitingAnswer && state == .open {
             // Both directions are gone: the answer could not be delivered, and epoll would report the hangup
             // on every turn until it came.

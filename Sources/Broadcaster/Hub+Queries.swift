@@ -12,6 +12,11 @@ extension Hub {
 
     /// `stats:`: the operator's counters on one line.
     func answerStatistics(_ id: ConnectionID) {
+        send(StatsEvent(statisticsCounters()), to: id)
+    }
+
+    /// The operator's counters, named as `stats:` names them (also the source of `GET /metrics`).
+    func statisticsCounters() -> [(String, Int)] {
         var runnerConnections = 0, spectators = 0, coachConnections = 0, idle = 0
         for session in sessions.values {
             var role = false
@@ -39,7 +44,7 @@ extension Hub {
             ("accepted_total", statistics.connectionsAccepted), ("refused_busy", statistics.connectionsRefused),
             ("errors_sent", statistics.errorsSent),
         ]
-        send(StatsEvent(counters), to: id)
+        return counters
     }
 
     /// `runs:NAME OFFSET LIMIT`: item lines newest first, then `done:runs count=N more=yes|no`.

@@ -205,7 +205,10 @@ extension Hub {
         entry.run = nil
         finishedRuns.append((runID, now))
         let event = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
-        broadcast(Self.line(event), about: entry.name, to: .everyone)
+        let line = Self.line(event)
+        recentlyEnded.append(line)
+        if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
+        broadcast(line, about: entry.name, to: .everyone)
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

@@ -64,6 +64,16 @@ extension Hub {
         }
     }
 
+    /// Sends a cheer to a runner's connection and spectators (and keeps it for late web viewers of the run).
+    func relayCheer(to runner: String, from sender: String, text: String, except id: ConnectionID? = nil) {
+        let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
+        if let run = runners[runner]?.run {
+            run.cheerLines.append(line)
+            if run.cheerLines.count > LiveRun.keptCheers { run.cheerLines.removeFirst() }
+        }
+        broadcast(line, about: runner, to: .spectators, except: id)
+    }
+
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
     /// to every runner the sender watches (with `watch:*`, every runner with a live run) and their audiences.
     /// The sender gets `ok:msg count=N` (runners reached), not its own words back.
@@ -82,10 +92,7 @@ extension Hub {
             fail(id, .notFound, "no one to cheer: watch a runner first")
             return
         }
-        for runner in targets {
-            let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
-            broadcast(line, about: runner, to: .spectators, except: id)
-        }
+        for runner in targets { relayCheer(to: runner, from: sender, text: text, except: id) }
         send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]), to: id)
     }
 }

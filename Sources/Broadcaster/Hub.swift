@@ -45,6 +45,14 @@ final class Hub {
     var unknownNames: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
     var isShuttingDown = false
+    /// Numbers every broadcast event (an event stream's `id:`); `broadcastSequence` is the number of the event
+    /// being broadcast now, nil outside a broadcast (replies and catch-up lines carry no number).
+    var eventSequence: UInt64 = 0
+    var broadcastSequence: UInt64?
+    /// Recent broadcast events per runner, for event streams resuming with `Last-Event-ID`.
+    var backlogs: [String: EventBacklog] = [:]
+    /// The `end:` lines of the latest runs ended, oldest first (at most 20), for the web overview.
+    var recentlyEnded: [[UInt8]] = []
     /// Connections following everyone.
     var everyoneWatchers: Set<ConnectionID> = []
     var everyoneCoaches: Set<ConnectionID> = []
@@ -119,7 +127,9 @@ final class Hub {
             sessions[id]?.isActive = true  // closed once, not every tick until the socket goes
         }
         let forgetBefore = finishedRuns.firstIndex { now - $0.at < 60 } ?? finishedRuns.count
-        for finished in finishedRuns[..<forgetBefore] { runOwners[finished.id] = nil }
+        for finished in finishedRuns[..<forgetBefore] {
+            if let name = runOwners.removeValue(forKey: finished.id), runners[name]?.run == nil { backlogs[name] = nil }
+        }
         finishedRuns.removeFirst(forgetBefore)
         for entry in runners.values {
             guard let run = entry.run, let since = run.disconnectedAt,
@@ -169,7 +179,16 @@ final class Hub {
     func broadcast(_ line: [UInt8], about runner: String, entry: RunnerEntry? = nil, to audience: Audience,
                    droppable: Bool = false, except sender: ConnectionID? = nil) {
         let pace = droppable ? runner : nil
-        let own = (entry ?? runners[runner])?.connection ?? sender
+        eventSequence += 1
+        broadcastSequence = eventSequence
+        defer { broadcastSequence = nil }
+        let runnerEntry = entry ?? runners[runner]
+        // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
+        if runnerEntry?.run != nil {
+            backlogs[runner, default: EventBacklog(capacity: configuration.eventBacklog)]
+                .append(eventSequence, line, isPace: droppable)
+        }
+        let own = runnerEntry?.connection ?? sender
         if let own, own != sender { send(line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
         for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }

@@ -40,6 +40,10 @@ final class LiveRun {
     var latestPaceLine: [UInt8]?
     /// The run's `badge:` lines so far, for late watchers and coaches (at most 4 tiers of 33 badges).
     var badgeLines: [[UInt8]] = []
+    /// The newest cheers about the run (at most ``LiveRun/keptCheers``), for a late web viewer.
+    var cheerLines: [[UInt8]] = []
+    /// How many cheers a run keeps for late viewers.
+    static let keptCheers = 20
     /// The greatest plausible fix timestamp handed to the store (the ack mark), and its text as the runner sent it.
     /// A fix stamped beyond the future allowance never moves it: an ack covers every older fix, and one bogus
     /// far-future stamp must not make the phone forget fixes the server has not stored yet.

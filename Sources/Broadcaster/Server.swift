@@ -18,14 +18,29 @@ public final class Server: @unchecked Sendable {
     let store: any RunStore
     let logger: ServerLog
     let listener: ListeningSocket
+    /// The HTTP listener (the web page, its event streams and JSON API), nil when HTTP is off.
+    let httpListener: ListeningSocket?
+    /// The HTTP port in use (the real one when configured with 0), nil when HTTP is off.
+    public let httpPort: UInt16?
+    /// Counters and histograms for `GET /metrics`. Loop thread only.
+    let metrics = ServerMetrics()
+    /// The JSON of the last event line framed for an event stream (a broadcast frames one line many times).
+    var streamJSONCache: (line: [UInt8], json: [UInt8])?
+    /// The `Date` header of the current second.
+    var cachedHTTPDate: (second: Int64, text: String) = (0, "")
     /// Loop thread only from here on.
     var hub: Hub!
-    var connections: [ConnectionID: Connection] = [:]
+    /// Every open peer, line protocol and HTTP, by id (the hub's sessions use the same ids).
+    var connections: [ConnectionID: Peer] = [:]
     var nextConnection = 1
-    var pendingFlush: [Connection] = []
+    /// Open line-protocol connections and HTTP connections (each kind has its own limit).
+    var lineConnectionCount = 0
+    var httpConnectionCount = 0
+    var pendingFlush: [Peer] = []
     let readBuffer: UnsafeMutableRawBufferPointer
     var isAccepting = true
     private var acceptHandler: AcceptHandler!
+    private var httpAcceptHandler: AcceptHandler?
     /// History reads run here, off the loop, one at a time.
     let queryQueue = DispatchQueue(label: "moonrunner.history")
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
@@ -42,6 +57,14 @@ public final class Server: @unchecked Sendable {
         if let loop { self.loop = loop } else { self.loop = try EventLoop() }
         listener = try ListeningSocket(host: configuration.host, port: configuration.port)
         port = listener.port
+        if let http = configuration.httpPort {
+            let socket = try ListeningSocket(host: configuration.host, port: http)
+            httpListener = socket
+            httpPort = socket.port
+        } else {
+            httpListener = nil
+            httpPort = nil
+        }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store, output: self)
         _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
@@ -56,6 +79,7 @@ public final class Server: @unchecked Sendable {
         try prepare()
         loop.run()
         listener.close()
+        httpListener?.close()
         stopped.withLock { $0 = true }
         stoppedSignal.signal()
     }
@@ -74,6 +98,7 @@ public final class Server: @unchecked Sendable {
                 ready.signal()
             }
             listener.close()
+            httpListener?.close()
             stopped.withLock { $0 = true }
             stoppedSignal.signal()
         }
@@ -98,15 +123,31 @@ public final class Server: @unchecked Sendable {
 
     /// Loop thread: registers the listener, timers and the store's commit handler.
     private func prepare() throws(IOError) {
-        acceptHandler = AcceptHandler(server: self)
+        acceptHandler = AcceptHandler { [unowned self] in acceptConnections() }
         try loop.register(listener.fileDescriptor, interest: .readable, handler: acceptHandler)
-        store.setCommitHandler { [weak self] receipt in
-            self?.loop.execute { [weak self] in self?.hub.committed(receipt) }
+        if let httpListener {
+            httpAcceptHandler = AcceptHandler { [unowned self] in acceptHTTPConnections() }
+            try loop.register(httpListener.fileDescriptor, interest: .readable, handler: httpAcceptHandler!)
         }
-        loop.schedule(every: 1) { [unowned self] in hub.tick(now: Self.now()) }
-        loop.onTurnEnd { [unowned self] in flushPending() }
+        store.setCommitHandler { [weak self] receipt in
+            self?.loop.execute { [weak self] in
+                guard let self else { return }
+                hub.committed(receipt)
+                metrics.record(receipt, now: Self.now())
+            }
+        }
+        loop.schedule(every: 1) { [unowned self] in
+            let now = Self.now()
+            hub.tick(now: now)
+            tickHTTP(now: now)
+        }
+        loop.onTurnEnd { [unowned self] in
+            flushPending()
+            metrics.turnSeconds.observe(Double(loop.currentTurnNanoseconds) / 1e9)
+        }
         recoverLiveRuns()
         logger.write("listening on \(configuration.host):\(port)")
+        if let httpPort { logger.write("http on http://\(configuration.host):\(httpPort)/") }
     }
 
     /// Loop thread: stop accepting, end runs, then flush the store off the loop and stop.
@@ -115,6 +156,10 @@ public final class Server: @unchecked Sendable {
         isAccepting = false
         loop.deregister(listener.fileDescriptor)
         listener.close()
+        if let httpListener {
+            loop.deregister(httpListener.fileDescriptor)
+            httpListener.close()
+        }
         hub.finishAllRuns(now: Self.now())
         flushPending()
         let store = self.store
@@ -137,11 +182,11 @@ public final class Server: @unchecked Sendable {
     static func now() -> Double { Date().timeIntervalSince1970 }
 }
 
-/// Accepts connections when the listening socket is readable.
+/// Accepts connections when a listening socket is readable.
 private final class AcceptHandler: EventHandler {
-    unowned let server: Server
-    init(server: Server) { self.server = server }
-    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) { server.acceptConnections() }
+    let accept: () -> Void
+    init(_ accept: @escaping () -> Void) { self.accept = accept }
+    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) { accept() }
 }
 
 extension Server {

@@ -1,3 +1,4 @@
+import HTTP
 import RunCore
 
 /// Everything `moonrunner serve` can be told, with the defaults it uses. Each field is a flag of `serve`.
@@ -34,6 +35,24 @@ public struct ServerConfiguration: Sendable {
     public var maximumFollowedRunners = 1_000
     /// Most runs one `runs:` answer lists. Default 100.
     public var maximumHistoryPage = 100
+
+    /// HTTP port for the web page, its event stream and JSON API, on the same loop and host; nil turns HTTP
+    /// off; 0 picks an ephemeral port (tests). Default 8080.
+    public var httpPort: UInt16? = 8080
+    /// Limits on one HTTP request: head 8 KiB (431 past it), body 16 KiB (413), 100 header fields.
+    public var httpLimits = HTTPLimits()
+    /// Seconds a client may take to send a whole request once it started one (408 and close). Default 10.
+    public var httpHeaderTimeout: Double = 10
+    /// Seconds a keep-alive HTTP connection may stay idle between requests before it is closed. Default 60.
+    public var httpIdleTimeout: Double = 60
+    /// Most HTTP connections open at once, event streams included; the next gets 503 and is closed.
+    /// Default 20,000.
+    public var maximumHTTPConnections = 20_000
+    /// Seconds between comment heartbeats on an idle event stream (proxies drop silent ones). Default 15.
+    public var eventStreamHeartbeat: Double = 15
+    /// Events kept per runner so an event stream that reconnects with `Last-Event-ID` gets what it missed.
+    /// Default 128.
+    public var eventBacklog = 128
 
     /// The defaults above.
     public init() {}

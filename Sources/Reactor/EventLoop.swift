@@ -75,6 +75,8 @@ public final class EventLoop: @unchecked Sendable {
     var timers = TimerQueue()
     /// Called at the end of every turn, in the order added.
     var turnEndHooks: [() -> Void] = []
+    /// When the current turn's work began (monotonic nanoseconds). Loop thread only.
+    var turnStartedNanoseconds: UInt64 = 0
     /// Second task buffer, swapped with the shared one each turn so neither reallocates.
     var runnableTasks: [@Sendable () -> Void] = []
 
@@ -173,6 +175,7 @@ public final class EventLoop: @unchecked Sendable {
         } catch {
             fatalError("EventLoop: \(error)")
         }
+        turnStartedNanoseconds = Syscall.monotonicNanoseconds()
         dispatchEvents(count)
         runQueuedTasks()
         runExpiredTimers()
@@ -230,6 +233,12 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Adds `body` to be called once at the end of every turn (e.g. to flush output buffers).
     /// Loop thread only. Hooks cannot be removed; make the body cheap when idle.
+    /// Nanoseconds the current turn has been working (since `epoll_wait` returned): a turn-end hook measures
+    /// the turn with it. Loop thread only.
+    public var currentTurnNanoseconds: UInt64 {
+        Syscall.monotonicNanoseconds() &- turnStartedNanoseconds
+    }
+
     public func onTurnEnd(_ body: @escaping () -> Void) {
         assertLoopThread()
         turnEndHooks.append(body)

@@ -38,6 +38,10 @@ public struct CommitReceipt: Sendable {
     public var failure: StoreError?
     /// Runs with writes in a failed batch (empty when it committed).
     public var affectedRuns: Set<Int64>
+    /// Writes in the batch (retained ones included).
+    public var batchSize = 0
+    /// Seconds from the start of the commit to its end, retries included.
+    public var duration = 0.0
 
     /// Creates a receipt.
     public init(acknowledgements: [Int64: String] = [:], failure: StoreError? = nil, affectedRuns: Set<Int64> = []) {

@@ -162,6 +162,7 @@ final class WriteQueue: @unchecked Sendable {
         let writes = retained.isEmpty ? batch : retained + batch
         retained = []
         guard !writes.isEmpty else { return }
+        let started = DispatchTime.now().uptimeNanoseconds
         var receipt = CommitReceipt()
         var delay = configuration.retryBackoff
         var attempt = 0
@@ -187,6 +188,8 @@ final class WriteQueue: @unchecked Sendable {
                 delay *= 2
             }
         }
+        receipt.batchSize = writes.count
+        receipt.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         condition.lock()
         retainedCount = retained.count
         let handler = self.handler

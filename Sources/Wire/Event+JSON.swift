@@ -57,8 +57,9 @@ extension ServerEvent {
     public var json: String { payload.json }
 }
 
-/// JSON's string and number syntax (RFC 8259), by hand like the rest of Wire's formatting.
-enum JSONSyntax {
+/// JSON's string and number syntax (RFC 8259), by hand like the rest of Wire's formatting. Public so the
+/// server's JSON answers escape text the same way.
+public enum JSONSyntax {
     static func appendValue(_ field: Event.Field, to buffer: inout [UInt8]) {
         switch field.shape {
         case .number where field.value == "-", .textOrDash where field.value == "-", .textOrNo where field.value == "no":
@@ -90,7 +91,7 @@ enum JSONSyntax {
     }
 
     /// `"…"` with `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`, and the rest as UTF-8.
-    static func appendString(_ text: String, to buffer: inout [UInt8]) {
+    public static func appendString(_ text: String, to buffer: inout [UInt8]) {
         let hex = Array("0123456789abcdef".utf8)
         buffer.append(UInt8(ascii: "\""))
         for byte in text.utf8 {

@@ -15,6 +15,7 @@ duration. Other terminals can join in: moonrunner watch '*' --port PORT.
   --duration S   stop after S seconds (default: until Ctrl-C)
   --speed X      how much faster than real time the runners go (default 20)
   --port N       port for the server (default 0: any free port, shown in the heading)
+  --http-port N  port for the web page (default 8080, or any free port when 8080 is taken)
 """
 
 /// `moonrunner demo`.
@@ -22,6 +23,7 @@ func runDemoCommand(arguments: [String]) -> Int32 {
     var duration: Double?
     var speed = 20.0
     var port: UInt16 = 0
+    var httpPort: UInt16?
     do {
         var options = try Options(arguments)
         if options.wantsHelp {
@@ -36,6 +38,7 @@ func runDemoCommand(arguments: [String]) -> Int32 {
         speed = try options.number("speed", default: speed)
         guard speed > 0, speed.isFinite else { throw Options.UsageError(description: "--speed must be positive") }
         port = try options.number("port", default: port)
+        httpPort = try options.string("http-port").map { text throws(Options.UsageError) in try parsePort(text, option: "http-port") }
         try options.finish()
         guard options.positional.isEmpty else { throw Options.UsageError(description: "unexpected \(options.positional[0])") }
     } catch {
@@ -44,24 +47,35 @@ func runDemoCommand(arguments: [String]) -> Int32 {
     }
     var configuration = ServerConfiguration()
     configuration.port = port
+    configuration.httpPort = httpPort ?? 8080
     let server: Server
     do {
-        server = try Server(configuration: configuration, store: MemoryRunStore(), log: ServerLog(isEnabled: false))
+        let store = MemoryRunStore()
+        do {
+            server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: false))
+        } catch where httpPort == nil {
+            configuration.httpPort = 0  // 8080 is taken (another server?): any free port will do
+            server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: false))
+        }
         try server.start()
+        if let web = server.httpPort {
+            print("MoonRunner Live demo: open http://\(configuration.host):\(web)/ in a browser")
+            fflush(nil)
+        }
     } catch {
         printError("moonrunner demo: cannot start the server: \(error)")
         return 1
     }
     let (finalDuration, finalSpeed) = (duration, speed)
     let status = runBlocking {
-        await runDemo(port: server.port, duration: finalDuration, speed: finalSpeed)
+        await runDemo(port: server.port, webPort: server.httpPort, duration: finalDuration, speed: finalSpeed)
     }
     server.shutdown()
     return status
 }
 
 /// The runners, the fan and the watch view, until the duration ends.
-func runDemo(port: UInt16, duration: Double?, speed: Double) async -> Int32 {
+func runDemo(port: UInt16, webPort: UInt16?, duration: Double?, speed: Double) async -> Int32 {
     let cast: [(String, BuiltInRoute, String)] = [("ann", .park, "5:10"), ("bob", .tenK, "5:40"), ("cat", .marathon, "4:50")]
     var tasks: [Task<Void, Never>] = []
     for (index, (name, route, pace)) in cast.enumerated() {
@@ -96,7 +110,8 @@ func runDemo(port: UInt16, duration: Double?, speed: Double) async -> Int32 {
         }
     })
     let watcher = MoonRunnerClient(host: "127.0.0.1", port: port)
-    let title = "demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
+    let web = webPort.map { "web: http://127.0.0.1:\($0)/ · " } ?? ""
+    let title = "\(web)demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
     let status = await watchLive(client: watcher, target: .everyone, view: WatchView(title: title), duration: duration,
                                  isFinal: { _ in false })
     for task in tasks { task.cancel() }

@@ -20,10 +20,27 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --write-per-turn BYTES  bytes written to one client per loop turn (default 262144)
   --resume-window S       seconds a disconnected runner's run stays open (default 600)
   --max-followed N        runners one connection may follow by name (default 1000)
+  --http-port N|off       HTTP port for the web page, its event stream and JSON API, same host;
+                          0 for any free one, off for none (default 8080)
+  --http-header-timeout S seconds a client may take to send a whole request (default 10)
+  --http-idle-timeout S   seconds an idle keep-alive HTTP connection stays open (default 60)
+  --max-http-connections N  HTTP connections at once, event streams included; the next gets 503
+                          (default 20000)
+  --http-max-head BYTES   request line and headers at most (431 past it; default 8192)
+  --http-max-body BYTES   request body at most (413 past it; default 16384)
+  --sse-heartbeat S       seconds of silence before an event stream gets a comment heartbeat (default 15)
+  --sse-backlog N         events kept per runner for event streams reconnecting with Last-Event-ID
+                          (default 128)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --quiet                 no log lines
 """
+
+/// A port number option's value.
+func parsePort(_ text: String, option: String) throws(Options.UsageError) -> UInt16 {
+    guard let port = UInt16(text) else { throw Options.UsageError(description: "--\(option): not a port: \(text)") }
+    return port
+}
 
 /// `moonrunner serve`.
 func runServeCommand(arguments: [String]) -> Int32 {
@@ -54,6 +71,20 @@ func runServeCommand(arguments: [String]) -> Int32 {
                                                                           default: configuration.tracker.filter.maximumAccuracy)
         configuration.tracker.filter.maximumSpeed = try options.number("max-speed",
                                                                        default: configuration.tracker.filter.maximumSpeed)
+        if let http = options.string("http-port") {
+            configuration.httpPort = http == "off" ? nil : try parsePort(http, option: "http-port")
+        }
+        configuration.httpHeaderTimeout = try options.number("http-header-timeout",
+                                                             default: configuration.httpHeaderTimeout)
+        configuration.httpIdleTimeout = try options.number("http-idle-timeout", default: configuration.httpIdleTimeout)
+        configuration.maximumHTTPConnections = try options.number("max-http-connections",
+                                                                  default: configuration.maximumHTTPConnections)
+        configuration.httpLimits.maximumHeadBytes = try options.number("http-max-head",
+                                                                       default: configuration.httpLimits.maximumHeadBytes)
+        configuration.httpLimits.maximumBodyBytes = try options.number("http-max-body",
+                                                                       default: configuration.httpLimits.maximumBodyBytes)
+        configuration.eventStreamHeartbeat = try options.number("sse-heartbeat", default: configuration.eventStreamHeartbeat)
+        configuration.eventBacklog = try options.number("sse-backlog", default: configuration.eventBacklog)
         quiet = options.flag("quiet")
         try options.finish()
     } catch {

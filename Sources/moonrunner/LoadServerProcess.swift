@@ -48,7 +48,7 @@ final class LoadServerProcess {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", host, "--port", "0", "--db", database ?? directory + "/load.sqlite"]
+        process.arguments = ["serve", "--host", host, "--port", "0", "--http-port", "off", "--db", database ?? directory + "/load.sqlite"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         guard let logHandle = FileHandle(forWritingAtPath: log) else {

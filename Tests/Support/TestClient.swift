@@ -130,6 +130,7 @@ public func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _
                    _ body: (Server) throws -> T) throws -> T {
     var configuration = ServerConfiguration()
     configuration.port = 0
+    configuration.httpPort = 0
     configure(&configuration)
     let server = try Server(configuration: configuration, store: store ?? MemoryRunStore(), log: ServerLog(isEnabled: false))
     try server.start()

@@ -38,7 +38,7 @@ import Wire
         for point in route { _ = reference.add(point.fix, now: point.fix.timestamp) }
         let expected = reference.finish().distance
 
-        let first = try ChildProcess(["serve", "--port", "0", "--db", database])
+        let first = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
         let phone = try TestClient(port: try first.listeningPort())
         try phone.send("iam:ann")
         let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
@@ -51,7 +51,7 @@ import Wire
         acked = Self.newestAck(in: phone.received, after: acked)
         #expect(acked >= start, "killed after \(killAfter) fixes with \(acked - start + 1) acked")
 
-        let second = try ChildProcess(["serve", "--port", "0", "--db", database])
+        let second = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
         defer { second.signal(SIGTERM); _ = second.awaitExit() }
         let again = try TestClient(port: try second.listeningPort())
         try again.send("iam:ann \(key)")

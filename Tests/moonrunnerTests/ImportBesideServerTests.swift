@@ -10,7 +10,7 @@ import Wire
     @Test func importIntoALiveServersFileKeepsEveryRunIntact() async throws {
         let folder = temporaryFolder()
         let database = folder.appendingPathComponent("live.sqlite").path
-        let server = try ChildProcess(["serve", "--port", "0", "--db", database])
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
         defer { server.terminate() }
         let port = try server.listeningPort()
         let (ann, _) = try connectRunner(on: port, "ann")

@@ -9,7 +9,7 @@ import Wire
     @Test func sigtermEndsOpenRunsSavedFlushesAndExitsZero() throws {
         let folder = temporaryFolder()
         let database = folder.appendingPathComponent("runs.sqlite").path
-        let server = try ChildProcess(["serve", "--port", "0", "--db", database])
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
         let port = try server.listeningPort()
         let runner = try TestClient(port: port)
         try runner.send("iam:ann")
@@ -50,7 +50,7 @@ import Wire
         let folder = temporaryFolder()
         let garbage = folder.appendingPathComponent("garbage.sqlite")
         try Data(repeating: 0x42, count: 8192).write(to: garbage)
-        let server = try ChildProcess(["serve", "--port", "0", "--db", garbage.path])
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", garbage.path])
         #expect(server.awaitExit() == 1)
         #expect(server.standardError.contains("cannot open the database"))
     }

@@ -1,0 +1,52 @@
+import Reactor
+
+/// What every client socket of the server has, line protocol and HTTP alike: its id, socket, lifecycle and
+/// pending output. The server writes, closes and asks epoll for every peer the same way; the subclasses
+/// (``Connection``, ``HTTPConnection``) read and frame. Loop thread only.
+class Peer: EventHandler {
+    /// Lifecycle of a peer.
+    enum State {
+        /// Reading and writing.
+        case open
+        /// Asked to close: no more reading; closes once pending output is written.
+        case closing
+        /// Gone.
+        case closed
+    }
+
+    let id: ConnectionID
+    let socket: StreamSocket
+    /// The server owns every peer and outlives it; `unowned(unsafe)` skips the reference counting that
+    /// plain `unowned` costs on every event of every connection.
+    unowned(unsafe) let server: Server
+    var state = State.open
+    /// Why the peer is closing, for the log.
+    var closeReason: String?
+    var output = OutputBuffer()
+    /// What epoll is asked to report for this socket now.
+    var interest: Interest = .readable
+    /// True while in the server's list of peers to flush at the end of the turn.
+    var isQueuedForFlush = false
+    /// True once the other side shut its sending half: the peer closes once what it owes is written.
+    var hasPeerClosed = false
+
+    init(id: ConnectionID, socket: StreamSocket, server: Server) {
+        self.id = id
+        self.socket = socket
+        self.server = server
+    }
+
+    /// True when epoll should report readability now (subclasses pause reading for their own reasons).
+    var wantsToRead: Bool { state == .open && !hasPeerClosed }
+
+    /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); false when the peer
+    /// cannot take lines. The line protocol writes it as it is; an event stream frames it.
+    func deliver(_ line: [UInt8], paceOf runner: String?, sequence: UInt64?) -> Bool {
+        output.append(line, paceOf: runner, highWaterMark: server.configuration.outputHighWaterMark)
+    }
+
+    /// Called once when the peer is closed for good (after it left the server's table).
+    func didClose() {}
+
+    func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {}
+}

@@ -1,0 +1,136 @@
+import HTTP
+import RunCore
+import RunStore
+import Wire
+
+/// `GET /events`: Server-Sent Events. A stream is a spectator (or coach) like a TCP one: a hub session with
+/// the same subscriptions, the same conflation of `pace` for slow readers and the same hard limit; its
+/// lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
+extension Server {
+    /// The event kinds a stream carries: a runner's broadcasts, not replies to commands it never sent.
+    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg"]
+
+    /// Most events held while a stream's snapshot is read; a stream behind by more is closed.
+    static let maximumHeldEvents = 4096
+
+    /// Turns a connection into an event stream for `watch=NAME|*` or `coach=NAME|*`.
+    func openEventStream(_ request: HTTPRequest, on connection: HTTPConnection, now: Double) {
+        var targets: [(WatchTarget, coach: Bool)] = []
+        for item in request.queryItems where item.name == "watch" || item.name == "coach" {
+            let target: WatchTarget = item.value == "*" ? .everyone : .runner(item.value)
+            if case .runner(let name) = target, !Command.isValidName(name) {
+                write(.text(.badRequest, "bad runner name \(item.value): 1-32 of A-Z a-z 0-9 _ . -\n"), to: connection,
+                      keepAlive: false)
+                return
+            }
+            targets.append((target, item.name == "coach"))
+        }
+        guard !targets.isEmpty, targets.count <= configuration.maximumFollowedRunners else {
+            write(.text(.badRequest, "give watch=NAME, watch=*, coach=NAME or coach=*\n"), to: connection, keepAlive: false)
+            return
+        }
+        metrics.countResponse(200)
+        var head: [UInt8] = []
+        HTTPResponseHead.eventStream.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
+        ServerSentEvent.appendRetry(milliseconds: 2000, to: &head)
+        _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
+        connection.stream = EventStream(held: [], lastWrite: now)
+        scheduleFlush(connection)
+
+        hub.connected(connection.id, now: now)
+        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap { hub.missedEvents(after: $0, for: targets.map(\.0)) }
+        for (target, coach) in targets { hub.received(coach ? .coach(target) : .watch(target), from: connection.id, now: now) }
+        if let resumed {
+            // Reconnected in time: exactly what it missed, with the ids it would have had.
+            // The catch-up lines the subscriptions made are older than what it missed: dropped.
+            connection.stream?.held = []
+            replaceHeld(connection, with: resumed.map { entry in
+                (frame(entry.line, sequence: entry.sequence) ?? [], entry.isPace ? runnerOf(entry.line) : nil)
+            })
+            return
+        }
+        // A late joiner of one runner's live run gets the whole run so far first, made off the loop.
+        guard case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0),
+              let snapshot = hub.trackSnapshotSource(for: name) else {
+            releaseHeld(connection)
+            return
+        }
+        let id = connection.id
+        readOffLoop({ _ in snapshot.trackEvent() }) { [unowned self] track in
+            guard let connection = connections[id] as? HTTPConnection, connection.stream != nil else { return }
+            var bytes: [UInt8] = []
+            ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
+            _ = connection.output.append(bytes, paceOf: nil, highWaterMark: .max)
+            releaseHeld(connection)
+        }
+    }
+
+    /// Frames a line for a stream (or holds it while the snapshot is made); false when nothing was conflated.
+    func deliverToStream(_ connection: HTTPConnection, _ line: [UInt8], paceOf runner: String?,
+                         sequence: UInt64?) -> Bool {
+        guard var stream = connection.stream, let bytes = frame(line, sequence: sequence) else { return false }
+        if stream.held != nil {
+            connection.stream?.held?.append((bytes, runner))
+            if (connection.stream?.held?.count ?? 0) > Self.maximumHeldEvents {
+                closeNow(connection, reason: "event stream: too many events before its snapshot")
+            }
+            return false
+        }
+        stream.lastWrite = Self.now()
+        connection.stream = stream
+        return connection.output.append(bytes, paceOf: runner, highWaterMark: configuration.outputHighWaterMark)
+    }
+
+    /// `id:`, `event:` and `data:` for one event line; nil for the kinds a stream does not carry.
+    func frame(_ line: [UInt8], sequence: UInt64?) -> [UInt8]? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let kind = String(decoding: line[..<colon], as: UTF8.self)
+        guard Self.streamedKinds.contains(kind) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(line.count * 2)
+        ServerSentEvent.append(id: sequence.map(String.init), event: kind, data: json(forLine: line), to: &bytes)
+        return bytes
+    }
+
+    /// The JSON of an event line; the last one is remembered, as a broadcast hands the same line to every
+    /// stream in turn.
+    func json(forLine line: [UInt8]) -> [UInt8] {
+        if let cached = streamJSONCache, cached.line == line { return cached.json }
+        let json = Self.eventJSON(line)
+        streamJSONCache = (line, json)
+        return json
+    }
+
+    /// The JSON object of one event line (with or without its newline), through Wire's one formatter.
+    static func eventJSON(_ line: [UInt8]) -> [UInt8] {
+        var json: [UInt8] = []
+        let text = String(decoding: line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...], as: UTF8.self)
+        if let event = try? ServerEvent(line: text) { event.appendJSON(to: &json) } else { json = Array("{}".utf8) }
+        return json
+    }
+
+    private func runnerOf(_ line: [UInt8]) -> String? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let rest = line[(colon + 1)...]
+        return String(decoding: rest.prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
+    }
+
+    /// Sends what was held (after the snapshot), then lets events flow straight through.
+    private func releaseHeld(_ connection: HTTPConnection) {
+        replaceHeld(connection, with: [])
+    }
+
+    private func replaceHeld(_ connection: HTTPConnection, with first: [(bytes: [UInt8], paceOf: String?)]) {
+        guard var stream = connection.stream else { return }
+        let held = stream.held ?? []
+        stream.held = nil
+        stream.lastWrite = Self.now()
+        connection.stream = stream
+        for event in first + held where !event.bytes.isEmpty {
+            if connection.output.append(event.bytes, paceOf: event.paceOf, highWaterMark: configuration.outputHighWaterMark) {
+                hub.statistics.eventsConflated += 1
+            }
+        }
+        scheduleFlush(connection)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HTTP
+import Reactor
+import RunStore
+import Wire
+
+/// HTTP on the server's loop: accepting, reading, parsing, answering in order, timeouts.
+extension Server {
+    /// Accepts every pending HTTP connection; past the limit a newcomer gets 503 and is closed.
+    func acceptHTTPConnections() {
+        guard let httpListener else { return }
+        while isAccepting {
+            let accepted: IOResult<StreamSocket>
+            do {
+                accepted = try httpListener.accept()
+            } catch {
+                logger.write("http accept failed: \(error); pausing accepts for 100 ms")
+                try? loop.setInterest([], for: httpListener.fileDescriptor)
+                loop.schedule(after: 0.1) { [unowned self] in
+                    if isAccepting { try? loop.setInterest(.readable, for: httpListener.fileDescriptor) }
+                }
+                return
+            }
+            guard case .processed(let socket) = accepted else { return }
+            if httpConnectionCount >= configuration.maximumHTTPConnections {
+                metrics.countResponse(503)
+                let refusal = HTTPResponse.text(.serviceUnavailable, "too many connections: try again later\n")
+                _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
+                socket.close()
+                continue
+            }
+            let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: Self.now())
+            connections[connection.id] = connection
+            httpConnectionCount += 1
+            do {
+                try loop.register(socket.fileDescriptor, interest: .readable, handler: connection)
+            } catch {
+                logger.write("register failed for \(socket.peerDescription): \(error)")
+                closeNow(connection, reason: "register failed")
+            }
+        }
+    }
+
+    /// Reads what the socket has and answers the complete requests, in order.
+    func readHTTP(_ connection: HTTPConnection) {
+        for _ in 0..<4 where connection.wantsToRead {
+            let result: IOResult<Int>
+            do {
+                result = try connection.socket.read(into: readBuffer)
+            } catch {
+                closeNow(connection, reason: "read error: \(error)")
+                return
+            }
+            guard case .processed(let count) = result else { break }
+            if count == 0 {
+                connection.hasPeerClosed = true
+                if !connection.isAwaitingResponse { closeAfterOutput(connection, reason: "closed by peer") }
+                updateInterest(connection)
+                return
+            }
+            // An event stream only listens; whatever its browser sends is ignored.
+            if connection.stream == nil {
+                connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+            }
+            if count < readBuffer.count { break }
+        }
+        answerRequests(connection, now: Self.now())
+    }
+
+    /// Answers the requests the parser holds until one must wait for the store, the stream starts, or the
+    /// connection closes. A malformed request is answered with its status and closes the connection.
+    func answerRequests(_ connection: HTTPConnection, now: Double) {
+        while connection.state == .open && connection.stream == nil && !connection.isAwaitingResponse {
+            let request: HTTPRequest?
+            do {
+                request = try connection.parser.nextRequest()
+            } catch {
+                write(HTTPResponse.error(error), to: connection, keepAlive: false)
+                break
+            }
+            guard let request else { break }
+            connection.requestStartedAt = nil
+            respond(to: request, on: connection, now: now)
+        }
+        if connection.parser.hasPartialRequest {
+            if connection.requestStartedAt == nil { connection.requestStartedAt = now }
+        } else {
+            connection.requestStartedAt = nil
+        }
+        updateInterest(connection)
+    }
+
+    /// Queues a response; without keep-alive the connection closes once it is written.
+    func write(_ response: HTTPResponse, to connection: HTTPConnection, keepAlive: Bool, head: Bool = false) {
+        guard connection.state == .open else { return }
+        metrics.countResponse(response.status.code)
+        let keep = keepAlive && !connection.hasPeerClosed
+        _ = connection.output.append(response.encoded(keepAlive: keep, date: httpDate(), includeBody: !head),
+                                     paceOf: nil, highWaterMark: .max)
+        connection.idleSince = Self.now()
+        scheduleFlush(connection)
+        if !keep { closeAfterOutput(connection, reason: "http: \(response.status.code), not kept alive") }
+    }
+
+    /// Makes a response off the loop (it reads the store), then writes it; later requests wait meanwhile.
+    func respondFromStore(to request: HTTPRequest, on connection: HTTPConnection,
+                          _ make: @escaping @Sendable (any RunStore) throws(StoreError) -> HTTPResponse) {
+        connection.isAwaitingResponse = true
+        let keepAlive = request.keepAlive, head = request.method == "HEAD"
+        let id = connection.id
+        readOffLoop({ store -> HTTPResponse in
+            do throws(StoreError) {
+                return try make(store)
+            } catch {
+                return HTTPResponse.text(.internalServerError, "storage: \(error.message)\n")
+            }
+        }) { [unowned self] (response: HTTPResponse) in
+            guard let connection = connections[id] as? HTTPConnection else { return }
+            connection.isAwaitingResponse = false
+            write(response, to: connection, keepAlive: keepAlive, head: head)
+            if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+            answerRequests(connection, now: Self.now())
+        }
+    }
+
+    /// Once a second: requests that take too long to arrive (408), idle keep-alive connections, heartbeats.
+    func tickHTTP(now: Double) {
+        for case let connection as HTTPConnection in connections.values where connection.state == .open {
+            if var stream = connection.stream {
+                if stream.held == nil && now - stream.lastWrite >= configuration.eventStreamHeartbeat {
+                    var bytes: [UInt8] = []
+                    ServerSentEvent.appendComment("heartbeat", to: &bytes)
+                    _ = connection.output.append(bytes, paceOf: nil, highWaterMark: .max)
+                    stream.lastWrite = now
+                    connection.stream = stream
+                    scheduleFlush(connection)
+                }
+            } else if let started = connection.requestStartedAt, now - started >= configuration.httpHeaderTimeout {
+                write(.text(.requestTimeout, "request not complete within \(Int(configuration.httpHeaderTimeout)) s\n"),
+                      to: connection, keepAlive: false)
+            } else if connection.requestStartedAt == nil && !connection.isAwaitingResponse
+                        && connection.output.isEmpty && now - connection.idleSince >= configuration.httpIdleTimeout {
+                closeNow(connection, reason: "http: idle")
+            }
+        }
+    }
+
+    /// The `Date` header's value, made at most once a second.
+    func httpDate() -> String {
+        let second = Int64(Self.now())
+        if second != cachedHTTPDate.second { cachedHTTPDate = (second, HTTPDate.string(unixSeconds: second)) }
+        return cachedHTTPDate.text
+    }
+}

@@ -1,0 +1,76 @@
+import HTTP
+import RunStore
+
+extension ServerMetrics {
+    /// Takes one store receipt: commit time and batch size, and a failure for the health check.
+    func record(_ receipt: CommitReceipt, now: Double) {
+        if let failure = receipt.failure {
+            lastStoreFailure = (now, failure.message)
+        } else {
+            commitSeconds.observe(receipt.duration)
+            batchSizes.observe(Double(receipt.batchSize))
+        }
+    }
+}
+
+extension Server {
+    /// `GET /metrics`: Prometheus text exposition 0.0.4. Counters are `_total`, times in seconds.
+    func metricsResponse() -> HTTPResponse {
+        var text = PrometheusText()
+        let counters = Dictionary(hub.statisticsCounters(), uniquingKeysWith: { first, _ in first })
+        func count(_ key: String) -> Double { Double(counters[key] ?? 0) }
+        text.family("moonrunner_connections", "gauge", "Open line-protocol connections by role.", samples: [
+            "moonrunner_connections{role=\"runner\"} \(counters["runners"] ?? 0)",
+            "moonrunner_connections{role=\"spectator\"} \(counters["spectators"] ?? 0)",
+            "moonrunner_connections{role=\"coach\"} \(counters["coaches"] ?? 0)",
+            "moonrunner_connections{role=\"other\"} \(counters["other"] ?? 0)",
+        ])
+        text.single("moonrunner_http_connections", "gauge", "Open HTTP connections, event streams included.",
+                    Double(httpConnectionCount))
+        let streams = connections.values.reduce(0) { $0 + (($1 as? HTTPConnection)?.stream != nil ? 1 : 0) }
+        text.single("moonrunner_event_streams", "gauge", "Open Server-Sent Events streams (web spectators).",
+                    Double(streams))
+        text.single("moonrunner_live_runs", "gauge", "Runs in progress.", count("live_runs"))
+        text.single("moonrunner_runs_started_total", "counter", "Runs started since the server started.",
+                    count("runs_started"))
+        text.single("moonrunner_fixes_accepted_total", "counter", "Fixes accepted into runs.", count("fixes_accepted"))
+        text.family("moonrunner_fixes_filtered_total", "counter", "Fixes the filter refused, by reason.",
+                    samples: counters.keys.filter { $0.hasPrefix("filtered_") }.sorted().map { key in
+                        "moonrunner_fixes_filtered_total{reason=\"\(key.dropFirst("filtered_".count))\"} \(counters[key] ?? 0)"
+                    })
+        text.single("moonrunner_fixes_resent_total", "counter", "Fixes skipped as already received (resends).",
+                    count("fixes_resent"))
+        text.single("moonrunner_events_sent_total", "counter", "Event lines queued to clients.", count("events_sent"))
+        text.single("moonrunner_events_conflated_total", "counter",
+                    "Pace events replaced by a newer one for a slow reader.", count("events_conflated"))
+        text.single("moonrunner_slow_clients_closed_total", "counter", "Clients closed for reading too slowly.",
+                    count("slow_closed"))
+        text.single("moonrunner_connections_accepted_total", "counter", "Line-protocol connections accepted.",
+                    count("accepted_total"))
+        text.single("moonrunner_connections_refused_total", "counter", "Connections refused as the server was full.",
+                    count("refused_busy"))
+        text.single("moonrunner_errors_sent_total", "counter", "err: replies sent.", count("errors_sent"))
+        text.family("moonrunner_http_responses_total", "counter", "HTTP responses by status code.",
+                    samples: metrics.responses.keys.sorted().map { code in
+                        "moonrunner_http_responses_total{code=\"\(code)\"} \(metrics.responses[code] ?? 0)"
+                    })
+        text.family("moonrunner_store_commit_duration_seconds", "histogram",
+                    "Time to commit one batch of writes to the store.",
+                    samples: metrics.commitSeconds.exposition(name: "moonrunner_store_commit_duration_seconds"))
+        text.family("moonrunner_store_batch_writes", "histogram", "Writes per committed batch.",
+                    samples: metrics.batchSizes.exposition(name: "moonrunner_store_batch_writes"))
+        text.family("moonrunner_loop_turn_duration_seconds", "histogram", "Work done in one event-loop turn.",
+                    samples: metrics.turnSeconds.exposition(name: "moonrunner_loop_turn_duration_seconds"))
+        var response = HTTPResponse.text(.ok, text.text)
+        response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        return response
+    }
+
+    /// `GET /healthz`: 200 while the loop answers (it is answering) and the store committed its last batch.
+    func healthResponse(now: Double) -> HTTPResponse {
+        if let failure = metrics.lastStoreFailure, now - failure.at < 10 {
+            return .text(.serviceUnavailable, "store failing: \(failure.message)\n")
+        }
+        return .text(.ok, "ok\n")
+    }
+}

@@ -1,0 +1,179 @@
+import Dispatch
+import Reactor
+import RunStore
+import Wire
+
+/// Writing to, asking epoll for, and closing any peer: the line protocol's connections and HTTP's alike.
+extension Server {
+    /// Writes what one peer has pending, up to the per-turn cap; arms writability only if some is left.
+    func flush(_ peer: Peer) {
+        guard peer.state != .closed else { return }
+        var failed: IOError?
+        _ = peer.output.drain(limit: configuration.writeBytesPerTurn,
+                              highWaterMark: configuration.outputHighWaterMark) { bytes in
+            do throws(IOError) {
+                guard case .processed(let written) = try peer.socket.write(bytes) else { return nil }
+                return written
+            } catch {
+                failed = error
+                return nil
+            }
+        }
+        if let failed {
+            closeNow(peer, reason: "write error: \(failed)")
+            return
+        }
+        if peer.output.isEmpty && peer.state == .closing {
+            closeNow(peer, reason: peer.closeReason ?? "closed")
+            return
+        }
+        updateInterest(peer)
+    }
+
+    /// End of a loop turn: every peer that got output this turn is written to once.
+    func flushPending() {
+        let batch = pendingFlush
+        pendingFlush.removeAll(keepingCapacity: true)
+        for peer in batch {
+            peer.isQueuedForFlush = false
+            flush(peer)
+        }
+    }
+
+    /// Marks a peer for the end-of-turn flush.
+    func scheduleFlush(_ peer: Peer) {
+        if !peer.isQueuedForFlush {
+            peer.isQueuedForFlush = true
+            pendingFlush.append(peer)
+        }
+    }
+
+    /// Asks epoll for what the peer needs now: reading when it wants to read, writing if output waits.
+    func updateInterest(_ peer: Peer) {
+        guard peer.state != .closed else { return }
+        var wanted: Interest = []
+        if peer.wantsToRead { wanted.insert(.readable) }
+        if !peer.output.isEmpty { wanted.insert(.writable) }
+        guard wanted != peer.interest else { return }
+        peer.interest = wanted
+        do {
+            try loop.setInterest(wanted, for: peer.socket.fileDescriptor)
+        } catch {
+            closeNow(peer, reason: "epoll: \(error)")
+        }
+    }
+
+    /// Closes a peer at once, dropping pending output, and tells the hub.
+    func closeNow(_ peer: Peer, reason: String) {
+        guard peer.state != .closed else { return }
+        peer.state = .closed
+        loop.deregister(peer.socket.fileDescriptor)
+        let description = peer.socket.peerDescription
+        peer.socket.close()
+        connections[peer.id] = nil
+        peer.didClose()
+        hub.disconnected(peer.id, now: Self.now())
+        logger.write("disconnect \(peer.id) \(description): \(reason)")
+    }
+
+    /// Closes a peer once what is queued for it is written (at once when nothing is).
+    func closeAfterOutput(_ peer: Peer, reason: String) {
+        guard peer.state == .open else { return }
+        peer.state = .closing
+        peer.closeReason = reason
+        if peer.output.isEmpty {
+            closeNow(peer, reason: reason)
+        } else {
+            updateInterest(peer)
+            // A reader that never reads must not keep a closing peer forever.
+            loop.schedule(after: 5) { [weak peer, unowned self] in
+                if let peer { closeNow(peer, reason: reason + " (output not drained)") }
+            }
+        }
+    }
+
+    /// Takes a new id for an accepted socket.
+    func takeConnectionID() -> ConnectionID {
+        defer { nextConnection += 1 }
+        return ConnectionID(nextConnection)
+    }
+}
+
+extension Server: HubOutput {
+    func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String?) {
+        guard let peer = connections[id], peer.state != .closed else { return }
+        if peer.deliver(line, paceOf: runner, sequence: hub.broadcastSequence) {
+            hub.statistics.eventsConflated += 1
+        }
+        if peer.output.pendingBytes > configuration.outputHardLimit {
+            hub.statistics.slowClientsClosed += 1
+            logger.write("slow client \(id): \(peer.output.pendingBytes) bytes pending, closing")
+            closeNow(peer, reason: "too slow")
+            return
+        }
+        scheduleFlush(peer)
+    }
+
+    func close(_ id: ConnectionID, reason: String) {
+        guard let peer = connections[id] else { return }
+        closeAfterOutput(peer, reason: reason)
+    }
+
+    func errorSent(to id: ConnectionID) {
+        guard let connection = connections[id] as? Connection, connection.state == .open else { return }
+        if connection.countError(now: Self.now()) {
+            hub.statistics.errorsSent += 1
+            var line: [UInt8] = []
+            ErrorEvent(code: .flood, reason: "more than \(configuration.errorsPerSecond) errors in a second: closing")
+                .append(to: &line)
+            send(line, to: id, paceOf: nil)
+            close(id, reason: "error flood")
+        }
+    }
+
+    func answerFromStore(to id: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+        (connections[id] as? Connection)?.isAwaitingAnswer = true
+        let logger = self.logger
+        readOffLoop({ store in
+            do throws(StoreError) {
+                return try read(store)
+            } catch {
+                logger.write("store read failed: \(error)")
+                return [Hub.line(ErrorEvent(code: .storage, reason: "storage: \(error.message)"))]
+            }
+        }) { [unowned self] lines in
+            for line in lines { send(line, to: id, paceOf: nil) }
+            hub.statistics.eventsSent += lines.count
+            // The answer is queued: the commands that waited behind it run now, in order.
+            guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
+            connection.isAwaitingAnswer = false
+            processBufferedLines(connection, now: Self.now())
+            if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+            updateInterest(connection)
+        }
+    }
+
+    /// Runs a store read on the history queue (after a flush, so it sees every earlier write), then hands its
+    /// result to `deliver` on the loop.
+    func readOffLoop<Value: Sendable>(_ read: @escaping @Sendable (any RunStore) -> Value,
+                                      then deliver: @escaping (Value) -> Void) {
+        let store = self.store
+        let delivery = UncheckedSendable(deliver)
+        queryQueue.async { [loop] in
+            store.flush()
+            let value = read(store)
+            loop.execute { delivery.value(value) }
+        }
+    }
+
+    func log(_ message: String) {
+        logger.write(message)
+    }
+}
+
+/// A value handed to the loop thread that made it (the loop's own closures are never run elsewhere).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

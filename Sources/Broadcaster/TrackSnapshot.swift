@@ -1,0 +1,127 @@
+import RunCore
+import Wire
+
+/// What a late web viewer needs to draw a live run at once, copied on the loop and turned into the stream's
+/// `track` event off it: the engine (a copy: its track is measured off the loop), the run's badge lines,
+/// recent cheers and the latest pace.
+struct TrackSnapshot: Sendable {
+    let runner: String
+    let runID: Int64
+    let started: Double
+    let tracker: RunTracker
+    let badgeLines: [[UInt8]]
+    let cheerLines: [[UInt8]]
+    let paceLine: [UInt8]?
+
+    /// `{"kind":"track","runner":…,"run":ID,"points":[[lat,lon,dist,time],…],"badges":[…],"splits":[…],
+    /// "cheers":[…],"pace":{…}|null}` (badges, splits, cheers and pace as their events' JSON).
+    func trackEvent() -> [UInt8] {
+        let summary = tracker.finish()
+        var json = Array(#"{"kind":"track","runner":"#.utf8)
+        JSONSyntax.appendString(runner, to: &json)
+        json += Array(#","run":\#(runID),"points":"#.utf8)
+        json += Self.points(summary.track, started: started)
+        json += Array(#","badges":"#.utf8)
+        json += Self.array(badgeLines)
+        json += Array(#","splits":"#.utf8)
+        json += Self.array(summary.splits.map { Hub.line(SplitEvent($0, runner: runner)) })
+        json += Array(#","cheers":"#.utf8)
+        json += Self.array(cheerLines)
+        json += Array(#","pace":"#.utf8)
+        json += paceLine.map(Server.eventJSON) ?? Array("null".utf8)
+        json.append(UInt8(ascii: "}"))
+        return json
+    }
+
+    /// `[[lat,lon,dist,time],…]`: the smoothed track with the distance along it and the seconds since the
+    /// start, what the page draws and colours by pace.
+    static func points(_ track: [Fix], started: Double) -> [UInt8] {
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(track.count * 40)
+        var distance = 0.0
+        var previous: Fix?
+        for (index, fix) in track.enumerated() {
+            if let previous { distance += Geodesy.distance(from: previous.coordinate, to: fix.coordinate) }
+            previous = fix
+            if index > 0 { json.append(UInt8(ascii: ",")) }
+            json += Array(("[" + NumberFormat.string(fix.latitude, decimals: 7) + ","
+                + NumberFormat.string(fix.longitude, decimals: 7) + "," + NumberFormat.string(distance, decimals: 2)
+                + "," + NumberFormat.string(fix.timestamp - started, decimals: 1) + "]").utf8)
+        }
+        json.append(UInt8(ascii: "]"))
+        return json
+    }
+
+    /// `[…]` of the lines' JSON objects.
+    static func array(_ lines: [[UInt8]]) -> [UInt8] {
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        for (index, line) in lines.enumerated() {
+            if index > 0 { json.append(UInt8(ascii: ",")) }
+            json += Server.eventJSON(line)
+        }
+        json.append(UInt8(ascii: "]"))
+        return json
+    }
+}
+
+extension Hub {
+    /// The snapshot of a runner's live run (nil without one).
+    func trackSnapshotSource(for name: String) -> TrackSnapshot? {
+        guard let entry = runners[name], let run = entry.run, case .running(let id, let started) = run.phase else {
+            return nil
+        }
+        return TrackSnapshot(runner: name, runID: id, started: started, tracker: run.tracker,
+                             badgeLines: run.badgeLines, cheerLines: run.cheerLines, paceLine: run.latestPaceLine)
+    }
+
+    /// The broadcast events after `sequence` about the targets, oldest first; nil when some are no longer held
+    /// (the stream then starts afresh).
+    func missedEvents(after sequence: UInt64, for targets: [WatchTarget]) -> [EventBacklog.Entry]? {
+        guard sequence <= eventSequence else { return nil }
+        var names: Set<String> = []
+        for target in targets {
+            switch target {
+            case .everyone: names.formUnion(backlogs.keys)
+            case .runner(let name): names.insert(name)
+            }
+        }
+        var missed: [EventBacklog.Entry] = []
+        for name in names {
+            guard let backlog = backlogs[name] else { continue }
+            guard let events = backlog.events(after: sequence) else { return nil }
+            missed += events
+        }
+        return missed.sorted { $0.sequence < $1.sequence }
+    }
+}
+
+extension Hub {
+    /// What the loop knows of a runner, for a JSON answer made off the loop (nil when not in memory).
+    func liveRunner(_ name: String) -> WebAPI.LiveRunner? {
+        guard let entry = runners[name] else { return nil }
+        return WebAPI.LiveRunner(history: entry.history, runID: entry.run?.id,
+                                 distance: entry.run?.tracker.snapshot?.distance ?? 0,
+                                 paceLine: entry.run?.latestPaceLine, badgeLines: entry.run?.badgeLines ?? [])
+    }
+
+    /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.
+    func overviewJSON() -> [UInt8] {
+        let live = runners.values.compactMap { entry -> (String, Int64, [UInt8]?, Double)? in
+            guard let run = entry.run, let id = run.id else { return nil }
+            return (entry.name, id, run.latestPaceLine, run.tracker.snapshot?.distance ?? 0)
+        }.sorted { $0.3 > $1.3 }
+        var json = Array(#"{"live":["#.utf8)
+        for (index, runner) in live.enumerated() {
+            if index > 0 { json.append(UInt8(ascii: ",")) }
+            json += Array(#"{"runner":"#.utf8)
+            JSONSyntax.appendString(runner.0, to: &json)
+            json += Array(#","run":\#(runner.1),"pace":"#.utf8)
+            json += runner.2.map(Server.eventJSON) ?? Array("null".utf8)
+            json.append(UInt8(ascii: "}"))
+        }
+        json += Array(#"],"ended":"#.utf8)
+        json += TrackSnapshot.array(recentlyEnded.reversed())
+        json.append(UInt8(ascii: "}"))
+        return json
+    }
+}
