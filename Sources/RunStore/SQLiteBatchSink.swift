@@ -13,6 +13,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let upsertFinishedRun: Statement
     private let deleteHistory: Statement
     private let insertRecord: Statement
+    private let upsertImport: Statement
 
     /// Called after each successful commit (the background checkpointer's nudge).
     private let afterCommit: (@Sendable () -> Void)?
@@ -53,6 +54,11 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
         insertRecord = try database.prepare("""
             INSERT INTO badge_records (runner, badge, earned_at, reference_speed, silver_at, gold_at, best_speed)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        upsertImport = try database.prepare("""
+            INSERT OR REPLACE INTO run_imports (run, runner, format, first_point_time, point_count, skipped_points,
+                device_distance, pauses_before)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
     }
 
@@ -136,6 +142,16 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                 insertRecord.bind(record.bestSpeed, at: 7)
                 try insertRecord.run()
             }
+        case .imported(let record):
+            upsertImport.bind(record.runID, at: 1)
+            upsertImport.bind(record.runner, at: 2)
+            upsertImport.bind(record.format.rawValue, at: 3)
+            upsertImport.bind(record.firstPointTime, at: 4)
+            upsertImport.bind(Int64(record.pointCount), at: 5)
+            upsertImport.bind(Int64(record.skippedPoints), at: 6)
+            upsertImport.bind(record.deviceDistance, at: 7)
+            upsertImport.bind(try JSONColumn.encode(record.pausesBefore), at: 8)
+            try upsertImport.run()
         }
     }
 }

@@ -163,12 +163,10 @@ struct ImportedRun {
         let imported = try ImportedRun(fixture: "strava-run-1.gpx", runner: "A&B <script>")
         let svg = RunExport.svg(imported.run, fixes: imported.fixes)
         try expectValidXML(svg, in: directory)
-        // The importer's scanner checks nesting too, so the test means something without xmllint.
-        var scanner = XMLScanner(bytes: Array(svg.utf8))
-        var elements: [String: Int] = [:]
-        while let event = try scanner.next() {
-            if case .start(let name, _) = event { elements[name, default: 0] += 1 }
-        }
+        // The importer's XML parser checks nesting too, so the test means something without xmllint.
+        var counter = ElementCounter()
+        try XMLEvents.parse(Data(svg.utf8), into: &counter)
+        let elements = counter.counts
         #expect(elements["svg"] == 1)
         #expect((elements["polyline"] ?? 0) > 3)
         #expect(elements["circle"] == Set(imported.run.awards.map(\.award.badge.id)).count)
@@ -186,4 +184,12 @@ struct ImportedRun {
         let json = try JSONSerialization.jsonObject(with: Data(RunExport.geoJSON(run, fixes: []).utf8)) as? [String: Any]
         #expect((json?["features"] as? [Any])?.isEmpty == true)
     }
+}
+
+/// Counts the elements of a document by local name.
+struct ElementCounter: XMLEventHandler {
+    var counts: [String: Int] = [:]
+
+    mutating func start(_ element: XMLElementStart) throws(StoreError) { counts[element.name, default: 0] += 1 }
+    mutating func end(_ name: String, namespace: String, text: String, line: Int) throws(StoreError) {}
 }
