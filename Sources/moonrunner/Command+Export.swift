@@ -29,6 +29,9 @@ func runExportCommand(arguments: [String]) -> Int32 {
     let path: String
     let output: String?
     do {
+        if let unknown = Options.firstUnknownOption(in: arguments, values: ["format", "db", "o", "output"]) {
+            throw Options.UsageError(description: "unknown option '\(unknown)'")
+        }
         var options = try Options(arguments)
         format = (options.string("format") ?? "gpx").lowercased()
         path = options.string("db") ?? StoreDefaults.path

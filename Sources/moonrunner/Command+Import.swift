@@ -31,6 +31,9 @@ func runImportCommand(arguments: [String]) -> Int32 {
     let runner: String
     let path: String
     do {
+        if let unknown = Options.firstUnknownOption(in: arguments, values: ["runner", "db"]) {
+            throw Options.UsageError(description: "unknown option '\(unknown)'")
+        }
         var options = try Options(arguments)
         path = options.string("db") ?? StoreDefaults.path
         let name = options.string("runner")
@@ -78,13 +81,16 @@ func runImportCommand(arguments: [String]) -> Int32 {
                     tally.duplicates += 1
                 }
             }
+        } catch let problem as FileAccess.Problem {
+            printError("moonrunner import: \(problem)")
+            tally.failed += 1
         } catch {
             // The file's name and the reason (with the line, for a file that is not valid XML or GPX/TCX).
             printError("moonrunner import: \(file): \(error)")
             tally.failed += 1
         }
     }
-    if files.count > 1 || tally.failed > 0 { print(tally.line(files: files.count)) }
+    if files.count > 1 { print(tally.line(files: files.count)) }
     return tally.failed == 0 ? 0 : 1
 }
 
