@@ -9,7 +9,7 @@ extension RunTracker {
     /// Ends the current track segment: the next accepted fix given to ``addNotingSegment(_:now:)`` starts a
     /// new one. Before the first accepted fix, and right after another pause, it does nothing.
     public mutating func pause() {
-        guard projection != nil, smoother.count > 0 else { return }
+        guard projection != nil, !isPaused else { return }
         advanceWindow(committing: smoother.count)
         gateSegmentStart = committed.count
         // A fresh smoother (made the way a new tracker makes it) has no previous step, so the next update
@@ -17,8 +17,10 @@ extension RunTracker {
         smoother = RunTracker(configuration: configuration).smoother
     }
 
-    /// True between a ``pause()`` and the next accepted fix.
-    public var isPaused: Bool { projection != nil && smoother.count == 0 }
+    /// True between a ``pause()`` and the next accepted fix: the window is empty and the current segment
+    /// has no point yet (at any other time the newest point is in the window or, with no lag, committed
+    /// after the segment's start).
+    public var isPaused: Bool { projection != nil && smoother.count == 0 && gateSegmentStart == committed.count }
 
     /// Offers one fix like ``add(_:now:)`` and says whether it began a new track segment: the first fix
     /// accepted after a ``pause()``, or one the filter re-anchored on after a jump. The first fix of the run

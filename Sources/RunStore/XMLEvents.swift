@@ -74,43 +74,67 @@ enum XMLEvents {
         func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                     qualifiedName: String?, attributes: [String: String] = [:]) {
             texts.append("")
+            guard failure == nil else { return }
             let element = XMLElementStart(name: elementName, namespace: namespaceURI ?? "", attributes: attributes,
                                           line: parser.lineNumber)
-            run(parser) { (handler: inout Handler) throws(StoreError) in try handler.start(element) }
+            do throws(StoreError) {
+                try handler.start(element)
+            } catch {
+                fail(parser, error)
+            }
         }
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
                     qualifiedName: String?) {
-            let text = (texts.popLast() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            let line = parser.lineNumber
-            run(parser) { (handler: inout Handler) throws(StoreError) in
-                try handler.end(elementName, namespace: namespaceURI ?? "", text: text, line: line)
+            let text = Self.trimmed(texts.popLast() ?? "")
+            guard failure == nil else { return }
+            do throws(StoreError) {
+                try handler.end(elementName, namespace: namespaceURI ?? "", text: text, line: parser.lineNumber)
+            } catch {
+                fail(parser, error)
             }
         }
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
             guard failure == nil else { return }
             let code = (parseError as NSError).code
-            failure = StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML (\(XMLEvents.describe(code: code)))")
-            parser.abortParsing()
+            fail(parser, StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML "
+                + "(\(XMLEvents.describe(code: code)))"))
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
-            if !texts.isEmpty { texts[texts.count - 1] += string }
+            // The indentation between elements is most of the character data, and leading white space is
+            // trimmed anyway: it is not collected (so the containers' text never grows with it).
+            guard !texts.isEmpty, !(texts[texts.count - 1].isEmpty && Self.isBlank(string)) else { return }
+            texts[texts.count - 1] += string
         }
 
         func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
             if !texts.isEmpty { texts[texts.count - 1] += String(decoding: CDATABlock, as: UTF8.self) }
         }
 
-        private func run(_ parser: XMLParser, _ body: (inout Handler) throws(StoreError) -> Void) {
-            guard failure == nil else { return }
-            do throws(StoreError) {
-                try body(&handler)
-            } catch {
-                failure = error
-                parser.abortParsing()
-            }
+        private func fail(_ parser: XMLParser, _ error: StoreError) {
+            failure = error
+            parser.abortParsing()
+        }
+
+        /// XML white space: space, tab, line feed, carriage return.
+        private static func isSpace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+        }
+
+        private static func isBlank(_ text: String) -> Bool { text.utf8.allSatisfy(isSpace) }
+
+        /// `text` without XML white space at either end, on the UTF-8 bytes (Foundation's trimming goes
+        /// through UTF-16, and was the largest cost of reading a file).
+        static func trimmed(_ text: String) -> String {
+            let bytes = text.utf8
+            guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+                  let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+            // The end is just after a non-space byte: the end of the text or a space, so a scalar boundary.
+            let end = bytes.index(after: last)
+            if first == bytes.startIndex, end == bytes.endIndex { return text }
+            return String(decoding: bytes[first..<end], as: UTF8.self)
         }
     }
 }

@@ -90,3 +90,23 @@ struct PauseTests {
         #expect(once.finish().splits == twice.finish().splits)
     }
 }
+
+extension PauseTests {
+    @Test("a pause works without a smoothing lag too (every point final at once)")
+    func pauseWithoutLag() {
+        var configuration = TrackerConfiguration()
+        configuration.smoothingLag = 0
+        var tracker = RunTracker(configuration: configuration)
+        var starts: [Int] = []
+        for (index, fix) in (Self.before + Self.after).enumerated() {
+            #expect(!tracker.isPaused)
+            if index == Self.before.count {
+                tracker.pause()
+                #expect(tracker.isPaused)
+            }
+            if tracker.addNotingSegment(fix, now: fix.timestamp).startsSegment { starts.append(index) }
+        }
+        #expect(starts == [Self.before.count])
+        #expect(tracker.finish().distance < 2 * 1800)
+    }
+}

@@ -180,6 +180,9 @@ struct ImportedRun {
         let run = StoredRun(record: RunRecord(id: 1, runner: "ada", started: 1_700_000_000))
         let schema = try #require(Bundle.module.url(forResource: "gpx-1.1", withExtension: "xsd", subdirectory: "Fixtures"))
         try expectValidXML(RunExport.gpx(run, fixes: []), schema: schema, in: directory)
+        let tcxSchema = try #require(Bundle.module.url(forResource: "TrainingCenterDatabasev2", withExtension: "xsd",
+                                                       subdirectory: "Fixtures"))
+        try expectValidXML(RunExport.tcx(run, fixes: []), schema: tcxSchema, in: directory)
         try expectValidXML(RunExport.svg(run, fixes: []), in: directory)
         let json = try JSONSerialization.jsonObject(with: Data(RunExport.geoJSON(run, fixes: []).utf8)) as? [String: Any]
         #expect((json?["features"] as? [Any])?.isEmpty == true)
