@@ -19,4 +19,15 @@ extension RunExport {
         }
         return segments
     }
+
+    /// Indices into the accepted fixes (in sequence order) of the first fix of each segment after the first:
+    /// the route is not drawn from the fix before to these.
+    static func segmentStarts(of fixes: [StoredFix], pausesBefore: [Int64] = []) -> Set<Int> {
+        var starts = Set<Int>(), index = 0
+        for segment in segments(of: fixes, pausesBefore: pausesBefore) {
+            if index > 0 { starts.insert(index) }
+            index += segment.count
+        }
+        return starts
+    }
 }

@@ -64,8 +64,8 @@ func runExportCommand(arguments: [String]) -> Int32 {
         let source = try store.importRecord(ofRun: runID)
         let text: String
         switch format {
-        case "geojson": text = RunExport.geoJSON(run, fixes: fixes)
-        case "svg": text = RunExport.svg(run, fixes: fixes)
+        case "geojson": text = RunExport.geoJSON(run, fixes: fixes, source: source)
+        case "svg": text = RunExport.svg(run, fixes: fixes, source: source)
         case "tcx": text = RunExport.tcx(run, fixes: fixes, source: source)
         default: text = RunExport.gpx(run, fixes: fixes, source: source)
         }

@@ -267,3 +267,33 @@ func trackLines(_ text: String) -> [String] {
         expectSameFigures(run, again.run)
     }
 }
+
+extension ActivityImportTests {
+    @Test func mapsAreNotDrawnAcrossThePause() throws {
+        let paused = try #require(try ImportedFile(fixture: "strava-paused-two-segments.gpx").runs.first)
+        let accepted = paused.fixes.filter(\.isAccepted).map(\.fix)
+        let resumed = try #require(paused.source.pausesBefore.first)
+        let firstAfter = try #require(paused.fixes.filter(\.isAccepted).firstIndex { $0.sequence >= resumed })
+        let root = try #require(try JSONSerialization.jsonObject(
+            with: Data(RunExport.geoJSON(paused.run, fixes: paused.fixes, source: paused.source).utf8)) as? [String: Any])
+        let routes = (root["features"] as? [[String: Any]] ?? []).filter {
+            ($0["properties"] as? [String: Any])?["kind"] as? String == "route"
+        }
+        #expect(routes.count == accepted.count - 2, "every pair but the one across the pause")
+        let across = [[accepted[firstAfter - 1].longitude, accepted[firstAfter - 1].latitude],
+                      [accepted[firstAfter].longitude, accepted[firstAfter].latitude]]
+        #expect(!routes.contains { ($0["geometry"] as? [String: Any])?["coordinates"] as? [[Double]] == across })
+        // Without the import record the exporter cannot know, and draws the line.
+        let unaware = try #require(try JSONSerialization.jsonObject(
+            with: Data(RunExport.geoJSON(paused.run, fixes: paused.fixes).utf8)) as? [String: Any])
+        #expect((unaware["features"] as? [Any])?.count == ((root["features"] as? [Any])?.count ?? 0) + 1)
+
+        let svg = RunExport.svg(paused.run, fixes: paused.fixes, source: paused.source)
+        let polylines = svg.components(separatedBy: "<polyline ").dropFirst()
+        let points = polylines.reduce(0) { $0 + ($1.components(separatedBy: "points=\"")[1].split(separator: "\"")[0]
+            .split(separator: " ").count) }
+        let runs = polylines.count
+        // n fixes in one piece make n - 1 segments over (pieces + n - 1) points; the pause removes one segment.
+        #expect(points - runs == accepted.count - 2)
+    }
+}
