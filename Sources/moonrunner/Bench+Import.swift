@@ -8,6 +8,11 @@ import RunStore
 /// directory. The best of N rounds (default 5) is reported, in wall-clock time and in the process's CPU
 /// time (which other load on the machine disturbs less). Returns the process exit status.
 func runImportBenchmark(arguments: [String]) -> Int32 {
+    let usage = "usage: moonrunner bench import [FILE] [--repeat N]   (default tools/routes/marathon.gpx, 5 rounds)"
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(usage)
+        return 0
+    }
     let file: String
     let rounds: Int
     do {
@@ -18,7 +23,7 @@ func runImportBenchmark(arguments: [String]) -> Int32 {
         rounds = try options.number("repeat", default: 5)
         try options.finish()
         guard rounds > 0, options.positional.count <= 1 else {
-            throw Options.UsageError(description: "usage: moonrunner bench import [FILE] [--repeat N]")
+            throw Options.UsageError(description: usage)
         }
         file = options.positional.first ?? "tools/routes/marathon.gpx"
     } catch {
