@@ -297,3 +297,31 @@ extension ActivityImportTests {
         #expect(points - runs == accepted.count - 2)
     }
 }
+
+extension ActivityImportTests {
+    /// The case: a phone's run (accuracy varying fix to fix, times with milliseconds) exported and
+    /// imported again measured less, because the importer ignored the accuracy it had written.
+    @Test(arguments: [ActivityFormat.gpx, .tcx])
+    func aPhoneRunWithVaryingAccuracySurvivesTheRoundTrip(format: ActivityFormat) throws {
+        var fixes: [Fix] = []
+        var latitude = 51.5, longitude = -0.12
+        for step in 0..<2800 {
+            // About 3 m/s along a wavy line, accuracy between 3 and 15 m in an irregular pattern.
+            latitude += 0.000022 + 0.000004 * sin(Double(step) / 40)
+            longitude += 0.000012 * cos(Double(step) / 90)
+            let accuracy = 3 + 12 * abs(sin(Double(step) * 0.7) * cos(Double(step) * 0.13))
+            fixes.append(Fix(latitude: latitude, longitude: longitude, accuracy: accuracy,
+                             timestamp: 1_700_000_000.125 + Double(step) * 1.001))
+        }
+        let store = MemoryRunStore()
+        let outcome = try RunImport.importRun(fixes, runner: "ada", into: store, now: 1)
+        let run = try #require(try store.run(id: outcome.runID))
+        let stored = try store.fixes(ofRun: outcome.runID)
+        #expect(run.record.distance > 6500)
+        let text = format == .gpx ? RunExport.gpx(run, fixes: stored) : RunExport.tcx(run, fixes: stored)
+        let again = try #require(try ImportedFile(data: Data(text.utf8)).runs.first)
+        #expect(again.source.format == format)
+        #expect(again.fixes.map(\.fix.accuracy) == stored.filter(\.isAccepted).map(\.fix.accuracy))
+        expectSameFigures(run, again.run)
+    }
+}
