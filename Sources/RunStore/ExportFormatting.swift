@@ -36,6 +36,16 @@ enum ExportFormatting {
         return text == "-0" ? "0" : text
     }
 
+    /// A plain decimal that reads back as the same `Double` (the shortest such
+    /// text), so that an export imported again starts from exactly the same fixes.
+    static func exact(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        let shortest = "\(value)"
+        // Swift writes very small magnitudes with an exponent, which xsd:decimal does not allow.
+        guard shortest.contains("e") else { return shortest.hasSuffix(".0") ? String(shortest.dropLast(2)) : shortest }
+        return decimal(value, places: 17)
+    }
+
     /// ISO 8601 in UTC, with milliseconds only when the time has a fraction: `2021-05-12T16:55:16.25Z`.
     static func isoTime(_ unixTime: Double) -> String {
         guard unixTime.isFinite else { return "1970-01-01T00:00:00Z" }
@@ -59,11 +69,16 @@ enum ExportFormatting {
         return text + "Z"
     }
 
-    /// `m:ss` or `h:mm:ss`.
+    /// `h:mm:ss`, hours always shown (`0:27:02`), as the client's formatter writes durations.
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "–" }
         let total = Int(seconds.rounded())
-        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
-        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
+        return String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+    }
+
+    /// A run in one line for descriptions: "9.65 km in 1:02:03 (moving 0:58:10)".
+    static func runLine(_ record: RunRecord) -> String {
+        String(format: "%.2f km", record.distance / 1000) + " in \(duration(record.elapsed)) "
+            + "(moving \(duration(record.movingTime)))"
     }
 }

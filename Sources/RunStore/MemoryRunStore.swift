@@ -89,6 +89,20 @@ public final class MemoryRunStore: RunStore {
             state.runs.values.map(\.record).filter { $0.status == .live }.sorted { $0.id < $1.id }
         }
     }
+
+    /// Where an imported run came from.
+    public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? {
+        model.read { state in state.imports[id] }
+    }
+
+    /// The run already imported from the same activity for `runner`, if any.
+    public func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64? {
+        model.read { state in
+            state.imports.values.filter {
+                $0.runner == runner && $0.firstPointTime == firstPointTime && $0.pointCount == pointCount
+            }.map(\.runID).min()
+        }
+    }
 }
 
 /// The in-memory tables, behind a lock; also the memory store's batch sink.
@@ -104,6 +118,7 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
         var fixes: [Int64: [Int64: StoredFix]] = [:]
         var awards: [StoredAward] = []
         var awardKeys: Set<AwardKey> = []
+        var imports: [Int64: ImportRecord] = [:]
     }
 
     private let lock = NSLock()
@@ -148,6 +163,8 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
             state.runs[record.id] = StoredRun(record: stored, splits: splits, checkpoints: checkpoints)
         case .history(let runner, let history):
             state.histories[runner] = (state.histories[runner] ?? BadgeHistory()).merged(with: history)
+        case .imported(let record):
+            state.imports[record.runID] = record
         }
     }
 }

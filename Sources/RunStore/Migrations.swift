@@ -87,6 +87,21 @@ extension Migration {
             INSERT OR IGNORE INTO store_meta (key, value)
                 SELECT 'next_run_id', coalesce(max(id), 0) + 1 FROM runs;
             """),
+        // Imported runs: the activity's identity (for refusing a second import of the same file), the device's
+        // own distance (TCX DistanceMeters) beside the engine's, and where the device was paused.
+        Migration(id: "2026-12-014-run-imports", sql: """
+            CREATE TABLE run_imports (
+                run INTEGER PRIMARY KEY NOT NULL REFERENCES runs(id),
+                runner TEXT NOT NULL REFERENCES runners(name),
+                format TEXT NOT NULL CHECK (format IN ('gpx', 'tcx')),
+                first_point_time REAL NOT NULL,
+                point_count INTEGER NOT NULL,
+                skipped_points INTEGER NOT NULL DEFAULT 0,
+                device_distance REAL,
+                pauses_before TEXT NOT NULL DEFAULT '[]'
+            );
+            CREATE INDEX run_imports_by_activity ON run_imports(runner, first_point_time, point_count);
+            """),
     ]
 }
 

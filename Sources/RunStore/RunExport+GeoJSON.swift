@@ -8,12 +8,13 @@ extension RunExport {
     /// A GeoJSON FeatureCollection: the route as one LineString per segment coloured by pace (simplestyle
     /// `stroke`, `stroke-width`, plus `speed` in m/s), a Point where each badge was reached (`name`, `badge`,
     /// `tier`, `distance` in metres, `elapsed`, `time`) and a Point at each kilometre split (`number`, `elapsed`,
-    /// `duration`, `pace` in s/km).
-    public static func geoJSON(_ run: StoredRun, fixes: [StoredFix]) -> String {
+    /// `duration`, `pace` in s/km). No segment is drawn across a pause (from `source`) or a re-anchor.
+    public static func geoJSON(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil) -> String {
         let track = acceptedFixes(fixes)
         let colours = PaceColours.colours(for: track)
+        let breaks = segmentStarts(of: fixes, pausesBefore: source?.pausesBefore ?? [])
         var features: [[String: Any]] = []
-        for index in colours.indices {
+        for index in colours.indices where !breaks.contains(index + 1) {
             let a = track[index], b = track[index + 1]
             var properties: [String: Any] = [
                 "kind": "route", "stroke": colours[index].hex, "stroke-width": routeStrokeWidth,

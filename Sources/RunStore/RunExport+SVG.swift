@@ -4,8 +4,10 @@ import RunCore
 extension RunExport {
     /// An SVG picture of the run for a browser: the route coloured by pace on an equirectangular projection
     /// (longitudes scaled by the cosine of the mean latitude, so shapes are true near the run), a marker and
-    /// label where each badge was reached, and a legend (slow, average, fast).
-    public static func svg(_ run: StoredRun, fixes: [StoredFix], width: Double = 800) -> String {
+    /// label where each badge was reached, and a legend (slow, average, fast). The route is not drawn across
+    /// a pause (from `source`) or a re-anchor.
+    public static func svg(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil,
+                           width: Double = 800) -> String {
         let track = acceptedFixes(fixes)
         let escape = ExportFormatting.xmlEscaped
         let number = { (value: Double) in ExportFormatting.decimal(value, places: 1) }
@@ -29,10 +31,16 @@ extension RunExport {
         ]
         // Consecutive segments of one colour become one polyline, which keeps the file small.
         let colours = PaceColours.colours(for: track)
+        let breaks = segmentStarts(of: fixes, pausesBefore: source?.pausesBefore ?? [])
         var start = 0
         while start < colours.count {
+            // Segment `start` joins fixes start and start + 1; one that crosses a break is not drawn.
+            if breaks.contains(start + 1) {
+                start += 1
+                continue
+            }
             var end = start
-            while end + 1 < colours.count, colours[end + 1] == colours[start] { end += 1 }
+            while end + 1 < colours.count, colours[end + 1] == colours[start], !breaks.contains(end + 2) { end += 1 }
             let points = track[start...(end + 1)].map { fix in
                 let (x, y) = place(fix.coordinate)
                 return "\(number(x)),\(number(y))"

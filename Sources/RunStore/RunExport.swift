@@ -1,18 +1,26 @@
 import Foundation
 import RunCore
 
-/// A finished run written out for other tools: GPX 1.1, GeoJSON and SVG. All take the run and its stored
-/// fixes and use only the accepted ones.
+/// A finished run written out for other tools: GPX 1.1, TCX v2, GeoJSON and SVG. All take the run and its
+/// stored fixes and use only the accepted ones.
 public enum RunExport {
-    /// The XML namespace of MoonRunner's GPX extension elements (`<moonrunner:accuracy>` in metres).
+    /// The XML namespace of MoonRunner's GPX extension elements (`<moonrunner:accuracy>` in metres on each
+    /// point, `<moonrunner:deviceDistance>` in metres on the track).
     public static let gpxExtensionNamespace = "urn:moonrunner:gpx:1"
+    /// The XML namespace of the same extension elements in TCX.
+    public static let tcxExtensionNamespace = "urn:moonrunner:tcx:1"
+    /// Both, as the importers accept either.
+    static let extensionNamespaces: Set<String> = [gpxExtensionNamespace, tcxExtensionNamespace]
 
-    /// GPX 1.1 (valid against the topografix schema): badge awards as waypoints, the accepted fixes as one
-    /// track segment with times in UTC and each fix's accuracy in an extension element.
-    public static func gpx(_ run: StoredRun, fixes: [StoredFix]) -> String {
+    /// GPX 1.1 (valid against the topografix schema): badge awards as waypoints, the accepted fixes as a
+    /// track with a segment per stretch between pauses (see ``segments(of:pausesBefore:)``), times in UTC and
+    /// each fix's accuracy in an extension element, so that importing the file again gives the same run.
+    /// `source` (the run's import record, if any) gives the pauses and the device's distance.
+    public static func gpx(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil) -> String {
         let record = run.record
         let escape = ExportFormatting.xmlEscaped
-        let decimal = { (value: Double) in ExportFormatting.decimal(value) }
+        let decimal = ExportFormatting.exact
+        let title = escape("Run \(record.id) by \(record.runner)")
         var lines: [String] = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<gpx version="1.1" creator="MoonRunner Live" xmlns="http://www.topografix.com/GPX/1/1" "#
@@ -20,7 +28,8 @@ public enum RunExport {
                 + #"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" "#
                 + #"xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd">"#,
             "  <metadata>",
-            "    <name>\(escape("Run \(record.id) by \(record.runner)"))</name>",
+            "    <name>\(title)</name>",
+            "    <desc>\(escape(ExportFormatting.runLine(record)))</desc>",
             "    <time>\(ExportFormatting.isoTime(record.started))</time>",
             "  </metadata>",
         ]
@@ -35,17 +44,23 @@ public enum RunExport {
             lines.append("  </wpt>")
         }
         lines.append("  <trk>")
-        lines.append("    <name>\(escape("Run \(record.id) by \(record.runner)"))</name>")
+        lines.append("    <name>\(title)</name>")
         lines.append("    <type>running</type>")
-        lines.append("    <trkseg>")
-        for stored in fixes where stored.isAccepted {
-            let fix = stored.fix
-            lines.append(#"      <trkpt lat="\#(decimal(fix.latitude))" lon="\#(decimal(fix.longitude))">"#
-                + "<time>\(ExportFormatting.isoTime(fix.timestamp))</time>"
-                + "<extensions><moonrunner:accuracy>\(ExportFormatting.decimal(fix.accuracy, places: 3))"
-                + "</moonrunner:accuracy></extensions></trkpt>")
+        if let metres = source?.deviceDistance, metres.isFinite {
+            lines.append("    <extensions><moonrunner:deviceDistance>\(ExportFormatting.decimal(metres, places: 3))"
+                + "</moonrunner:deviceDistance></extensions>")
         }
-        lines.append("    </trkseg>")
+        let segments = segments(of: fixes, pausesBefore: source?.pausesBefore ?? [])
+        for segment in segments.isEmpty ? [[]] : segments {
+            lines.append("    <trkseg>")
+            for fix in segment {
+                lines.append(#"      <trkpt lat="\#(decimal(fix.latitude))" lon="\#(decimal(fix.longitude))">"#
+                    + "<time>\(ExportFormatting.isoTime(fix.timestamp))</time>"
+                    + "<extensions><moonrunner:accuracy>\(ExportFormatting.exact(fix.accuracy))"
+                    + "</moonrunner:accuracy></extensions></trkpt>")
+            }
+            lines.append("    </trkseg>")
+        }
         lines.append("  </trk>")
         lines.append("</gpx>")
         return lines.joined(separator: "\n") + "\n"

@@ -17,6 +17,8 @@ public enum StoreWrite: Sendable {
     /// Merges a runner's badge history into the saved one (earliest earning, earliest silver and gold, fastest
     /// best: see `BadgeHistory.merged(with:)`), so two processes saving one runner lose neither's records.
     case history(runner: String, BadgeHistory)
+    /// Records where an imported run came from (replaces an earlier record of the same run).
+    case imported(ImportRecord)
 
     /// The run this write belongs to, if any.
     var runID: Int64? {
@@ -26,6 +28,7 @@ public enum StoreWrite: Sendable {
         case .fix(let fix, _): fix.runID
         case .award(let award): award.runID
         case .runFinished(let record, _, _): record.id
+        case .imported(let record): record.runID
         }
     }
 }
@@ -86,6 +89,11 @@ public protocol RunStore: AnyObject, Sendable {
     func awards(of runner: String) throws(StoreError) -> [StoredAward]
     /// Runs still marked live (to recover after a crash).
     func liveRuns() throws(StoreError) -> [RunRecord]
+    /// Where an imported run came from; nil for a run recorded live.
+    func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord?
+    /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with
+    /// `pointCount` points (a second import of the same file), if any.
+    func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64?
 }
 
 /// Defaults shared by the command line tools.

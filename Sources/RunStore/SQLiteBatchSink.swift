@@ -12,6 +12,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let insertAward: Statement
     private let upsertFinishedRun: Statement
     private let insertRecord: Statement
+    private let upsertImport: Statement
 
     /// Called after each successful commit (the background checkpointer's nudge).
     private let afterCommit: (@Sendable () -> Void)?
@@ -60,6 +61,11 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                 silver_at = coalesce(min(silver_at, excluded.silver_at), silver_at, excluded.silver_at),
                 gold_at = coalesce(min(gold_at, excluded.gold_at), gold_at, excluded.gold_at),
                 best_speed = max(best_speed, excluded.best_speed)
+            """)
+        upsertImport = try database.prepare("""
+            INSERT OR REPLACE INTO run_imports (run, runner, format, first_point_time, point_count, skipped_points,
+                device_distance, pauses_before)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
     }
 
@@ -141,6 +147,16 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                 insertRecord.bind(record.bestSpeed, at: 7)
                 try insertRecord.run()
             }
+        case .imported(let record):
+            upsertImport.bind(record.runID, at: 1)
+            upsertImport.bind(record.runner, at: 2)
+            upsertImport.bind(record.format.rawValue, at: 3)
+            upsertImport.bind(record.firstPointTime, at: 4)
+            upsertImport.bind(Int64(record.pointCount), at: 5)
+            upsertImport.bind(Int64(record.skippedPoints), at: 6)
+            upsertImport.bind(record.deviceDistance, at: 7)
+            upsertImport.bind(try JSONColumn.encode(record.pausesBefore), at: 8)
+            try upsertImport.run()
         }
     }
 }

@@ -244,6 +244,7 @@ extension StoreWrite {
         case .award(let award): "award \(award.award.badge.id) \(award.award.tier.rawValue) of run \(award.runID)"
         case .runFinished(let record, _, _): "end of run \(record.id)"
         case .history(let runner, _): "badge history of \(runner)"
+        case .imported(let record): "import record of run \(record.runID)"
         }
     }
 }

@@ -1,11 +1,12 @@
-/// `moonrunner bench core|store|load …`.
+/// `moonrunner bench core|store|load|import …`.
 func runBenchCommand(arguments: [String]) -> Int32 {
     let benches: [String: ([String]) -> Int32] = [
         "core": runCoreBenchmark,
         "store": runStoreBenchmark,
         "load": runLoadBenchmark,
+        "import": runImportBenchmark,
     ]
-    let usage = "usage: moonrunner bench core|store|load [--help]"
+    let usage = "usage: moonrunner bench core|store|load|import [--help]"
     guard let name = arguments.first, let bench = benches[name] else {
         if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
             printError("moonrunner bench: unknown benchmark '\(word)'\n\n\(usage)")

@@ -2,30 +2,37 @@ import Foundation
 import RunStore
 
 let exportHelp = """
-usage: moonrunner export RUN_ID --format gpx|geojson|svg [--db PATH] [-o FILE]
+usage: moonrunner export RUN_ID [--format gpx|tcx|geojson|svg] [--db PATH] [-o FILE]
 
 Writes a stored run (its accepted fixes, badges and splits) to stdout or FILE:
-  gpx       GPX 1.1 track with times and accuracy (<moonrunner:accuracy> extension), badges as waypoints
+  gpx       GPX 1.1: a track segment per stretch between pauses, each point's time and accuracy
+            (<moonrunner:accuracy> extension), badges as waypoints
+  tcx       Garmin Training Center v2: one activity, a lap per km, a track per stretch between pauses
   geojson   FeatureCollection: route segments coloured by pace, badge points, km split points
   svg       a picture of the route coloured by pace with badge markers and a legend
+GPX and TCX exports import again as the same run (same distance, splits and badges).
 
-  --format F    gpx, geojson or svg (default gpx)
-  --db PATH     SQLite file (default moonrunner.sqlite)
-  -o FILE       write to FILE instead of stdout
+  --format F          gpx, tcx, geojson or svg (default gpx)
+  --db PATH           SQLite file (default moonrunner.sqlite)
+  -o, --output FILE   write to FILE instead of stdout
 """
 
 /// `moonrunner export RUN_ID …` (`arguments` are the words after `export`).
 func runExportCommand(arguments: [String]) -> Int32 {
+    // Help wins over everything else on the line, and does nothing else.
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(exportHelp)
+        return 0
+    }
     let runID: Int64
     let format: String
     let path: String
     let output: String?
     do {
-        var options = try Options(arguments)
-        if options.wantsHelp {
-            print(exportHelp)
-            return 0
+        if let unknown = Options.firstUnknownOption(in: arguments, values: ["format", "db", "o", "output"]) {
+            throw Options.UsageError(description: "unknown option '\(unknown)'")
         }
+        var options = try Options(arguments)
         format = (options.string("format") ?? "gpx").lowercased()
         path = options.string("db") ?? StoreDefaults.path
         output = options.string("o", alias: "output")
@@ -33,8 +40,8 @@ func runExportCommand(arguments: [String]) -> Int32 {
         guard options.positional.count == 1, let id = Int64(options.positional[0]) else {
             throw Options.UsageError(description: "give exactly one run id (a number)")
         }
-        guard ["gpx", "geojson", "svg"].contains(format) else {
-            throw Options.UsageError(description: "--format must be gpx, geojson or svg, not \(format)")
+        guard ["gpx", "tcx", "geojson", "svg"].contains(format) else {
+            throw Options.UsageError(description: "--format must be gpx, tcx, geojson or svg, not \(format)")
         }
         runID = id
     } catch {
@@ -54,14 +61,16 @@ func runExportCommand(arguments: [String]) -> Int32 {
             return 1
         }
         let fixes = try store.fixes(ofRun: runID)
+        let source = try store.importRecord(ofRun: runID)
         let text: String
         switch format {
-        case "geojson": text = RunExport.geoJSON(run, fixes: fixes)
-        case "svg": text = RunExport.svg(run, fixes: fixes)
-        default: text = RunExport.gpx(run, fixes: fixes)
+        case "geojson": text = RunExport.geoJSON(run, fixes: fixes, source: source)
+        case "svg": text = RunExport.svg(run, fixes: fixes, source: source)
+        case "tcx": text = RunExport.tcx(run, fixes: fixes, source: source)
+        default: text = RunExport.gpx(run, fixes: fixes, source: source)
         }
         if let output {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+            try FileAccess.write(Data(text.utf8), to: output)
         } else {
             FileHandle.standardOutput.write(Data(text.utf8))
         }

@@ -3,86 +3,139 @@ import RunCore
 import RunStore
 
 let importHelp = """
-usage: moonrunner import FILE.gpx --runner NAME [--db PATH]
+usage: moonrunner import FILE... --runner NAME [--db PATH]
 
-Loads each track of a GPX 1.0/1.1 file as a saved run of NAME, through the same engine as a live run
-(filtering, smoothing, splits, badges; the clock is each point's own time). Stores every point, accepted or
-filtered, the awards and the runner's badge history, then prints the run id and a summary. A runner that
-does not exist yet is created and its new key is printed once (only its hash is stored).
+Loads every activity of each GPX (1.0/1.1) or TCX (Garmin Training Center v2) file as a saved run of NAME;
+the format is told by the content, not the file name. Runs go through the same engine as a live run
+(filtering, smoothing, splits, badges; the clock is each point's own time), and a new <trkseg> (GPX) or a
+second <Track> in a lap (TCX) is a pause: no distance or moving time across it. Points without a position
+or a time are skipped and counted. Every point is stored, accepted or filtered, with the awards, the
+runner's badge history and, for TCX, the device's own distance. A file already imported for NAME (same
+start time and point count) is not imported again. A file that cannot be read is reported and the others
+still import; the exit status is then 1.
 
-  --runner NAME   the runner the run belongs to
+A runner that does not exist yet is created and its new key is printed once (only its hash is stored).
+
+  --runner NAME   the runner the runs belong to
   --db PATH       SQLite file (default moonrunner.sqlite; created if missing)
 """
 
-/// `moonrunner import FILE --runner NAME …` (`arguments` are the words after `import`).
+/// `moonrunner import FILE… --runner NAME …` (`arguments` are the words after `import`).
 func runImportCommand(arguments: [String]) -> Int32 {
-    let file: String
+    // Help wins over everything else on the line, and does nothing else.
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(importHelp)
+        return 0
+    }
+    let files: [String]
     let runner: String
     let path: String
     do {
+        if let unknown = Options.firstUnknownOption(in: arguments, values: ["runner", "db"]) {
+            throw Options.UsageError(description: "unknown option '\(unknown)'")
+        }
         var options = try Options(arguments)
-        if options.wantsHelp {
-            print(importHelp)
-            return 0
-        }
         path = options.string("db") ?? StoreDefaults.path
-        guard let name = options.string("runner"), !name.isEmpty else {
-            throw Options.UsageError(description: "--runner NAME is required")
-        }
-        runner = name
+        let name = options.string("runner")
         try options.finish()
-        guard options.positional.count == 1 else { throw Options.UsageError(description: "give exactly one GPX file") }
-        file = options.positional[0]
+        guard let name, !name.isEmpty else { throw Options.UsageError(description: "--runner NAME is required") }
+        guard !options.positional.isEmpty else { throw Options.UsageError(description: "give at least one GPX or TCX file") }
+        runner = name
+        files = options.positional
     } catch {
         printError("moonrunner import: \(error)\n\n\(importHelp)")
         return 2
     }
-    let tracks: [[Fix]]
+    let store: SQLiteRunStore
     do {
-        tracks = try GPXImport.tracks(from: Data(contentsOf: URL(fileURLWithPath: file)))
-    } catch {
-        printError("moonrunner import: \(file): \(error)")
-        return 1
-    }
-    guard !tracks.isEmpty else {
-        printError("moonrunner import: \(file) has no track points")
-        return 1
-    }
-    do {
-        let store = try SQLiteRunStore(path: path)
-        defer { store.close() }
-        for track in tracks {
-            let outcome = try RunImport.importRun(track, runner: runner, into: store,
-                                                  now: Date().timeIntervalSince1970)
-            if let key = outcome.newRunnerKey {
-                print("created runner \(runner); key (shown once, keep it): \(key)")
-            }
-            print(importSummary(outcome, points: track.count))
-        }
-        return 0
+        store = try SQLiteRunStore(path: path)
     } catch {
         printError("moonrunner import: \(error)")
         return 1
     }
+    defer { store.close() }
+    var tally = ImportTally()
+    for (index, file) in files.enumerated() {
+        let label = files.count > 1 ? "[\(index + 1)/\(files.count)] \(file)" : file
+        do {
+            let data = try FileAccess.read(file)
+            let (format, results) = try RunImport.importFile(data, runner: runner, into: store,
+                                                             now: Date().timeIntervalSince1970)
+            guard !results.isEmpty else {
+                throw StoreError(code: StoreError.invalidInputCode, message: "no track points")
+            }
+            print("\(label): \(format.rawValue.uppercased()), \(results.count) "
+                + (results.count == 1 ? "activity" : "activities"))
+            for result in results {
+                switch result {
+                case .imported(let outcome, let activity):
+                    if let key = outcome.newRunnerKey {
+                        print("created runner \(runner); key (shown once, keep it): \(key)")
+                    }
+                    print(importSummary(outcome, activity: activity))
+                    tally.imported += 1
+                case .alreadyImported(let runID, let activity):
+                    print("  already imported as run \(runID) (same runner, start "
+                        + "\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: activity.firstPointTime ?? 0))) "
+                        + "and \(activity.pointCount) points): skipped")
+                    tally.duplicates += 1
+                }
+            }
+        } catch let problem as FileAccess.Problem {
+            printError("moonrunner import: \(problem)")
+            tally.failed += 1
+        } catch {
+            // The file's name and the reason (with the line, for a file that is not valid XML or GPX/TCX).
+            printError("moonrunner import: \(file): \(error)")
+            tally.failed += 1
+        }
+    }
+    if files.count > 1 { print(tally.line(files: files.count)) }
+    return tally.failed == 0 ? 0 : 1
+}
+
+/// What a multi-file import came to.
+private struct ImportTally {
+    var imported = 0, duplicates = 0, failed = 0
+
+    /// "total: 3 runs imported, 1 already imported, 1 file failed (5 files)".
+    func line(files: Int) -> String {
+        var parts = ["\(imported) \(imported == 1 ? "run" : "runs") imported"]
+        if duplicates > 0 { parts.append("\(duplicates) already imported") }
+        if failed > 0 { parts.append("\(failed) \(failed == 1 ? "file" : "files") failed") }
+        return "total: " + parts.joined(separator: ", ") + " (\(files) \(files == 1 ? "file" : "files"))"
+    }
+}
+
+/// `h:mm:ss`, as everywhere in the command line's summaries.
+private func clock(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds >= 0 else { return "–" }
+    let total = Int(seconds.rounded())
+    return String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
 }
 
 /// The lines printed for one imported run.
-private func importSummary(_ outcome: RunImport.Outcome, points: Int) -> String {
+private func importSummary(_ outcome: RunImport.Outcome, activity: ImportedActivity) -> String {
     let record = outcome.record
-    func clock(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-            : String(format: "%d:%02d", total / 60, total % 60)
+    var distance = String(format: "  distance   %.2f km", record.distance / 1000)
+    if let device = activity.deviceDistance {
+        distance += String(format: " (device %.2f km)", device / 1000)
     }
     var lines = [
-        "run \(outcome.runID) saved for \(record.runner)",
-        String(format: "  distance   %.2f km", record.distance / 1000),
+        "  run \(outcome.runID) saved for \(record.runner)" + (activity.name.map { ": \($0)" } ?? ""),
+        distance,
         "  elapsed    \(clock(record.elapsed))   moving \(clock(record.movingTime))",
         "  pace       \(record.averagePace.map { "\(clock($0)) /km" } ?? "–")",
     ]
     let filtered = record.rejections.sorted { $0.key.rawValue < $1.key.rawValue }
         .map { "\($0.key.rawValue) \($0.value)" }
-    lines.append("  points     \(points) (\(filtered.isEmpty ? "none filtered" : "filtered: " + filtered.joined(separator: ", ")))")
+    var points = "  points     \(activity.pointCount) (\(filtered.isEmpty ? "none filtered" : "filtered: " + filtered.joined(separator: ", "))"
+    if activity.pointsWithoutPosition > 0 { points += "; skipped \(activity.pointsWithoutPosition) without a position" }
+    if activity.pointsWithoutTime > 0 { points += "; skipped \(activity.pointsWithoutTime) without a time" }
+    lines.append(points + ")")
+    if activity.segments.count > 1 {
+        lines.append("  pauses     \(activity.segments.count - 1)")
+    }
     let kilometres = outcome.summary.splits.filter { $0.unit == .kilometre }
     if !kilometres.isEmpty {
         lines.append("  km splits  " + kilometres.map { clock($0.duration) }.joined(separator: " "))

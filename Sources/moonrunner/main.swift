@@ -14,8 +14,8 @@ usage: moonrunner COMMAND [OPTIONS]    (moonrunner COMMAND --help for each)
   runs       a runner's runs as a table
   badges     a runner's badge board
   demo       a server, three simulated runners and a watch view in one go
-  export     a saved run as GPX, GeoJSON or SVG
-  import     a GPX file as a run
+  export     a saved run as GPX, TCX, GeoJSON or SVG
+  import     GPX or TCX files as runs
   bench      benchmarks: core | store | load
 """
 

@@ -163,12 +163,10 @@ struct ImportedRun {
         let imported = try ImportedRun(fixture: "strava-run-1.gpx", runner: "A&B <script>")
         let svg = RunExport.svg(imported.run, fixes: imported.fixes)
         try expectValidXML(svg, in: directory)
-        // The importer's scanner checks nesting too, so the test means something without xmllint.
-        var scanner = XMLScanner(bytes: Array(svg.utf8))
-        var elements: [String: Int] = [:]
-        while let event = try scanner.next() {
-            if case .start(let name, _) = event { elements[name, default: 0] += 1 }
-        }
+        // The importer's XML parser checks nesting too, so the test means something without xmllint.
+        var counter = ElementCounter()
+        try XMLEvents.parse(Data(svg.utf8), into: &counter)
+        let elements = counter.counts
         #expect(elements["svg"] == 1)
         #expect((elements["polyline"] ?? 0) > 3)
         #expect(elements["circle"] == Set(imported.run.awards.map(\.award.badge.id)).count)
@@ -182,8 +180,19 @@ struct ImportedRun {
         let run = StoredRun(record: RunRecord(id: 1, runner: "ada", started: 1_700_000_000))
         let schema = try #require(Bundle.module.url(forResource: "gpx-1.1", withExtension: "xsd", subdirectory: "Fixtures"))
         try expectValidXML(RunExport.gpx(run, fixes: []), schema: schema, in: directory)
+        let tcxSchema = try #require(Bundle.module.url(forResource: "TrainingCenterDatabasev2", withExtension: "xsd",
+                                                       subdirectory: "Fixtures"))
+        try expectValidXML(RunExport.tcx(run, fixes: []), schema: tcxSchema, in: directory)
         try expectValidXML(RunExport.svg(run, fixes: []), in: directory)
         let json = try JSONSerialization.jsonObject(with: Data(RunExport.geoJSON(run, fixes: []).utf8)) as? [String: Any]
         #expect((json?["features"] as? [Any])?.isEmpty == true)
     }
+}
+
+/// Counts the elements of a document by local name.
+struct ElementCounter: XMLEventHandler {
+    var counts: [String: Int] = [:]
+
+    mutating func start(_ element: XMLElementStart) throws(StoreError) { counts[element.name, default: 0] += 1 }
+    mutating func end(_ name: String, namespace: String, text: String, line: Int) throws(StoreError) {}
 }

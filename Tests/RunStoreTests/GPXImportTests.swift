@@ -48,7 +48,7 @@ func fixture(_ name: String) throws -> Data {
             """
         let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
         #expect(error?.code == StoreError.invalidInputCode)
-        #expect(error?.description == "line 2: track point without a <time>; a run needs the time of every point")
+        #expect(error?.description == "line 2: track point without a <time>; a run needs the time of its points")
     }
 
     @Test func prefixedNamespacesCommentsCDATAAndEntities() throws {
@@ -63,24 +63,40 @@ func fixture(_ name: String) throws -> Data {
             <g:trkpt lat="51.6" lon="-0.2"/>
             </g:trkseg></g:trk></g:gpx>
             """
-        let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
-        #expect(error?.message.hasPrefix("line 8:") == true)
-        let fixed = gpx.replacingOccurrences(of: #"<g:trkpt lat="51.6" lon="-0.2"/>"#, with: "")
-        let tracks = try GPXImport.tracks(from: Data(fixed.utf8))
-        #expect(tracks == [[Fix(latitude: 51.5, longitude: -0.1, accuracy: 10, timestamp: 1_577_833_200.5)]])
+        // The second point has no time: it is skipped and counted, the rest imports.
+        let activities = try GPXImport.activities(from: Data(gpx.utf8))
+        #expect(activities.map(\.segments) == [[[Fix(latitude: 51.5, longitude: -0.1, accuracy: 10, timestamp: 1_577_833_200.5)]]])
+        #expect(activities.first?.pointsWithoutTime == 1)
+        #expect(activities.first?.name == "A & B \u{1F3C3}")
     }
 
     @Test(arguments: [
-        "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkseg></trk></gpx>",
-        "<gpx><trk><trkseg><trkpt lat=\"x\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>",
-        "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>",
-        "<gpx><trk>",
-        "<kml></kml>",
-        "",
+        ("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkseg></trk></gpx>",
+         "line 1: not well-formed XML (an end tag does not match its start tag)"),
+        ("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>",
+         "line 1: cannot read the time \"yesterday\""),
+        ("<gpx><trk>", "line 1: not well-formed XML (the document ends early, or has more after its root element)"),
+        ("<kml></kml>", "line 1: not a GPX or TCX document (the root element is <kml>)"),
+        ("<gpx>&nbsp;</gpx>", "line 1: not well-formed XML (an undeclared entity)"),
+        ("", "the file is empty"),
     ])
-    func malformedDocumentsAreErrors(gpx: String) {
-        let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
+    func malformedDocumentsAreErrorsNamingTheLine(gpx: String, message: String) {
+        let error = #expect(throws: StoreError.self) { try ActivityFile.read(Data(gpx.utf8)) }
         #expect(error?.code == StoreError.invalidInputCode)
+        #expect(error?.message == message)
+    }
+
+    @Test func pointsWithoutAValidPositionAreSkippedAndCounted() throws {
+        let gpx = """
+            <gpx><trk><trkseg>
+            <trkpt lat="x" lon="2"><time>2020-01-01T00:00:00Z</time></trkpt>
+            <trkpt lat="91" lon="2"><time>2020-01-01T00:00:01Z</time></trkpt>
+            <trkpt lat="1" lon="2"><time>2020-01-01T00:00:02Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let activity = try #require(try GPXImport.activities(from: Data(gpx.utf8)).first)
+        #expect(activity.pointsWithoutPosition == 2)
+        #expect(activity.fixes == [Fix(latitude: 1, longitude: 2, accuracy: 5, timestamp: 1_577_836_802)])
     }
 
     @Test(arguments: [

@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One element start as a reader of GPX or TCX sees it: namespace-resolved, with its line.
+struct XMLElementStart {
+    /// The local name (`trkpt`, whatever the prefix).
+    let name: String
+    /// The namespace URI, empty for none.
+    let namespace: String
+    /// Attributes by name as written (unprefixed ones, the only kind GPX and TCX use, by local name).
+    let attributes: [String: String]
+    /// The line the start tag ends on.
+    let line: Int
+}
+
+/// What a GPX or TCX reader does with the parser's events. The text of an element is handed over at its end
+/// (its direct character data and CDATA, trimmed), which is all these formats need.
+protocol XMLEventHandler {
+    /// An element starts.
+    mutating func start(_ element: XMLElementStart) throws(StoreError)
+    /// An element ends; `text` is its character data, trimmed.
+    mutating func end(_ name: String, namespace: String, text: String, line: Int) throws(StoreError)
+}
+
+/// Drives an ``XMLEventHandler`` with FoundationXML's `XMLParser` (libxml2): namespaces, entities, CDATA,
+/// byte-order marks and declared encodings are the parser's business, not ours.
+enum XMLEvents {
+    /// Parses `data`, calling `handler`; the first error (the handler's, or malformed XML) ends the parse.
+    static func parse<Handler: XMLEventHandler>(_ data: Data, into handler: inout Handler) throws(StoreError) {
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldReportNamespacePrefixes = false
+        parser.shouldResolveExternalEntities = false
+        let delegate = Delegate(handler: handler)
+        parser.delegate = delegate
+        let finished = parser.parse()
+        if let error = delegate.failure { throw error }
+        // libxml2 recovers from some errors and parse() then still says yes: any reported error fails.
+        guard finished, parser.parserError == nil else {
+            let code = (parser.parserError as NSError?)?.code ?? 0
+            throw StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML (\(Self.describe(code: code)))")
+        }
+        handler = delegate.handler
+    }
+
+    /// Words for the libxml2 error codes (`xmlParserErrors`) that broken GPX and TCX files give.
+    static func describe(code: Int) -> String {
+        switch code {
+        case 4: "the document is empty"
+        case 5: "the document ends early, or has more after its root element"
+        case 9: "a character XML does not allow"
+        case 26: "an undeclared entity"
+        case 39, 41: "an attribute value without quotes"
+        case 73: "'>' expected"
+        case 76: "an end tag does not match its start tag"
+        case 77: "an element is not closed"
+        default: "libxml2 error \(code)"
+        }
+    }
+
+    /// The parser's delegate: keeps the handler and the text of the open elements.
+    private final class Delegate<Handler: XMLEventHandler>: NSObject, XMLParserDelegate {
+        var handler: Handler
+        var failure: StoreError?
+        /// Character data of each open element (only the innermost grows).
+        private var texts: [String] = []
+
+        init(handler: Handler) {
+            self.handler = handler
+        }
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                    qualifiedName: String?, attributes: [String: String] = [:]) {
+            texts.append("")
+            guard failure == nil else { return }
+            let element = XMLElementStart(name: elementName, namespace: namespaceURI ?? "", attributes: attributes,
+                                          line: parser.lineNumber)
+            do throws(StoreError) {
+                try handler.start(element)
+            } catch {
+                fail(parser, error)
+            }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+                    qualifiedName: String?) {
+            let text = Self.trimmed(texts.popLast() ?? "")
+            guard failure == nil else { return }
+            do throws(StoreError) {
+                try handler.end(elementName, namespace: namespaceURI ?? "", text: text, line: parser.lineNumber)
+            } catch {
+                fail(parser, error)
+            }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            guard failure == nil else { return }
+            let code = (parseError as NSError).code
+            fail(parser, StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML "
+                + "(\(XMLEvents.describe(code: code)))"))
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            // The indentation between elements is most of the character data, and leading white space is
+            // trimmed anyway: it is not collected (so the containers' text never grows with it).
+            guard !texts.isEmpty, !(texts[texts.count - 1].isEmpty && Self.isBlank(string)) else { return }
+            texts[texts.count - 1] += string
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            if !texts.isEmpty { texts[texts.count - 1] += String(decoding: CDATABlock, as: UTF8.self) }
+        }
+
+        private func fail(_ parser: XMLParser, _ error: StoreError) {
+            failure = error
+            parser.abortParsing()
+        }
+
+        /// XML white space: space, tab, line feed, carriage return.
+        private static func isSpace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+        }
+
+        private static func isBlank(_ text: String) -> Bool { text.utf8.allSatisfy(isSpace) }
+
+        /// `text` without XML white space at either end, on the UTF-8 bytes (Foundation's trimming goes
+        /// through UTF-16, and was the largest cost of reading a file).
+        static func trimmed(_ text: String) -> String {
+            let bytes = text.utf8
+            guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+                  let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+            // The end is just after a non-space byte: the end of the text or a space, so a scalar boundary.
+            let end = bytes.index(after: last)
+            if first == bytes.startIndex, end == bytes.endIndex { return text }
+            return String(decoding: bytes[first..<end], as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading and writing the files a user names, with errors that read like `cannot read run.gpx: no such
+/// file` (Foundation's errors print as NSCocoaErrorDomain dumps).
+enum FileAccess {
+    /// A file that could not be read or written.
+    struct Problem: Error, CustomStringConvertible {
+        /// "cannot read run.gpx: no such file".
+        let description: String
+
+        init(_ verb: String, _ path: String, errno code: Int32) {
+            description = "cannot \(verb) \(path): \(FileAccess.reason(code))"
+        }
+    }
+
+    /// The whole file.
+    static func read(_ path: String) throws(Problem) -> Data {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Problem("read", path, errno: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw Problem("read", path, errno: errno) }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw Problem("read", path, errno: EISDIR) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Problem("read", path, errno: errno)
+            }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// Writes `data` to `path`, replacing it.
+    static func write(_ data: Data, to path: String) throws(Problem) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Problem("write", path, errno: errno) }
+        var offset = 0
+        let failure: Int32? = data.withUnsafeBytes { bytes in
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        let closed = close(descriptor)
+        if let failure { throw Problem("write", path, errno: failure) }
+        guard closed == 0 else { throw Problem("write", path, errno: errno) }
+    }
+
+    /// Short words for the usual errnos, the C library's text for the rest.
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES, EPERM: "permission denied"
+        case EISDIR: "is a directory"
+        case ENOTDIR: "a part of the path is not a directory"
+        case ENOSPC: "the disk is full"
+        case EROFS: "read-only file system"
+        default: String(cString: strerror(code)).lowercased()
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+
+/// `moonrunner import` as a person runs it: several files at once, one of each kind of trouble.
+@Suite struct ImportCommandTests {
+    static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
+    static let stravaRun = fixtures.appendingPathComponent("strava-run-1.gpx").path
+
+    /// The runs of `runner` in the database at `path`.
+    func runs(of runner: String, in path: String) throws -> [RunRecord] {
+        let store = try SQLiteRunStore(path: path)
+        defer { store.close() }
+        return try store.runs(of: runner, offset: 0, limit: 100)
+    }
+
+    @Test func severalFilesWithProgressADuplicateAndFilesThatCannotBeRead() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("runs.sqlite").path
+        let broken = folder.appendingPathComponent("broken.gpx").path
+        try Data("<gpx><trk>\n<trkseg>".utf8).write(to: URL(fileURLWithPath: broken))
+        let missing = folder.appendingPathComponent("nonexist.gpx").path
+        let importer = try ChildProcess(["import", Self.stravaRun, Self.stravaRun, missing, broken,
+                                         "--runner", "ann", "--db", database])
+        #expect(importer.awaitExit() == 1, "a file failed")
+        let output = importer.standardOutput
+        #expect(output.contains("[1/4] \(Self.stravaRun): GPX, 1 activity"))
+        #expect(output.contains("[2/4] \(Self.stravaRun): GPX, 1 activity\n  already imported as run "))
+        #expect(output.contains("total: 1 run imported, 1 already imported, 2 files failed (4 files)"))
+        // Durations as h:mm:ss, even under an hour.
+        #expect(output.contains("  elapsed    0:41:50   moving "))
+        let errors = importer.standardError
+        #expect(errors.contains("moonrunner import: cannot read \(missing): no such file\n"))
+        #expect(errors.contains("moonrunner import: \(broken): line 2: not well-formed XML"))
+        #expect(!errors.contains("NSCocoaErrorDomain") && !errors.contains("Error Domain"))
+        #expect(try runs(of: "ann", in: database).count == 1, "the good file imported once, the rest changed nothing")
+    }
+
+    @Test func theFormatIsToldByContentAndATCXExportImportsAsTheSameRun() throws {
+        let folder = temporaryFolder()
+        let first = folder.appendingPathComponent("first.sqlite").path
+        #expect(try ChildProcess(["import", Self.stravaRun, "--runner", "ann", "--db", first]).awaitExit() == 0)
+        let original = try #require(try runs(of: "ann", in: first).first)
+        // A TCX file with a name that says nothing about its format.
+        let exported = folder.appendingPathComponent("activity.xml").path
+        let exporter = try ChildProcess(["export", String(original.id), "--format", "tcx", "--db", first, "--output", exported])
+        #expect(exporter.awaitExit() == 0, "\(exporter.standardError)")
+        let schema = Self.fixtures.appendingPathComponent("TrainingCenterDatabasev2.xsd").path
+        #expect(try runProgram("/usr/bin/xmllint", ["--noout", "--schema", schema, exported]) == 0)
+
+        let second = folder.appendingPathComponent("second.sqlite").path
+        let importer = try ChildProcess(["import", exported, "--runner", "ann", "--db", second])
+        #expect(importer.awaitExit() == 0, "\(importer.standardError)")
+        #expect(importer.standardOutput.hasPrefix("\(exported): TCX, 1 activity\n"))
+        let copy = try #require(try runs(of: "ann", in: second).first)
+        #expect(abs(copy.distance - original.distance) < 0.01)
+        #expect(copy.movingTime == original.movingTime && copy.elapsed == original.elapsed)
+    }
+
+    @Test func unknownOptionsAndHelp() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("never.sqlite").path
+        for (command, option) in [("import", "--x"), ("import", "-q"), ("export", "--x"), ("export", "--out")] {
+            let child = try ChildProcess([command, "1", option, "--db", database])
+            #expect(child.awaitExit() == 2)
+            #expect(child.standardError.hasPrefix("moonrunner \(command): unknown option '\(option)'\n"))
+        }
+        // --help wins over everything, even a broken line, and touches nothing.
+        for command in ["import", "export"] {
+            let child = try ChildProcess([command, Self.stravaRun, "--runner", "ann", "--db", database, "--help", "--bogus"])
+            #expect(child.awaitExit() == 0)
+            #expect(child.standardOutput.hasPrefix("usage: moonrunner \(command) "))
+        }
+        #expect(!FileManager.default.fileExists(atPath: database))
+    }
+
+    @Test func dashOAndOutputAreTheSameAndAnUnwritableOutputIsAClearError() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("runs.sqlite").path
+        #expect(try ChildProcess(["import", Self.stravaRun, "--runner", "ann", "--db", database]).awaitExit() == 0)
+        let id = String(try #require(try runs(of: "ann", in: database).first).id)
+        let short = folder.appendingPathComponent("short.gpx").path, long = folder.appendingPathComponent("long.gpx").path
+        #expect(try ChildProcess(["export", id, "--db", database, "-o", short]).awaitExit() == 0)
+        #expect(try ChildProcess(["export", id, "--db", database, "--output", long]).awaitExit() == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: short)) == Data(contentsOf: URL(fileURLWithPath: long)))
+        let nowhere = folder.appendingPathComponent("no/such/dir/run.gpx").path
+        let failing = try ChildProcess(["export", id, "--db", database, "-o", nowhere])
+        #expect(failing.awaitExit() == 1)
+        #expect(failing.standardError == "moonrunner export: cannot write \(nowhere): no such file\n")
+    }
+}
