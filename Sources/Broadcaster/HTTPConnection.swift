@@ -47,7 +47,7 @@ final class HTTPConnection: Peer {
 /// last written to (for heartbeats).
 struct EventStream {
     /// Events that arrived while the snapshot was being read off the loop; sent right after it. Nil once sent.
-    var held: [(bytes: [UInt8], paceOf: String?)]? = nil
+    var held: [(bytes: [UInt8], paceOf: String?, isCatchUp: Bool)]? = nil
     /// When anything was last queued (a heartbeat follows after `eventStreamHeartbeat` of silence).
     var lastWrite: Double
 }

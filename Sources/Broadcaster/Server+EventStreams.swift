@@ -45,7 +45,7 @@ extension Server {
             // The catch-up lines the subscriptions made are older than what it missed: dropped.
             connection.stream?.held = []
             replaceHeld(connection, with: resumed.map { entry in
-                (frame(entry.line, sequence: entry.sequence) ?? [], entry.isPace ? runnerOf(entry.line) : nil)
+                (frame(entry.line, sequence: entry.sequence) ?? [], entry.isPace ? runnerOf(entry.line) : nil, false)
             })
             return
         }
@@ -61,6 +61,8 @@ extension Server {
             var bytes: [UInt8] = []
             ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
             _ = connection.output.append(bytes, paceOf: nil, highWaterMark: .max)
+            // The track holds everything the catch-up lines would say: only what happened since follows it.
+            connection.stream?.held?.removeAll { $0.isCatchUp }
             releaseHeld(connection)
         }
     }
@@ -70,7 +72,8 @@ extension Server {
                          sequence: UInt64?) -> Bool {
         guard var stream = connection.stream, let bytes = frame(line, sequence: sequence) else { return false }
         if stream.held != nil {
-            connection.stream?.held?.append((bytes, runner))
+            // Lines without a number are the subscriptions' catch-up (run, badges, latest pace).
+            connection.stream?.held?.append((bytes, runner, sequence == nil))
             if (connection.stream?.held?.count ?? 0) > Self.maximumHeldEvents {
                 closeNow(connection, reason: "event stream: too many events before its snapshot")
             }
@@ -120,7 +123,7 @@ extension Server {
         replaceHeld(connection, with: [])
     }
 
-    private func replaceHeld(_ connection: HTTPConnection, with first: [(bytes: [UInt8], paceOf: String?)]) {
+    private func replaceHeld(_ connection: HTTPConnection, with first: [(bytes: [UInt8], paceOf: String?, isCatchUp: Bool)]) {
         guard var stream = connection.stream else { return }
         let held = stream.held ?? []
         stream.held = nil
