@@ -31,51 +31,77 @@ public struct RGBColour: Sendable, Hashable, Codable {
     }
 }
 
-/// Colours for a finished run's segments: red (slowest) through yellow (mean speed) to green (fastest).
+/// Colours for a run's segments by pace, so the map shows where the runner was fast or slow rather than
+/// GPS noise: each segment takes the speed over the stretch around it (at least ``stretchMetres`` and
+/// ``stretchSeconds``), and the scale runs from red at the run's slow end (5th percentile speed) through
+/// yellow at its median to green at its fast end (95th percentile). The web page applies the same rule.
 public enum PaceColours {
-    /// Slowest: #FF142C.
+    /// Slow: #FF142C.
     public static let red = RGBColour(red: 0xFF, green: 0x14, blue: 0x2C)
-    /// Mean speed: #FFD700.
+    /// Median: #FFD700.
     public static let yellow = RGBColour(red: 0xFF, green: 0xD7, blue: 0x00)
-    /// Fastest: #00924E.
+    /// Fast: #00924E.
     public static let green = RGBColour(red: 0x00, green: 0x92, blue: 0x4E)
 
-    /// Speed differences from the mean below this (m/s) are not stretched to the full red or green.
-    public static let minimumSpread = 0.1
+    /// The stretch a segment's pace is measured over: this many metres around it… Default 100.
+    public static let stretchMetres = 100.0
+    /// …and at least this many seconds. Default 30.
+    public static let stretchSeconds = 30.0
+    /// Speed differences from the median below this share of it (or 0.1 m/s) are not stretched to the full
+    /// red or green, so a steady run stays mostly yellow under GPS noise. Default 10%.
+    public static let minimumSpread = 0.10
 
     /// One colour per segment (track.count - 1 of them; none for fewer than 2 fixes).
-    ///
-    /// A segment's speed is its geodesic length over its duration. The mean is the run's overall speed
-    /// (total length / total duration), so it always lies between the slowest and fastest segment.
-    /// Segments without a usable speed (zero or negative duration, non-finite values) are coloured as the
-    /// mean, and a run at one steady speed is all yellow: the colour scale never spreads less than
-    /// ``minimumSpread`` either side of the mean.
     public static func colours(for track: [Fix]) -> [RGBColour] {
         guard track.count >= 2 else { return [] }
-        var speeds = [Double?](repeating: nil, count: track.count - 1)
-        var totalDistance = 0.0, totalDuration = 0.0
-        var slowest = Double.infinity, fastest = -Double.infinity
-        for index in speeds.indices {
-            let a = track[index], b = track[index + 1]
-            let duration = b.timestamp - a.timestamp
-            let length = Geodesy.distance(from: a.coordinate, to: b.coordinate)
-            guard duration > 0, duration.isFinite, length.isFinite else { continue }
-            let speed = length / duration
-            speeds[index] = speed
-            totalDistance += length
-            totalDuration += duration
-            slowest = min(slowest, speed)
-            fastest = max(fastest, speed)
-        }
-        guard totalDuration > 0 else { return speeds.map { _ in yellow } }
-        let mean = totalDistance / totalDuration
-        // A floor under the spread keeps a steady run steady: speeds a hair apart stay near yellow
-        // instead of being stretched to full red and green.
-        let slowSpread = max(mean - slowest, minimumSpread), fastSpread = max(fastest - mean, minimumSpread)
+        let speeds = smoothedSpeeds(for: track)
+        let known = speeds.compactMap { $0 }.sorted()
+        guard !known.isEmpty else { return speeds.map { _ in yellow } }
+        let slow = percentile(known, 0.05), median = percentile(known, 0.5), fast = percentile(known, 0.95)
+        let floor = max(0.1, minimumSpread * median)
+        let slowSpread = max(median - slow, floor), fastSpread = max(fast - median, floor)
         return speeds.map { speed in
             guard let speed else { return yellow }
-            if speed < mean { return yellow.blended(with: red, fraction: (mean - speed) / slowSpread) }
-            return yellow.blended(with: green, fraction: (speed - mean) / fastSpread)
+            if speed < median { return yellow.blended(with: red, fraction: (median - speed) / slowSpread) }
+            return yellow.blended(with: green, fraction: (speed - median) / fastSpread)
         }
+    }
+
+    /// Each segment's speed over the stretch around it (nil where the track has no usable time).
+    public static func smoothedSpeeds(for track: [Fix]) -> [Double?] {
+        // Cumulative distance and time at each fix; unusable segments add nothing.
+        var distance = [0.0], time = [0.0]
+        distance.reserveCapacity(track.count)
+        time.reserveCapacity(track.count)
+        for index in 1..<track.count {
+            let a = track[index - 1], b = track[index]
+            let duration = b.timestamp - a.timestamp
+            let length = Geodesy.distance(from: a.coordinate, to: b.coordinate)
+            let usable = duration > 0 && duration.isFinite && length.isFinite
+            distance.append(distance[index - 1] + (usable ? length : 0))
+            time.append(time[index - 1] + (usable ? duration : 0))
+        }
+        guard time[time.count - 1] > 0 else { return Array(repeating: nil, count: track.count - 1) }
+        // Two pointers per side: the stretch's ends only move forward as the segment does.
+        var low = 0, high = 0
+        var speeds: [Double?] = []
+        speeds.reserveCapacity(track.count - 1)
+        for segment in 0..<(track.count - 1) {
+            let middleDistance = (distance[segment] + distance[segment + 1]) / 2
+            let middleTime = (time[segment] + time[segment + 1]) / 2
+            while low < segment, distance[low + 1] <= middleDistance - stretchMetres / 2,
+                  time[low + 1] <= middleTime - stretchSeconds / 2 { low += 1 }
+            high = max(high, segment + 1)
+            while high < track.count - 1, distance[high] < middleDistance + stretchMetres / 2
+                    || time[high] < middleTime + stretchSeconds / 2 { high += 1 }
+            let span = time[high] - time[low]
+            speeds.append(span > 0 ? (distance[high] - distance[low]) / span : nil)
+        }
+        return speeds
+    }
+
+    /// The `fraction` percentile of sorted values (nearest rank).
+    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+        sorted[min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count - 1)).rounded())))]
     }
 }

@@ -64,7 +64,14 @@ extension RunExport {
             let label = "\(first.badge.name) (\(awards.map(\.tier.rawValue).joined(separator: ", ")))"
             lines.append(##"    <circle cx="\##(number(x))" cy="\##(number(y))" r="6" fill="#3F51B5" stroke="#FFFFFF" stroke-width="2">"##
                 + "<title>\(escape(awardDescription(first)))</title></circle>")
-            lines.append(#"    <text x="\#(number(x + 9))" y="\#(number(y + 4))">\#(escape(label))</text>"#)
+            // Labels stay inside the picture: one that would run off the right edge ends left of its marker,
+            // one at the top edge goes below it. (12 px sans-serif is about 7 px a character.)
+            let labelWidth = Double(label.count) * 7.0
+            let fitsRight = x + 9 + labelWidth <= width - 4
+            let labelX = fitsRight ? x + 9 : max(4 + labelWidth, x - 9)
+            let labelY = min(max(y + 4, header + 12), height - legendHeight - 4)
+            lines.append(#"    <text x="\#(number(labelX))" y="\#(number(labelY))"\#(fitsRight ? "" : #" text-anchor="end""#)>"#
+                + #"\#(escape(label))</text>"#)
         }
         lines.append("  </g>")
 

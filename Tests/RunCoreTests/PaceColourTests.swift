@@ -15,18 +15,56 @@ struct PaceColourTests {
         #expect(RGBColour(red: 0, green: 10, blue: 171).hex == "#000AAB")
     }
 
-    @Test("slowest is red, the mean yellow, fastest green, in between blended")
+    /// One fix a second at each (seconds, m/s) stretch, with optional jitter in metres along the way.
+    static func run(_ stretches: [(Double, Double)], jitter: Double = 0, seed: UInt64 = 1) -> [Fix] {
+        var random = SeededRandom(seed: seed)
+        var fixes: [Fix] = []
+        var metres = 0.0, seconds = 0.0
+        for (duration, speed) in stretches {
+            for _ in 0..<Int(duration) {
+                fixes.append(fix(metres + (jitter > 0 ? random.gaussian() * jitter : 0), seconds))
+                metres += speed
+                seconds += 1
+            }
+        }
+        return fixes
+    }
+
+    @Test("slow stretches are red, the median yellow, fast stretches green")
     func gradient() {
-        // Segments at 1, 2, 3 m/s for 10 s each: mean speed 2 m/s.
-        let track = [Self.fix(0, 0), Self.fix(10, 10), Self.fix(30, 20), Self.fix(60, 30)]
-        let colours = PaceColours.colours(for: track)
-        #expect(colours.count == 3)
-        #expect(colours[0] == PaceColours.red)
-        #expect(colours[2] == PaceColours.green)
-        // 2 m/s is the mean only to within the ellipsoid's rounding; allow one step per channel.
-        #expect(abs(Int(colours[1].green) - Int(PaceColours.yellow.green)) <= 2 && colours[1].red >= 0xFE)
+        let colours = PaceColours.colours(for: Self.run([(300, 2), (300, 3), (300, 4)]))
+        #expect(colours[150] == PaceColours.red)
+        #expect(colours[450] == PaceColours.yellow)
+        #expect(colours[750] == PaceColours.green)
         let halfway = PaceColours.yellow.blended(with: PaceColours.green, fraction: 0.5)
         #expect(halfway == RGBColour(red: 0x80, green: 0xB5, blue: 0x27))
+    }
+
+    @Test("GPS noise on a steady run is not confetti")
+    func steadyRunUnderNoiseStaysYellow() {
+        // 5 km at a steady 3 m/s under 3-5 m of correlated GPS noise, through the engine, as the exports and
+        // the page colour it: the segments' own speeds swing, the pace over 100 m hardly at all.
+        for seed in UInt64(1)...4 {
+            var tracker = RunTracker()
+            tracker.feed(SyntheticRun.run(seed: seed).fixes)
+            let colours = PaceColours.colours(for: tracker.finish().track)
+            // Red, yellow or green at a glance: a segment counts as the one it is nearer to.
+            let bands = colours.map { $0.red < 0x80 ? 2 : ($0.green < 0x76 ? 0 : 1) }
+            let changes = zip(bands, bands.dropFirst()).filter { $0 != $1 }.count
+            #expect(changes * 100 <= colours.count * 6, "seed \(seed): \(changes) changes in \(colours.count) segments")
+            let yellow = bands.filter { $0 == 1 }.count
+            #expect(yellow * 10 >= colours.count * 6, "seed \(seed): \(yellow) of \(colours.count) yellow")
+        }
+    }
+
+    @Test("a walk break in a noisy run shows as the slow part")
+    func walkBreakUnderNoise() {
+        var tracker = RunTracker()
+        tracker.feed(SyntheticRun.clean([(400, 3.2), (120, 1.3), (400, 3.2)]).fixes)
+        let colours = PaceColours.colours(for: tracker.finish().track)
+        // Inside the walk (away from its edges) red dominates; the running stretches are never red.
+        #expect(colours[430..<490].allSatisfy { $0.green < 0x80 }, "the walk leans red")
+        #expect(colours[50..<350].allSatisfy { $0.green > 0x90 }, "the run is not red")
     }
 
     @Test("edge cases never crash or produce NaN", arguments: [

@@ -175,6 +175,30 @@ struct ImportedRun {
         for colour in [PaceColours.red, PaceColours.yellow, PaceColours.green] { #expect(svg.contains(colour.hex)) }
     }
 
+    @Test func everyBadgeLabelStaysInsideThePicture() throws {
+        let imported = try ImportedRun(fixture: "strava-run-1.gpx", runner: "ann")
+        let svg = RunExport.svg(imported.run, fixes: imported.fixes, width: 400)
+        func attribute(_ name: String, in tag: Substring) -> Double? {
+            guard let range = tag.range(of: "\(name)=\"") else { return nil }
+            return Double(tag[range.upperBound...].prefix { $0 != "\"" })
+        }
+        let width = try #require(attribute("width", in: svg[...]))
+        let height = try #require(attribute("height", in: svg[...]))
+        var labels = 0
+        for tag in svg.split(separator: "\n").filter({ $0.contains("<text") && $0.contains("(") }) {
+            let x = try #require(attribute("x", in: tag)), y = try #require(attribute("y", in: tag))
+            var text = String(tag.split(separator: ">")[1].split(separator: "<")[0])
+            for (entity, character) in [("&apos;", "'"), ("&quot;", "\""), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&")] {
+                text = text.replacingOccurrences(of: entity, with: character)
+            }
+            let extent = Double(text.count) * 7.0
+            let (left, right) = tag.contains("text-anchor=\"end\"") ? (x - extent, x) : (x, x + extent)
+            #expect(left >= 0 && right <= width && y > 0 && y <= height, "\(tag)")
+            labels += 1
+        }
+        #expect(labels == Set(imported.run.awards.map(\.award.badge.id)).count)
+    }
+
     @Test func exportsOfARunWithoutFixesAreStillValid() throws {
         let directory = TemporaryDirectory()
         let run = StoredRun(record: RunRecord(id: 1, runner: "ada", started: 1_700_000_000))
