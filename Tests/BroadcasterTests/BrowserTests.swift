@@ -1,0 +1,96 @@
+import Broadcaster
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+import Wire
+
+/// The live page in a real headless Chromium: it updates as the run streams over TCP, draws the track in
+/// pace colours, and a cheer typed into it reaches the runner's connection.
+@Suite(.serialized) struct BrowserTests {
+    /// CI installs Chromium (`.ci/run`); elsewhere without it the test says so and passes.
+    static var canRun: Bool {
+        if WebDriver.available { return true }
+        if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("CI must install chromium and chromium-driver") }
+        return false
+    }
+
+    /// Fixes north from Paris, one a second (stamped from now), at each stretch's speed.
+    static func fixes(_ stretches: [(seconds: Int, speed: Double)], start: Double) -> [String] {
+        var lines: [String] = []
+        var metres = 0.0, second = 0
+        for (seconds, speed) in stretches {
+            for _ in 0..<seconds {
+                let lat = 48.85 + metres / 111_229, lon = 2.35 + sin(metres / 300) * 0.001
+                lines.append("loc:\(NumberFormat.string(lat, decimals: 7)),\(NumberFormat.string(lon, decimals: 7)),4,\(Int(start) + second)")
+                metres += speed
+                second += 1
+            }
+        }
+        return lines
+    }
+
+    @Test func theRunnerPageFollowsARunLiveAndSendsCheers() throws {
+        guard Self.canRun else { return }
+        try withServer { server in
+            let port = try #require(server.httpPort)
+            let browser = try WebDriver()
+            defer { browser.quit() }
+            let (ann, _) = try connectRunner("ann", to: server)
+            let start = Date().timeIntervalSince1970.rounded(.down)
+            // Slow, steady, fast: three paces the map must tell apart. The first part is on before the page opens.
+            let run = Self.fixes([(240, 2.0), (240, 3.2), (240, 4.6)], start: start)
+            for line in run[..<300] { try ann.send(line) }
+            try ann.expect("badge:ann id=earth")
+            try browser.open("http://127.0.0.1:\(port)/runners/ann")
+            let firstDistance = try browser.waitFor("a distance", """
+                const text = document.getElementById('distance').textContent;
+                return /[0-9]/.test(text) ? text : null;
+                """) as? String
+            // The late joiner sees the run so far, badges included.
+            try browser.waitFor("the Earth badge", "return document.querySelectorAll('#badges li').length >= 1")
+            for line in run[300...] { try ann.send(line) }
+            try browser.waitFor("the distance to grow", """
+                return document.getElementById('distance').textContent !== arguments[0];
+                """.replacingOccurrences(of: "arguments[0]", with: "'\(firstDistance ?? "")'"))
+            try browser.waitFor("two badges", "return document.querySelectorAll('#badges li').length >= 2")
+            let colours = try browser.waitFor("three pace colours", """
+                const strokes = new Set([...document.querySelectorAll('svg#track [stroke]')]
+                    .filter(e => e.tagName !== 'svg' && e.tagName !== 'g')
+                    .map(e => e.getAttribute('stroke').toUpperCase()));
+                return strokes.size >= 3 ? [...strokes] : null;
+                """) as? [String]
+            #expect((colours?.count ?? 0) >= 3, "\(colours ?? [])")
+
+            let folder = ProcessInfo.processInfo.environment["MOONRUNNER_SCREENSHOT_DIR"] ?? temporaryFolder().path
+            let shot = try browser.screenshot()
+            #expect(shot.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            try shot.write(to: URL(fileURLWithPath: folder).appendingPathComponent("runner-page.png"))
+
+            try browser.type("Allez Ann!", into: "#cheer-text", thenClick: "#cheer-send")
+            let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann", timeout: 10)))
+            #expect(cheer.text == "Allez Ann!")
+
+        }
+    }
+
+    @Test func theOverviewListsLiveRunnersByDistance() throws {
+        guard Self.canRun else { return }
+        try withServer { server in
+            let port = try #require(server.httpPort)
+            let browser = try WebDriver()
+            defer { browser.quit() }
+            try browser.open("http://127.0.0.1:\(port)/")
+            let start = Date().timeIntervalSince1970.rounded(.down)
+            let (ann, _) = try connectRunner("ann", to: server)
+            let (bob, _) = try connectRunner("bob", to: server)
+            for line in Self.fixes([(120, 3)], start: start) { try ann.send(line) }
+            for line in Self.fixes([(120, 4)], start: start) { try bob.send(line) }
+            let order = try browser.waitFor("both runners, farthest first", """
+                const rows = [...document.querySelectorAll('#overview tbody tr')].map(r => r.dataset.runner);
+                return rows.length === 2 && rows[0] === 'bob' ? rows : null;
+                """) as? [String]
+            #expect(order == ["bob", "ann"])
+        }
+    }
+}
