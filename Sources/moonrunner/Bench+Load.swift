@@ -8,13 +8,17 @@ Drives runners, spectators and idle connections on loopback against a server (by
 this executable's `serve --port 0` on a fresh temporary SQLite file, stopped with SIGTERM at the end) and
 prints one `key: value` per line and a one-line summary per scenario.
 
-  --scenario NAME       live | flat | flat-replay | idle | all (each in turn, 10 s each); flags override
+  --scenario NAME       live | flat | flat-replay | idle | web | all (each in turn, 10 s each); flags override
                         live:   --runners 2000 --rate 1 --spectators 4000 --duration 30  (p99 < 5 ms, no loss)
                         flat:   --runners 50 --spectators 50 --flat-out --duration 10    (>= 200,000 fixes/s)
                         flat-replay: flat with --fix-interval 1 (phone-clock stamps 1 s apart)
                         idle:   --idle 10000                                             (< 4 KiB per connection)
+                        web:    --runners 200 --rate 1 --web-spectators 10000 --duration 30
+                                (browsers on GET /events: p99 < 50 ms, no run/split/badge/end event lost,
+                                < 8 KiB of server memory per stream)
   --runners R           connections that send iam:load-N and stream fixes (default 0)
   --spectators S        connections that watch a runner, spread evenly (default 0)
+  --web-spectators S    event streams (GET /events?watch=NAME on the HTTP port), spread evenly (default 0)
   --rate N              fixes per second per runner (default 1)
   --flat-out            runners write as fast as the server takes, --pipeline fixes unacknowledged at most
   --pipeline N          unacknowledged fixes per runner when flat out (default 256)
@@ -44,7 +48,7 @@ func runLoadBenchmark(arguments: [String]) -> Int32 {
         print(loadBenchHelp)
         return 0
     }
-    let connections = plan.scenarios.map { $0.configuration.runners + $0.configuration.spectators + $0.configuration.idle }
+    let connections = plan.scenarios.map { $0.configuration.runners + $0.configuration.spectators + $0.configuration.webSpectators + $0.configuration.idle }
     let wanted = (connections.max() ?? 0) + 256
     let limit = ProcessLimits.raiseOpenFileLimit(to: wanted)
     if limit < wanted {
@@ -102,6 +106,9 @@ struct LoadScenario {
         case throughput(fixesPerSecond: Double)
         /// At most this many server bytes per idle connection.
         case memoryPerConnection(bytes: Int)
+        /// Web spectators: p99 pace latency below the limit, no run/split/badge/end event lost, and at most
+        /// this many server bytes per event stream.
+        case web(p99Milliseconds: Double, bytesPerStream: Int)
     }
 
     /// `live`, `flat`, `idle` or `custom`.
@@ -147,14 +154,17 @@ struct LoadPlan {
         case "flat": base = [Self.flat(duration: 10)]
         case "idle": base = [Self.idle()]
         case "flat-replay": base = [Self.flat(duration: 10, replay: true)]
+        case "web": base = [Self.web(duration: 30)]
         case "all": base = [Self.live(duration: 10), Self.flat(duration: 10), Self.flat(duration: 10, replay: true),
                             Self.idle()]
         case "custom": base = [LoadScenario(name: "custom", configuration: LoadConfiguration(), target: nil)]
-        default: throw Options.UsageError(description: "--scenario: live, flat, flat-replay, idle or all, not \(scenarioName)")
+        default:
+            throw Options.UsageError(description: "--scenario: live, flat, flat-replay, idle, web or all, not \(scenarioName)")
         }
         // Explicit flags override every scenario's preset.
         let runners: Int? = try options.optionalNumber("runners")
         let spectators: Int? = try options.optionalNumber("spectators")
+        let webSpectators: Int? = try options.optionalNumber("web-spectators")
         let idle: Int? = try options.optionalNumber("idle")
         let rate: Double? = try options.optionalNumber("rate")
         let duration: Double? = try options.optionalNumber("duration")
@@ -168,6 +178,7 @@ struct LoadPlan {
             var configuration = base[index].configuration
             configuration.runners = runners ?? configuration.runners
             configuration.spectators = spectators ?? configuration.spectators
+            configuration.webSpectators = webSpectators ?? configuration.webSpectators
             configuration.idle = idle ?? configuration.idle
             configuration.duration = duration ?? configuration.duration
             configuration.pipeline = pipeline ?? configuration.pipeline
@@ -209,6 +220,17 @@ struct LoadPlan {
         configuration.duration = duration
         return LoadScenario(name: replay ? "flat-replay" : "flat", configuration: configuration,
                             target: .throughput(fixesPerSecond: 200_000))
+    }
+
+    /// 10,000 browsers on the event stream, 200 runners at 1 fix/s.
+    private static func web(duration: Double) -> LoadScenario {
+        var configuration = LoadConfiguration()
+        configuration.runners = 200
+        configuration.webSpectators = 10_000
+        configuration.rate = 1
+        configuration.duration = duration
+        return LoadScenario(name: "web", configuration: configuration,
+                            target: .web(p99Milliseconds: 50, bytesPerStream: 8192))
     }
 
     private static func idle() -> LoadScenario {

@@ -8,6 +8,8 @@ struct LoadConfiguration: Sendable {
     var runners = 0
     /// Connections that watch a runner (spectator K watches runner K mod R).
     var spectators = 0
+    /// Web spectators: `GET /events?watch=NAME` on the HTTP port (web spectator K watches runner K mod R).
+    var webSpectators = 0
     /// Connections that ping once and then stay silent.
     var idle = 0
     /// Fixes per second per runner when not flat out.
@@ -38,6 +40,9 @@ struct LoadResult {
     var paceReceived = 0
     var paceReceivedWhileStreaming = 0
     var ownPaceReceived = 0
+    /// Run, split, badge and end events: what the web spectators got, and what they should have.
+    var otherEventsReceived = 0
+    var otherEventsExpected = 0
     var paceLatency = LatencyHistogram()
     /// The same, only for fixes sent at least one second after streaming began (run starts excluded).
     var steadyPaceLatency = LatencyHistogram()
@@ -171,6 +176,18 @@ final class LoadDriver {
                 spectators.append(spectator)
             }
             try waitForAnswers(spectators, "ok:watch")
+            var web: [LoadSpectator] = []
+            for index in 0..<configuration.webSpectators {
+                let watched = runners[index % runners.count]
+                guard let httpPort = server.httpPort else {
+                    throw LoadSetupError(description: "the server has no HTTP port for web spectators")
+                }
+                let spectator = try connect(port: httpPort) { LoadSpectator(socket: $0, driver: self, runner: watched, web: true) }
+                spectator.start()
+                web.append(spectator)
+            }
+            try waitForAnswers(web, "HTTP/1.1 200")
+            spectators += web
         }
         result.setupSeconds = LoadClock.monotonicSeconds() - setupStarted
         result.residentConnected = server.residentBytes()
@@ -248,6 +265,8 @@ final class LoadDriver {
         result.fixesSent = runners.reduce(0) { $0 + $1.sent }
         result.fixesAcknowledged = runners.reduce(0) { $0 + $1.acknowledged }
         result.ownPaceReceived = runners.reduce(0) { $0 + $1.ownPaceReceived }
+        result.otherEventsReceived = spectators.reduce(0) { $0 + $1.otherEventsReceived }
+        result.otherEventsExpected = spectators.filter(\.isWeb).reduce(0) { $0 + $1.runner.ownOtherEvents }
     }
 
     /// The server's counters, asked on a fresh connection (nil if it does not answer within 10 s).
@@ -263,9 +282,9 @@ final class LoadDriver {
     // MARK: Plumbing
 
     /// Connects (blocking connect: loopback handshakes are fast), makes the socket non-blocking and registers it.
-    private func connect<Peer: LoadPeer>(_ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
+    private func connect<Peer: LoadPeer>(port: UInt16? = nil, _ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
         do {
-            let socket = try StreamSocket.connect(host: server.host, port: server.port)
+            let socket = try StreamSocket.connect(host: server.host, port: port ?? server.port)
             try socket.setBlocking(false)
             let peer = make(socket)
             try loop.register(socket.fileDescriptor, interest: .readable, handler: peer)

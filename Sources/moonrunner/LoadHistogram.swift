@@ -114,6 +114,19 @@ enum LoadClock {
         return nil
     }
 
+    /// The `"ts":"…"` of a JSON event (the web stream's form of `ts=`), in microseconds.
+    static func jsonTimestampMicros(in line: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let pattern = Array(#""ts":""#.utf8)
+        var index = 0
+        while index + pattern.count <= line.count {
+            if line[index] == pattern[0] && Array(line[index..<(index + pattern.count)]) == pattern {
+                return parseMicros(line, from: index + pattern.count)
+            }
+            index += 1
+        }
+        return nil
+    }
+
     private static func parseMicros(_ line: UnsafeBufferPointer<UInt8>, from start: Int) -> Int64? {
         var index = start
         var seconds: Int64 = 0

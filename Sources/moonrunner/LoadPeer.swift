@@ -164,25 +164,36 @@ final class LoadControlPeer: LoadPeer {
     }
 }
 
-/// A spectator: `watch:NAME`, then every `pace:` about that runner is timed against its `ts=`.
+/// A spectator: `watch:NAME` (or, on the web, `GET /events?watch=NAME`), then every `pace` about that runner
+/// is timed against its `ts`.
 final class LoadSpectator: LoadPeer {
     /// The runner watched.
     let runner: LoadRunner
+    /// True for a web spectator (Server-Sent Events on the HTTP port).
+    let isWeb: Bool
     /// This spectator's slot in the runner's send log.
     private let slot: Int
-    /// `pace:` lines received.
+    /// `pace` events received.
     private(set) var paceReceived = 0
+    /// Run, split, badge and end events received (web spectators count them: none may be lost).
+    private(set) var otherEventsReceived = 0
+    /// The `event:` line of the event being read (web).
+    private var eventKind = ""
 
-    init(socket: StreamSocket, driver: LoadDriver, runner: LoadRunner) {
+    init(socket: StreamSocket, driver: LoadDriver, runner: LoadRunner, web: Bool = false) {
         self.runner = runner
+        isWeb = web
         slot = runner.addWatcher()
         super.init(socket: socket, driver: driver)
     }
 
-    /// Sends `watch:NAME`.
-    func start() { send(Array("watch:\(runner.name)\n".utf8)) }
+    /// Sends `watch:NAME`, or the event stream's request.
+    func start() {
+        send(Array((isWeb ? "GET /events?watch=\(runner.name) HTTP/1.1\r\nHost: load\r\n\r\n" : "watch:\(runner.name)\n").utf8))
+    }
 
     override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
+        if isWeb { return receivedOnStream(line, at: now) }
         if line.starts(with: "pace:".utf8) {
             paceReceived += 1
             guard let stamp = LoadClock.timestampMicros(in: line) else {
@@ -196,6 +207,29 @@ final class LoadSpectator: LoadPeer {
             state = .ready
         } else {
             super.received(line, at: now)
+        }
+    }
+
+    /// One line of the event stream: the response head, then `id:`, `event:` and `data:` lines.
+    private func receivedOnStream(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
+        if line.starts(with: "event: ".utf8) {
+            eventKind = String(decoding: line[7...], as: UTF8.self)
+        } else if line.starts(with: "data: ".utf8) {
+            if eventKind == "pace" {
+                paceReceived += 1
+                guard let stamp = LoadClock.jsonTimestampMicros(in: line) else {
+                    driver.noteProtocolError("pace without ts")
+                    return
+                }
+                let sentAt = driver.fixIntervalMicros == nil ? stamp : runner.sendTime(ofStamp: stamp, watcher: slot)
+                driver.notePace(line, sentAt: sentAt, receivedAt: now, sample: false)
+            } else if ["run", "split", "badge", "end"].contains(eventKind) {
+                otherEventsReceived += 1
+            }
+        } else if line.starts(with: "HTTP/1.1 200".utf8) {
+            state = .ready
+        } else if line.starts(with: "HTTP/1.1 ".utf8) {
+            driver.noteServerError(String(decoding: line, as: UTF8.self))
         }
     }
 }

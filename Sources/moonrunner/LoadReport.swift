@@ -21,6 +21,7 @@ struct LoadReport {
         add("scenario", scenario.name)
         add("runners", configuration.runners)
         add("spectators", configuration.spectators)
+        if configuration.webSpectators > 0 { add("web_spectators", configuration.webSpectators) }
         add("idle_connections", configuration.idle)
         if configuration.runners > 0 {
             add("mode", configuration.flatOut ? "flat out, pipeline \(configuration.pipeline) unacked fixes per runner"
@@ -74,6 +75,13 @@ struct LoadReport {
         }
         add("server_rss_connected_mib", Self.mebibytes(result.residentConnected))
         add("server_rss_end_mib", Self.mebibytes(result.residentAfter))
+        var bytesPerStream: Int?
+        if configuration.webSpectators > 0, let before = result.residentBefore, let after = result.residentConnected {
+            bytesPerStream = (after - before) / configuration.webSpectators
+            add("server_bytes_per_event_stream", "\(bytesPerStream!) (runners' connections included)")
+            add("web_other_events_expected", result.otherEventsExpected)
+            add("web_other_events_received", result.otherEventsReceived)
+        }
         var bytesPerIdle: Int?
         if configuration.idle > 0, let before = result.residentBefore, let after = result.residentAfterIdle {
             bytesPerIdle = (after - before) / configuration.idle
@@ -95,6 +103,7 @@ struct LoadReport {
         if configuration.runners > 0 {
             let mode = configuration.flatOut ? "flat out" : "\(Self.number(configuration.rate)) fix/s"
             headline = "\(scenario.name): \(configuration.runners) runners (\(mode)), \(configuration.spectators) spectators"
+            if configuration.webSpectators > 0 { headline += ", \(configuration.webSpectators) web spectators" }
             if configuration.idle > 0 { headline += ", \(configuration.idle) idle" }
             headline += ": \(Self.fixed(fixesPerSecond, 0)) fixes/s, \(Self.fixed(eventsPerSecond, 0)) events/s, "
                 + "p50 \(Self.milliseconds(latency.percentile(0.5))) ms, p99 \(Self.milliseconds(latency.percentile(0.99))) ms, "
@@ -114,6 +123,13 @@ struct LoadReport {
         case .memoryPerConnection(let limit)?:
             let met = (bytesPerIdle ?? Int.max) < limit && result.idleReady == configuration.idle
             headline += " — target < \(limit) bytes per connection: \(met ? "MET" : "MISSED")"
+        case .web(let limit, let bytes)?:
+            let lostOther = result.otherEventsExpected - result.otherEventsReceived
+            headline += ", \(lostOther) run/split/badge/end events lost, \(bytesPerStream.map(String.init) ?? "?") bytes per stream"
+            let met = Double(latency.percentile(0.99)) / 1000 < limit && lostOther == 0 && unacknowledged == 0
+                && (bytesPerStream ?? .max) < bytes && result.unexpectedCloses == 0 && latency.count > 0
+            headline += " — target p99 < \(Self.number(limit)) ms, no other event lost, < \(bytes) bytes per stream: "
+                + (met ? "MET" : "MISSED")
         case nil:
             break
         }

@@ -26,6 +26,8 @@ final class LoadRunner: LoadPeer {
     private(set) var acknowledged = 0
     /// `pace:` lines about itself (the server echoes each accepted fix's pace to the runner too).
     private(set) var ownPaceReceived = 0
+    /// Its own run, split, badge and end events (what each of its watchers should get too).
+    private(set) var ownOtherEvents = 0
     /// Per fix sent, oldest first: its `ts` and the wall-clock µs it was written. `log[i]` is fix `logBase + i`.
     /// Fixes leave once the ack and every watcher have moved past them.
     private var log: [(stamp: Int64, sentAt: Int64)] = []
@@ -135,6 +137,9 @@ final class LoadRunner: LoadPeer {
             trimLog()
         } else if line.starts(with: "pace:".utf8) {
             ownPaceReceived += 1
+        } else if line.starts(with: "badge:".utf8) || line.starts(with: "split:".utf8) || line.starts(with: "run:".utf8)
+                    || line.starts(with: "end:".utf8) {
+            ownOtherEvents += 1
         } else if line.starts(with: "ok:iam".utf8) {
             state = .ready
         } else {

@@ -12,6 +12,8 @@ final class LoadServerProcess {
     let host: String
     /// Its port.
     let port: UInt16
+    /// Its HTTP port (the event streams), when known.
+    private(set) var httpPort: UInt16?
     /// Its process id, when known (RSS and CPU are read from /proc), else nil.
     let processID: Int32?
     private let child: Process?
@@ -48,7 +50,7 @@ final class LoadServerProcess {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", host, "--port", "0", "--http-port", "off", "--db", database ?? directory + "/load.sqlite"]
+        process.arguments = ["serve", "--host", host, "--port", "0", "--http-port", "0", "--db", database ?? directory + "/load.sqlite"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         guard let logHandle = FileHandle(forWritingAtPath: log) else {
@@ -79,6 +81,7 @@ final class LoadServerProcess {
         }
         self.host = host
         self.port = port
+        httpPort = Self.httpPort(inLog: log)
         processID = process.processIdentifier
         child = process
         logPath = log
@@ -92,6 +95,15 @@ final class LoadServerProcess {
         let rest = text[range.upperBound...]
         guard let lineEnd = rest.firstIndex(of: "\n"), let colon = rest[..<lineEnd].lastIndex(of: ":") else { return nil }
         return UInt16(rest[rest.index(after: colon)..<lineEnd])
+    }
+
+    /// The port in the `http on http://HOST:PORT/` log line (logged right after the listening line).
+    private static func httpPort(inLog path: String) -> UInt16? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let range = text.range(of: "http on http://") else { return nil }
+        let rest = text[range.upperBound...]
+        guard let slash = rest.firstIndex(of: "/"), let colon = rest[..<slash].lastIndex(of: ":") else { return nil }
+        return UInt16(rest[rest.index(after: colon)..<slash])
     }
 
     /// The path of this executable, to start as the server by default.
