@@ -126,4 +126,25 @@ import Wire
             #expect(try client.get("/healthz").text == "ok\n")
         }
     }
+
+    @Test func metricsAreCleanUnderPromtool() async throws {
+        let promtool = "/usr/bin/promtool"
+        guard FileManager.default.isExecutableFile(atPath: promtool) else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("CI must install prometheus (promtool)") }
+            return
+        }
+        let text = try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            for line in straightRun(count: 20) { try ann.send(line) }
+            try ann.expect("ack:ann")
+            return try http(server).get("/metrics").text
+        }
+        let file = temporaryFolder().appendingPathComponent("metrics.txt")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let check = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "\(promtool) check metrics < '\(file.path)'"])
+        let status = await exitStatus(check, timeout: 30)
+        #expect(status == 0, "promtool: \(check.standardOutput) \(check.standardError)")
+        #expect(check.standardOutput.isEmpty && !check.standardError.contains("problem"),
+                "promtool found problems: \(check.standardOutput) \(check.standardError)")
+    }
 }
