@@ -62,6 +62,24 @@ extension Hub {
             fail(id, .notIdentified, "send iam:NAME before loc:")
             return
         }
+        _ = place(location, for: entry, replyTo: id, now: now)
+    }
+
+    /// What became of one fix (a phone app's HTTP answer depends on it).
+    enum FixPlacement: Equatable {
+        /// Already had: skipped; `stored` tells whether the store has committed it.
+        case resent(stored: Bool)
+        /// Filtered out by the engine (before the run started, nothing is stored).
+        case rejected(FixRejection)
+        /// Accepted into run `runID` and handed to the store: durable once an ack covers its timestamp.
+        case recorded(runID: Int64)
+        /// No run could be started (the store failed): nothing happened, send it again later.
+        case failed
+    }
+
+    /// One fix of a runner through the engine and into the store, from its TCP connection (`replyTo`: acks,
+    /// notes and errors go there) or from a phone app over HTTP (`replyTo` nil).
+    func place(_ location: LocationCommand, for entry: RunnerEntry, replyTo id: ConnectionID?, now: Double) -> FixPlacement {
         let name = entry.name
         let run: LiveRun
         if let current = entry.run {
@@ -75,10 +93,11 @@ extension Hub {
         if location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity
             || run.filteredAboveLastAccepted.contains(location.timestamp) {
             statistics.fixesResent += 1
-            if let acknowledged = run.committedAcknowledgement {
+            if let acknowledged = run.committedAcknowledgement, let id {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
-            return
+            let stored = run.committedAcknowledgement.flatMap(Double.init).map { location.timestamp <= $0 } ?? false
+            return .resent(stored: stored)
         }
         let fix = Fix(latitude: location.latitude, longitude: location.longitude,
                       accuracy: location.accuracy, timestamp: location.timestamp)
@@ -88,14 +107,17 @@ extension Hub {
             if run.id == nil {
                 // No run yet, so nothing to store: the fix is answered at once so the client can forget it
                 // (unless its stamp is implausibly far ahead: that ack would cover fixes not yet received).
-                if isAcknowledgeable(location.timestamp, now: now) {
-                    send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
+                if let id {
+                    if isAcknowledgeable(location.timestamp, now: now) {
+                        send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
+                    }
+                    noteUnstartedRun(reason, fix: fix, in: run, runner: name, to: id, now: now)
                 }
-                noteUnstartedRun(reason, fix: fix, in: run, runner: name, to: id, now: now)
-                return
+                return .rejected(reason)
             }
             run.filteredAboveLastAccepted.insert(location.timestamp)
             record(fix, rejection: reason, text: location.timestampText, in: run, now: now)
+            return .rejected(reason)
         case .accepted(let progress):
             statistics.fixesAccepted += 1
             if !run.filteredAboveLastAccepted.isEmpty {
@@ -104,21 +126,22 @@ extension Hub {
             if progress.started {
                 guard start(run, runner: name, fix: fix, text: location.timestampText, id: id) else {
                     entry.run = nil  // nothing was stored or announced: the unacked fix is resent later
-                    return
+                    return .failed
                 }
             }
             record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
             announce(progress, runner: name, timestampText: location.timestampText, in: entry)
+            return .recorded(runID: run.id ?? 0)
         }
     }
 
     /// Starts a run under an id from the store; false (and `err:storage`) when the store cannot give one.
-    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, id: ConnectionID) -> Bool {
+    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, id: ConnectionID?) -> Bool {
         let runID: Int64
         do {
             runID = try store.allocateRunID()
         } catch {
-            fail(id, .storage, "storage: cannot start a run: \(error.message)")
+            if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
             output.log("run id allocation failed for \(name): \(error)")
             return false
         }

@@ -41,6 +41,8 @@ final class Hub {
     /// Connections following one runner with `watch:` / `coach:`.
     var watchers: [String: Set<ConnectionID>] = [:]
     var coaches: [String: Set<ConnectionID>] = [:]
+    /// Device tokens (by hash) and the runner each posts for; loaded at start, kept in step by `device:`.
+    var devices: [String: String] = [:]
     /// Names the store lacked at the last look (cleared every second).
     var unknownNames: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
@@ -115,6 +117,8 @@ final class Hub {
         case .listRuns(let name, let offset, let limit): answerRuns(id, name: name, offset: offset, limit: limit)
         case .showRun(let runID): answerRun(id, runID: runID)
         case .showBadges(let name): answerBadges(id, name: name)
+        case .addDevice: addDevice(for: id, now: now)
+        case .removeDevice(let token): removeDevice(token, for: id, now: now)
         }
     }
 
@@ -132,7 +136,12 @@ final class Hub {
         }
         finishedRuns.removeFirst(forgetBefore)
         for entry in runners.values {
-            guard let run = entry.run, let since = run.disconnectedAt,
+            guard let run = entry.run else { continue }
+            if let last = run.lastDeviceFixAt, entry.connection == nil, now - last >= configuration.deviceIdle {
+                finish(entry, status: .saved, reason: .idle, now: now)
+                continue
+            }
+            guard let since = run.disconnectedAt, run.lastDeviceFixAt == nil,
                   now - since >= configuration.resumeWindow else { continue }
             finish(entry, status: .timedOut, reason: .timeout, now: now)
         }

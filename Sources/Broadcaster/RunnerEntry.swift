@@ -55,6 +55,9 @@ final class LiveRun {
     var committedAcknowledgement: String?
     /// When the runner's connection went away; the run is ended after the resume window.
     var disconnectedAt: Double?
+    /// When a phone app last posted a position for the run (server clock); nil for a run fed over TCP only.
+    /// Such a run ends after ``ServerConfiguration/deviceIdle`` without one.
+    var lastDeviceFixAt: Double?
     /// Reasons already explained with `note:` while waiting for the first accepted fix (each told once).
     var notedReasons: Set<FixRejection> = []
 

@@ -31,6 +31,12 @@ extension Server {
         case ("runners", 3) where segments[2] == "cheers":
             guard request.method == "POST" else { return refuse("POST") }
             answer(cheer(request, to: segments[1]))
+        case ("osmand", 1):
+            guard request.method == "GET" || request.method == "POST" else { return refuse("GET, POST") }
+            receiveDevicePosition(request, on: connection, format: .osmAnd, now: now)
+        case ("owntracks", 1):
+            guard request.method == "POST" else { return refuse("POST") }
+            receiveDevicePosition(request, on: connection, format: .ownTracks, now: now)
         case ("events", 1):
             guard isRead else { return refuse("GET") }
             openEventStream(request, on: connection, now: now)

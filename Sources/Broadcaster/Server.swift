@@ -26,6 +26,10 @@ public final class Server: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// The JSON of the last event line framed for an event stream (a broadcast frames one line many times).
     var streamJSONCache: (line: [UInt8], json: [UInt8])?
+    /// Phone apps' answers waiting for their position to be committed, by run.
+    var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
+    /// Wrong device tokens per source address in the current minute.
+    var deviceFailures: [String: (count: Int, since: Double)] = [:]
     /// The `Date` header of the current second.
     var cachedHTTPDate: (second: Int64, text: String) = (0, "")
     /// Loop thread only from here on.
@@ -133,6 +137,7 @@ public final class Server: @unchecked Sendable {
             self?.loop.execute { [weak self] in
                 guard let self else { return }
                 hub.committed(receipt)
+                answerDevices(after: receipt)
                 metrics.record(receipt, now: Self.now())
             }
         }
@@ -193,6 +198,7 @@ extension Server {
     /// Loop thread, before serving: live runs left by a crash wait for their runners again.
     func recoverLiveRuns() {
         hub.recoverLiveRuns(now: Self.now())
+        hub.loadDevices()
     }
 }
 

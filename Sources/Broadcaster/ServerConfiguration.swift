@@ -54,6 +54,13 @@ public struct ServerConfiguration: Sendable {
     /// Default 128.
     public var eventBacklog = 128
 
+    /// Seconds without a position after which a run fed by a phone app over HTTP ends (saved): the apps never
+    /// say a run ended. Default 600.
+    public var deviceIdle: Double = 600
+    /// Wrong device tokens one source address may send per minute before it gets 429 for the rest of it.
+    /// Default 20.
+    public var deviceFailuresPerMinute = 20
+
     /// The defaults above.
     public init() {}
 }

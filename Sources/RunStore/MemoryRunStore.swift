@@ -90,6 +90,11 @@ public final class MemoryRunStore: RunStore {
         }
     }
 
+    /// Every device token not revoked.
+    public func deviceTokens() throws(StoreError) -> [DeviceToken] {
+        model.read { state in state.devices.values.sorted { $0.created < $1.created } }
+    }
+
     /// Where an imported run came from.
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? {
         model.read { state in state.imports[id] }
@@ -119,6 +124,7 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
         var awards: [StoredAward] = []
         var awardKeys: Set<AwardKey> = []
         var imports: [Int64: ImportRecord] = [:]
+        var devices: [String: DeviceToken] = [:]
     }
 
     private let lock = NSLock()
@@ -165,6 +171,10 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
             state.histories[runner] = (state.histories[runner] ?? BadgeHistory()).merged(with: history)
         case .imported(let record):
             state.imports[record.runID] = record
+        case .device(let token):
+            state.devices[token.hash] = token
+        case .revokeDevice(let runner, let hash, _):
+            state.devices = state.devices.filter { $0.value.runner != runner || (hash != nil && $0.key != hash) }
         }
     }
 }

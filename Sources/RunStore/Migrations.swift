@@ -102,6 +102,16 @@ extension Migration {
             );
             CREATE INDEX run_imports_by_activity ON run_imports(runner, first_point_time, point_count);
             """),
+        // Phone apps posting positions over HTTP: each device token's hash, its runner, and its revocation.
+        Migration(id: "2026-12-010-device-tokens", sql: """
+            CREATE TABLE device_tokens (
+                token_hash TEXT PRIMARY KEY NOT NULL,
+                runner TEXT NOT NULL REFERENCES runners(name),
+                created REAL NOT NULL,
+                revoked REAL
+            ) WITHOUT ROWID;
+            CREATE INDEX device_tokens_by_runner ON device_tokens(runner);
+            """),
     ]
 }
 

@@ -19,6 +19,10 @@ public enum StoreWrite: Sendable {
     case history(runner: String, BadgeHistory)
     /// Records where an imported run came from (replaces an earlier record of the same run).
     case imported(ImportRecord)
+    /// Stores a device token's hash for a runner (a phone app posting positions over HTTP).
+    case device(DeviceToken)
+    /// Revokes one device token of a runner (by hash), or all of the runner's when `tokenHash` is nil.
+    case revokeDevice(runner: String, tokenHash: String?, at: Double)
 
     /// The run this write belongs to, if any.
     var runID: Int64? {
@@ -29,6 +33,7 @@ public enum StoreWrite: Sendable {
         case .award(let award): award.runID
         case .runFinished(let record, _, _): record.id
         case .imported(let record): record.runID
+        case .device, .revokeDevice: nil
         }
     }
 }
@@ -91,6 +96,8 @@ public protocol RunStore: AnyObject, Sendable {
     func liveRuns() throws(StoreError) -> [RunRecord]
     /// Where an imported run came from; nil for a run recorded live.
     func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord?
+    /// Every device token not revoked (hashes only: the tokens themselves are never stored).
+    func deviceTokens() throws(StoreError) -> [DeviceToken]
     /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with
     /// `pointCount` points (a second import of the same file), if any.
     func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64?

@@ -157,6 +157,22 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             upsertImport.bind(record.deviceDistance, at: 7)
             upsertImport.bind(try JSONColumn.encode(record.pausesBefore), at: 8)
             try upsertImport.run()
+        case .device(let token):
+            let insert = try database.cachedStatement(
+                "INSERT OR IGNORE INTO device_tokens (token_hash, runner, created) VALUES (?1, ?2, ?3)")
+            insert.bind(token.hash, at: 1)
+            insert.bind(token.runner, at: 2)
+            insert.bind(token.created, at: 3)
+            try insert.run()
+        case .revokeDevice(let runner, let hash, let at):
+            let revoke = try database.cachedStatement("""
+                UPDATE device_tokens SET revoked = ?3
+                WHERE runner = ?1 AND revoked IS NULL AND (?2 IS NULL OR token_hash = ?2)
+                """)
+            revoke.bind(runner, at: 1)
+            revoke.bind(hash, at: 2)
+            revoke.bind(at, at: 3)
+            try revoke.run()
         }
     }
 }

@@ -38,4 +38,18 @@ extension SQLiteRunStore {
             return select.int64(at: 0)
         }
     }
+
+    /// Every device token not revoked.
+    public func deviceTokens() throws(StoreError) -> [DeviceToken] {
+        try reader.read { (database) throws(StoreError) -> [DeviceToken] in
+            let select = try database.cachedStatement(
+                "SELECT token_hash, runner, created FROM device_tokens WHERE revoked IS NULL ORDER BY created")
+            defer { select.reset() }
+            var tokens: [DeviceToken] = []
+            while try select.step() {
+                tokens.append(DeviceToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2)))
+            }
+            return tokens
+        }
+    }
 }

@@ -245,6 +245,8 @@ extension StoreWrite {
         case .runFinished(let record, _, _): "end of run \(record.id)"
         case .history(let runner, _): "badge history of \(runner)"
         case .imported(let record): "import record of run \(record.runID)"
+        case .device(let token): "device token of \(token.runner)"
+        case .revokeDevice(let runner, _, _): "device revocation for \(runner)"
         }
     }
 }

@@ -73,6 +73,13 @@ enum CommandParser {
         case "runs": return try listRuns(bytes, args)
         case "run": return .showRun(id: try runID(bytes, args))
         case "badges": return .showBadges(name: try name(bytes, args, word: wordText))
+        case "device": try noArguments(args, word: wordText); return .addDevice
+        case "undevice":
+            if args.count == 1 && bytes[args.lowerBound] == UInt8(ascii: "*") { return .removeDevice(token: nil) }
+            guard !args.isEmpty, isValidKey(bytes, args) else {
+                throw WireError(.badKey, "undevice: takes a device token (letters and digits) or *")
+            }
+            return .removeDevice(token: text(bytes, args))
         default:
             let shown = wordText.count > 20 ? String(wordText.prefix(20)) + "…" : wordText
             throw WireError(.unknownCommand, "unknown command '\(shown)' (try help:)")

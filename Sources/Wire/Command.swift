@@ -67,10 +67,15 @@ public enum Command: Sendable, Hashable {
     case showRun(id: Int64)
     /// `badges:NAME`: a runner's badge board.
     case showBadges(name: String)
+    /// `device:`: a token for a phone app that posts positions over HTTP (OsmAnd, Traccar, OwnTracks).
+    case addDevice
+    /// `undevice:TOKEN` / `undevice:*`: revoke one device token or all of the runner's.
+    case removeDevice(token: String?)
 
     /// Every command word, in the order protocol.md lists them.
     public static let words: [String] = [
         "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
+        "device", "undevice",
     ]
 
     /// Limits of the grammar, shared by parser, server and documentation.
@@ -106,6 +111,8 @@ public enum Command: Sendable, Hashable {
         case .listRuns: return "runs"
         case .showRun: return "run"
         case .showBadges: return "badges"
+        case .addDevice: return "device"
+        case .removeDevice: return "undevice"
         }
     }
 
@@ -131,6 +138,10 @@ public enum Command: Sendable, Hashable {
             return "run:\(id)"
         case .showBadges(let name):
             return "badges:\(name)"
+        case .addDevice:
+            return "device:"
+        case .removeDevice(let token):
+            return "undevice:\(token ?? "*")"
         }
     }
 

@@ -210,6 +210,8 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "runs", text: "runs:NAME [OFFSET [LIMIT]] - the runner's runs, newest first, up to 100 per page"),
         HelpEvent(command: "run", text: "run:ID - one run: summary, splits, checkpoints and badges"),
         HelpEvent(command: "badges", text: "badges:NAME - the runner's badge board"),
+        HelpEvent(command: "device", text: "device: - a token for a phone app posting positions over HTTP (OsmAnd, Traccar, OwnTracks)"),
+        HelpEvent(command: "undevice", text: "undevice:TOKEN or undevice:* - revoke a device token, or all of yours"),
     ]
 }
 

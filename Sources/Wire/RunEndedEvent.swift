@@ -8,6 +8,8 @@ public enum RunEndReason: String, Sendable, Hashable, CaseIterable {
     case timeout
     /// The server shut down.
     case shutdown
+    /// A phone app's positions stopped for the device idle gap (apps never say a run ended).
+    case idle
 }
 
 /// `end:NAME run=ID dist=M time=S moving=S pace=S_PER_KM saved=yes|no reason=stop|discard|timeout|shutdown

@@ -1,0 +1,74 @@
+import RunCore
+import RunStore
+import Wire
+
+/// Phone apps that post positions over HTTP (OsmAnd, Traccar Client, OwnTracks): their tokens, and their
+/// fixes through the same engine, store, badges and broadcast as a `loc:` line.
+extension Hub {
+    /// `device:` from the connection that holds a runner: a new token, shown once (only its hash is kept).
+    func addDevice(for id: ConnectionID, now: Double) {
+        guard let name = sessions[id]?.name, runners[name]?.connection == id else {
+            fail(id, .notIdentified, "send iam:NAME KEY before device:")
+            return
+        }
+        let token = RunnerKey.generate()
+        let hash = RunnerKey.hash(token)
+        devices[hash] = name
+        store.submit(.device(DeviceToken(hash: hash, runner: name, created: now)))
+        send(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
+        output.log("\(name) added a device token")
+    }
+
+    /// `undevice:TOKEN` / `undevice:*`: revokes one of the runner's device tokens, or all of them.
+    func removeDevice(_ token: String?, for id: ConnectionID, now: Double) {
+        guard let name = sessions[id]?.name, runners[name]?.connection == id else {
+            fail(id, .notIdentified, "send iam:NAME KEY before undevice:")
+            return
+        }
+        let hashes: [String]
+        if let token {
+            let hash = RunnerKey.hash(token)
+            guard devices[hash] == name else {
+                fail(id, .notFound, "no such device token of \(name)")
+                return
+            }
+            hashes = [hash]
+        } else {
+            hashes = devices.filter { $0.value == name }.map(\.key)
+        }
+        for hash in hashes { devices[hash] = nil }
+        store.submit(.revokeDevice(runner: name, tokenHash: token.map(RunnerKey.hash), at: now))
+        send(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
+    }
+
+    /// The runner a device token posts for (nil for an unknown or revoked token).
+    func runner(forDeviceToken token: String) -> RunnerEntry? {
+        guard Command.isValidKey(token), let name = devices[RunnerKey.hash(token)] else { return nil }
+        return runners[name]
+    }
+
+    /// One position from a phone app for a runner the token proved.
+    func placeDeviceFix(_ location: LocationCommand, for entry: RunnerEntry, now: Double) -> FixPlacement {
+        let placement = place(location, for: entry, replyTo: nil, now: now)
+        if let run = entry.run {
+            run.lastDeviceFixAt = now
+            run.disconnectedAt = nil  // the app is its connection now (a recovered run continues)
+        }
+        return placement
+    }
+
+    /// Loads every device token (at start), and the runners they post for, so no device request reads the
+    /// store on the loop.
+    func loadDevices() {
+        do {
+            for token in try store.deviceTokens() {
+                devices[token.hash] = token.runner
+                if runners[token.runner] == nil, let record = try store.runner(named: token.runner) {
+                    runners[token.runner] = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
+                }
+            }
+        } catch {
+            output.log("device tokens not loaded: \(error)")
+        }
+    }
+}

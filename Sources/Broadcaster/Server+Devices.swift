@@ -1,0 +1,98 @@
+import HTTP
+import RunStore
+import Wire
+
+/// `/osmand` and `/owntracks`: phone apps posting one position per request. A position is answered 200 only
+/// once the store committed it (as `ack:` is), so the app's own retry queue and the store lose nothing
+/// between them; a position the filter refuses is answered at once (retrying would not help).
+extension Server {
+    /// One app's answer waiting for a commit.
+    struct PendingDeviceAnswer {
+        let connection: ConnectionID
+        let timestamp: Double
+        let keepAlive: Bool
+        let isOwnTracks: Bool
+    }
+
+    /// The apps' formats.
+    enum DeviceFormat {
+        case osmAnd
+        case ownTracks
+    }
+
+    /// Reads a position, puts it through the runner's run, and answers now or after the commit.
+    func receiveDevicePosition(_ request: HTTPRequest, on connection: HTTPConnection, format: DeviceFormat, now: Double) {
+        let address = Self.address(of: connection)
+        if let failures = deviceFailures[address], now - failures.since < 60,
+           failures.count >= configuration.deviceFailuresPerMinute {
+            return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong device tokens: wait a minute\n"),
+                         to: connection, keepAlive: false)
+        }
+        let report: DeviceReport
+        do throws(DeviceReport.Problem) {
+            report = format == .osmAnd ? try DeviceReport.osmAnd(request) : try DeviceReport.ownTracks(request)
+        } catch {
+            switch error {
+            case .ignored: return write(.json(Array("[]".utf8)), to: connection, keepAlive: request.keepAlive)
+            case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
+            }
+        }
+        guard let entry = hub.runner(forDeviceToken: report.token), report.user.map({ $0 == entry.name }) ?? true else {
+            countDeviceFailure(from: address, now: now)
+            return write(.text(.forbidden, "unknown device token: get one with device: (see README)\n"), to: connection,
+                         keepAlive: request.keepAlive)
+        }
+        let answered = HTTPResponse.json(Array((format == .ownTracks ? "[]" : "{}").utf8))
+        switch hub.placeDeviceFix(report.location, for: entry, now: now) {
+        case .rejected, .resent(stored: true):
+            write(answered, to: connection, keepAlive: request.keepAlive)
+        case .failed:
+            write(.text(.serviceUnavailable, "storage is failing: send it again later\n"), to: connection,
+                  keepAlive: request.keepAlive)
+        case .recorded, .resent(stored: false):
+            guard let runID = entry.run?.id else { return write(answered, to: connection, keepAlive: request.keepAlive) }
+            connection.isAwaitingResponse = true
+            pendingDeviceAnswers[runID, default: []].append(PendingDeviceAnswer(
+                connection: connection.id, timestamp: report.location.timestamp, keepAlive: request.keepAlive,
+                isOwnTracks: format == .ownTracks))
+        }
+    }
+
+    /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
+    func answerDevices(after receipt: CommitReceipt) {
+        guard !pendingDeviceAnswers.isEmpty else { return }
+        for (runID, text) in receipt.acknowledgements {
+            guard let waiting = pendingDeviceAnswers[runID], let acknowledged = Double(text) else { continue }
+            let (done, left) = (waiting.filter { $0.timestamp <= acknowledged }, waiting.filter { $0.timestamp > acknowledged })
+            pendingDeviceAnswers[runID] = left.isEmpty ? nil : left
+            for answer in done { finish(answer, with: .json(Array((answer.isOwnTracks ? "[]" : "{}").utf8))) }
+        }
+        for runID in receipt.affectedRuns {
+            guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }
+            for answer in waiting { finish(answer, with: .text(.serviceUnavailable, "storage is failing: send it again later\n")) }
+        }
+    }
+
+    private func finish(_ answer: PendingDeviceAnswer, with response: HTTPResponse) {
+        guard let connection = connections[answer.connection] as? HTTPConnection else { return }
+        connection.isAwaitingResponse = false
+        write(response, to: connection, keepAlive: answer.keepAlive)
+        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+        answerRequests(connection, now: Self.now())
+    }
+
+    private func countDeviceFailure(from address: String, now: Double) {
+        if deviceFailures.count > 10_000 { deviceFailures.removeAll() }  // bounded, whatever the traffic
+        var failures = deviceFailures[address] ?? (0, now)
+        if now - failures.since >= 60 { failures = (0, now) }
+        failures.count += 1
+        deviceFailures[address] = failures
+    }
+
+    /// The peer's address without its port, for per-address limits.
+    static func address(of connection: Peer) -> String {
+        let description = connection.socket.peerDescription
+        guard let colon = description.lastIndex(of: ":") else { return description }
+        return String(description[..<colon])
+    }
+}

@@ -1,0 +1,134 @@
+import Broadcaster
+import Foundation
+import HTTP
+import MoonRunnerTestSupport
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// Phone apps over HTTP, as they send: one request per position, answered 200 only once it is stored, the
+/// run seen by a TCP spectator and a web spectator, and ended after the device idle gap.
+@Suite struct DeviceAppTests {
+    /// A real recorded run (Strava export) with its times moved to start now, as a phone would record it.
+    static let recorded: [Fix] = {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("RunStoreTests/Fixtures/strava-run-1.gpx")
+        let track = (try? GPXImport.tracks(from: Data(contentsOf: file)))?.first ?? []
+        let shift = Date().timeIntervalSince1970.rounded(.down) - (track.first?.timestamp ?? 0)
+        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift) }
+    }()
+
+    enum Format: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case osmAndGET, osmAndPOST, traccarJSON, ownTracksBasic, ownTracksHeaders
+        var testDescription: String { rawValue }
+
+        /// The request an app sends for one fix.
+        func request(_ fix: Fix, token: String, runner: String) -> String {
+            let stamp = String(Int64(fix.timestamp))
+            switch self {
+            case .osmAndGET:
+                return "GET /osmand?id=\(token)&timestamp=\(stamp)&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5&batt=80"
+                    + " HTTP/1.1\r\nHost: t\r\n\r\n"
+            case .osmAndPOST:
+                return "POST /osmand?id=\(token)&timestamp=\(stamp)&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5"
+                    + " HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
+            case .traccarJSON:
+                let body = #"{"location":{"timestamp":"\#(ISODate.string(unixSeconds: fix.timestamp))","coords":"#
+                    + #"{"latitude":\#(fix.latitude),"longitude":\#(fix.longitude),"accuracy":5,"speed":3,"heading":0,"#
+                    + #""altitude":10},"is_moving":true,"odometer":0,"battery":{"level":0.9,"is_charging":false},"#
+                    + #""activity":{"type":"running"}},"device_id":"\#(token)"}"#
+                return "POST /osmand HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            case .ownTracksBasic, .ownTracksHeaders:
+                let body = #"{"_type":"location","lat":\#(fix.latitude),"lon":\#(fix.longitude),"tst":\#(stamp),"acc":5,"tid":"an"}"#
+                let auth = self == .ownTracksBasic
+                    ? "Authorization: \(HTTPBasicCredentials(user: runner, password: token).authorization)\r\n"
+                    : "X-Limit-U: \(runner)\r\nX-Limit-D: \(token)\r\n"
+                return "POST /owntracks HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            }
+        }
+    }
+
+    /// `device:` on the runner's connection: the token.
+    static func deviceToken(_ runner: TestClient) throws -> String {
+        try runner.send("device:")
+        return try #require(try OkEvent(event: Event.parse(runner.expect("ok:device")))["token"])
+    }
+
+    @Test(arguments: Format.allCases)
+    func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) throws {
+        let store = MemoryRunStore()
+        try withServer({ $0.deviceIdle = 1 }, store: store) { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            let token = try Self.deviceToken(ann)
+            ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
+            let tcp = try TestClient(port: server.port)
+            try tcp.send("watch:ann")
+            try tcp.expectNext("ok:watch")
+            let web = try HTTPTestClient(port: try #require(server.httpPort))
+            _ = try web.openStream("watch=ann")
+            let app = try HTTPTestClient(port: try #require(server.httpPort))
+            let fixes = Array(Self.recorded.prefix(400))
+            for fix in fixes {
+                try app.send(format.request(fix, token: token, runner: "ann"))
+                let answer = try app.response()
+                #expect(answer.status == 200, "\(answer)")
+                if format == .ownTracksBasic || format == .ownTracksHeaders { #expect(answer.text == "[]") }
+            }
+            // Every answered position is stored, once.
+            let run = try RunStartedEvent(event: Event.parse(tcp.expect("run:ann")))
+            #expect(try store.fixes(ofRun: run.runID).count == fixes.count)
+            // The idle gap ends the run, saved, for both spectators.
+            let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 10)))
+            #expect(end.reason == .idle && end.saved && end.distance > 1000)
+            let streamed = try web.events(until: "end", timeout: 10)
+            #expect(streamed.contains { $0.event == "badge" })
+            #expect(streamed.last?.json["reason"] as? String == "idle")
+            // The next position starts a new run.
+            let later = Fix(latitude: fixes[0].latitude, longitude: fixes[0].longitude, accuracy: 5,
+                            timestamp: Date().timeIntervalSince1970.rounded(.down))
+            try app.send(format.request(later, token: token, runner: "ann"))
+            #expect(try app.response().status == 200)
+            #expect(try RunStartedEvent(event: Event.parse(tcp.expect("run:ann"))).runID != run.runID)
+        }
+    }
+
+    @Test func unknownWrongUserAndRevokedTokensAre403AndGuessingIsLimited() throws {
+        try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            let token = try Self.deviceToken(ann)
+            let app = try HTTPTestClient(port: try #require(server.httpPort))
+            let fix = Self.recorded[0]
+            #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
+                .status == 200)
+            // OwnTracks naming another runner with ann's token.
+            try app.send(Format.ownTracksBasic.request(fix, token: token, runner: "bob"))
+            #expect(try app.response().status == 403)
+            try ann.send("undevice:\(token)")
+            #expect(try OkEvent(event: Event.parse(ann.expect("ok:undevice")))["count"] == "1")
+            #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp) + 1)&lat=1&lon=1").status == 403)
+            #expect(try app.get("/osmand?id=guess1&timestamp=1&lat=1&lon=1").status == 403)
+            #expect(try app.get("/osmand?id=guess2&timestamp=1&lat=1&lon=1").status == 429, "after three wrong tokens")
+            #expect(try app.awaitClose())
+            try ann.send("undevice:nosuchtoken")
+            try ann.expect("err:not_found")
+        }
+    }
+
+    @Test func malformedPositionsAre400AndChangeNothing() throws {
+        let store = MemoryRunStore()
+        try withServer(store: store) { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            let token = try Self.deviceToken(ann)
+            let app = try HTTPTestClient(port: try #require(server.httpPort))
+            for query in ["id=\(token)&lat=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
+                let answer = try app.get("/osmand?\(query)")
+                #expect(answer.status == 400 && !answer.text.isEmpty, "\(query): \(answer)")
+            }
+            #expect(try app.post("/owntracks", body: "not json", type: "application/json").status == 400)
+            store.flush()
+            #expect(try store.runs(of: "ann", offset: 0, limit: 5).isEmpty)
+        }
+    }
+}
