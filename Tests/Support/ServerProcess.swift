@@ -178,6 +178,17 @@ public final class ChildProcess: @unchecked Sendable {
         return port
     }
 
+    /// The port from the server's `http on http://HOST:PORT/` log line.
+    public func httpPort(timeout: Double = 30) throws -> UInt16 {
+        let text = try awaitOutput(containing: "http on http://", timeout: timeout)
+        let line = text.components(separatedBy: "\n").first { $0.contains("http on http://") }!
+        let address = line.components(separatedBy: "http://").last!.trimmingCharacters(in: CharacterSet(charactersIn: "/ "))
+        guard let port = UInt16(address.split(separator: ":").last ?? "") else {
+            throw TestClient.Unexpected(expected: "an http port", got: line)
+        }
+        return port
+    }
+
     /// Sends a signal.
     public func signal(_ signal: Int32) {
         kill(pid, signal)
