@@ -31,6 +31,9 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --sse-heartbeat S       seconds of silence before an event stream gets a comment heartbeat (default 15)
   --sse-backlog N         events kept per runner for event streams reconnecting with Last-Event-ID
                           (default 128)
+  --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
+                          (default 600)
+  --device-failures N     wrong device tokens per source address per minute before HTTP 429 (default 20)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --quiet                 no log lines
@@ -85,6 +88,9 @@ func runServeCommand(arguments: [String]) -> Int32 {
                                                                        default: configuration.httpLimits.maximumBodyBytes)
         configuration.eventStreamHeartbeat = try options.number("sse-heartbeat", default: configuration.eventStreamHeartbeat)
         configuration.eventBacklog = try options.number("sse-backlog", default: configuration.eventBacklog)
+        configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)
+        configuration.deviceFailuresPerMinute = try options.number("device-failures",
+                                                                   default: configuration.deviceFailuresPerMinute)
         quiet = options.flag("quiet")
         try options.finish()
     } catch {

@@ -220,8 +220,13 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .identify(name: "a", key: nil), .location(LocationCommand(latitude: 1, longitude: 2, accuracy: 3, timestamp: 4)),
             .stop(save: true), .watch(.everyone), .coach(.everyone), .unwatch(.everyone), .cheer("hi"), .ping, .help,
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
+            .addDevice, .removeDevice(token: "abc123"),
         ]
         #expect(samples.map(\.word) == Command.words)
+        #expect(try Command.parse("undevice:*") == .removeDevice(token: nil))
+        #expect(throws: WireError.self) { try Command.parse("device:x") }
+        #expect(throws: WireError.self) { try Command.parse("undevice:") }
+        #expect(throws: WireError.self) { try Command.parse("undevice:no-dashes") }
         for sample in samples {
             #expect(try Command.parse(sample.line) == sample)
         }
