@@ -41,6 +41,30 @@ extension Hub {
         send(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
     }
 
+    /// A new device token for a runner proved by its key over HTTP (the page's "Connect a phone" box); nil for
+    /// an unknown runner or a wrong key (the same answer for both).
+    func addDevice(runner name: String, key: String, now: Double) -> String? {
+        guard let entry = runners[name], Command.isValidKey(key), RunnerKey.verify(key, against: entry.keyHash) else {
+            return nil
+        }
+        let token = RunnerKey.generate()
+        let hash = RunnerKey.hash(token)
+        devices[hash] = name
+        store.submit(.device(DeviceToken(hash: hash, runner: name, created: now)))
+        return token
+    }
+
+    /// Ends a runner's live run (saved) for a key proved over HTTP (the page's stop button); the run's id, or nil
+    /// for a wrong key or no run.
+    func stopRun(runner name: String, key: String, now: Double) -> Int64?? {
+        guard let entry = runners[name], Command.isValidKey(key), RunnerKey.verify(key, against: entry.keyHash) else {
+            return nil
+        }
+        guard let runID = entry.run?.id else { return .some(nil) }
+        finish(entry, status: .saved, reason: .stop, now: now)
+        return runID
+    }
+
     /// The runner a device token posts for (nil for an unknown or revoked token).
     func runner(forDeviceToken token: String) -> RunnerEntry? {
         guard Command.isValidKey(token), let name = devices[RunnerKey.hash(token)] else { return nil }

@@ -58,6 +58,41 @@ extension Server {
         }
     }
 
+    /// `POST /runners/NAME/devices` and `POST /runners/NAME/stop`, for the runner's page: the key comes as
+    /// `Authorization: Bearer KEY` or a form field `key`. A wrong key counts as a wrong token.
+    func respondToRunnerAction(_ request: HTTPRequest, runner name: String, action: String, on connection: HTTPConnection,
+                               now: Double) {
+        let address = Self.address(of: connection)
+        if let failures = deviceFailures[address], now - failures.since < 60,
+           failures.count >= configuration.deviceFailuresPerMinute {
+            return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong keys: wait a minute\n"),
+                         to: connection, keepAlive: false)
+        }
+        var key = request.headers["Authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        if key == nil, let form = try? request.formItems() { key = form.first { $0.name == "key" }?.value }
+        let wrong = HTTPResponse.text(.forbidden, "unknown runner or wrong key\n")
+        guard let key else { return write(wrong, to: connection, keepAlive: request.keepAlive) }
+        if action == "devices" {
+            guard let token = hub.addDevice(runner: name, key: key, now: now) else {
+                countDeviceFailure(from: address, now: now)
+                return write(wrong, to: connection, keepAlive: request.keepAlive)
+            }
+            write(.json(Array(#"{"token":"\#(token)"}"#.utf8), status: HTTPStatus(201, "Created")), to: connection,
+                  keepAlive: request.keepAlive)
+        } else {
+            switch hub.stopRun(runner: name, key: key, now: now) {
+            case nil:
+                countDeviceFailure(from: address, now: now)
+                write(wrong, to: connection, keepAlive: request.keepAlive)
+            case .some(nil):
+                write(.text(HTTPStatus(409, "Conflict"), "\(name) has no run in progress\n"), to: connection,
+                      keepAlive: request.keepAlive)
+            case .some(let runID?):
+                write(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
+            }
+        }
+    }
+
     /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
     func answerDevices(after receipt: CommitReceipt) {
         guard !pendingDeviceAnswers.isEmpty else { return }

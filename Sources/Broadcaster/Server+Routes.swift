@@ -28,6 +28,9 @@ extension Server {
             }
         }
         switch (segments.first, segments.count) {
+        case ("runners", 3) where segments[2] == "devices" || segments[2] == "stop":
+            guard request.method == "POST" else { return refuse("POST") }
+            respondToRunnerAction(request, runner: segments[1], action: segments[2], on: connection, now: now)
         case ("runners", 3) where segments[2] == "cheers":
             guard request.method == "POST" else { return refuse("POST") }
             answer(cheer(request, to: segments[1]))

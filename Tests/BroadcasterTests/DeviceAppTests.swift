@@ -116,6 +116,28 @@ import Wire
         }
     }
 
+    @Test func theRunnersPageConnectsAPhoneAndStopsTheRunWithTheKey() throws {
+        try withServer { server in
+            let (ann, key) = try connectRunner("ann", to: server)
+            let web = try HTTPTestClient(port: try #require(server.httpPort))
+            try web.send("POST /runners/ann/devices HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(key)\r\nContent-Length: 0\r\n\r\n")
+            let made = try web.response()
+            #expect(made.status == 201, "\(made)")
+            let token = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["token"] as? String)
+            let fix = Self.recorded[0]
+            #expect(try web.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
+                .status == 200)
+            let runID = try RunStartedEvent(event: Event.parse(ann.expect("run:ann"))).runID
+            #expect(try web.post("/runners/ann/stop", body: "key=wrong0", type: "application/x-www-form-urlencoded").status == 403)
+            let stopped = try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded")
+            #expect(stopped.status == 200 && stopped.text == #"{"run":\#(runID)}"#, "\(stopped)")
+            #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
+            #expect(try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded").status == 409)
+            #expect(try web.post("/runners/nobody/devices", body: "key=\(key)", type: "application/x-www-form-urlencoded")
+                .status == 403)
+        }
+    }
+
     @Test func malformedPositionsAre400AndChangeNothing() throws {
         let store = MemoryRunStore()
         try withServer(store: store) { server in
