@@ -101,8 +101,11 @@ struct DeviceReport: Equatable {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
             throw .malformed("lat must be within -90...90 and lon within -180...180")
         }
-        let location = LocationCommand(latitude: latitude, longitude: longitude, accuracy: accuracy, timestamp: time,
-                                       timestampText: stampText(time))
+        // The time is kept to the millisecond, and as exactly what its text says: acks name the text, and an
+        // answer waits for the ack that covers the number.
+        let text = stampText(time)
+        let location = LocationCommand(latitude: latitude, longitude: longitude, accuracy: accuracy,
+                                       timestamp: Double(text) ?? time, timestampText: text)
         return DeviceReport(token: token, user: user, location: location)
     }
 

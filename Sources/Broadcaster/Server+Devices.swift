@@ -33,7 +33,7 @@ extension Server {
             report = format == .osmAnd ? try DeviceReport.osmAnd(request) : try DeviceReport.ownTracks(request)
         } catch {
             switch error {
-            case .ignored: return write(.json(Array("[]".utf8)), to: connection, keepAlive: request.keepAlive)
+            case .ignored: return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
             }
         }
@@ -42,7 +42,7 @@ extension Server {
             return write(.text(.forbidden, "unknown device token: get one with device: (see README)\n"), to: connection,
                          keepAlive: request.keepAlive)
         }
-        let answered = HTTPResponse.json(Array((format == .ownTracks ? "[]" : "{}").utf8))
+        let answered = HTTPResponse.json(Array((format == .ownTracks ? "[]\n" : "{}\n").utf8))
         switch hub.placeDeviceFix(report.location, for: entry, now: now) {
         case .rejected, .resent(stored: true):
             write(answered, to: connection, keepAlive: request.keepAlive)
@@ -100,7 +100,7 @@ extension Server {
             guard let waiting = pendingDeviceAnswers[runID], let acknowledged = Double(text) else { continue }
             let (done, left) = (waiting.filter { $0.timestamp <= acknowledged }, waiting.filter { $0.timestamp > acknowledged })
             pendingDeviceAnswers[runID] = left.isEmpty ? nil : left
-            for answer in done { finish(answer, with: .json(Array((answer.isOwnTracks ? "[]" : "{}").utf8))) }
+            for answer in done { finish(answer, with: .json(Array((answer.isOwnTracks ? "[]\n" : "{}\n").utf8))) }
         }
         for runID in receipt.affectedRuns {
             guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }

@@ -8,7 +8,8 @@ Drives runners, spectators and idle connections on loopback against a server (by
 this executable's `serve --port 0` on a fresh temporary SQLite file, stopped with SIGTERM at the end) and
 prints one `key: value` per line and a one-line summary per scenario.
 
-  --scenario NAME       live | flat | flat-replay | idle | web | all (each in turn, 10 s each); flags override
+  --scenario NAME       live | flat | flat-replay | idle | web | osmand | all (each in turn, 10 s each); flags
+                        override
                         live:   --runners 2000 --rate 1 --spectators 4000 --duration 30  (p99 < 5 ms, no loss)
                         flat:   --runners 50 --spectators 50 --flat-out --duration 10    (>= 200,000 fixes/s)
                         flat-replay: flat with --fix-interval 1 (phone-clock stamps 1 s apart)
@@ -19,6 +20,9 @@ prints one `key: value` per line and a one-line summary per scenario.
   --runners R           connections that send iam:load-N and stream fixes (default 0)
   --spectators S        connections that watch a runner, spread evenly (default 0)
   --web-spectators S    event streams (GET /events?watch=NAME on the HTTP port), spread evenly (default 0)
+  --devices N           phone apps posting OsmAnd positions (GET /osmand), each the next after its answer;
+                        --scenario osmand: 100 devices keep-alive, then 100 with a connection per position
+  --device-close        devices open a new connection per position (no keep-alive)
   --rate N              fixes per second per runner (default 1)
   --flat-out            runners write as fast as the server takes, --pipeline fixes unacknowledged at most
   --pipeline N          unacknowledged fixes per runner when flat out (default 256)
@@ -130,7 +134,7 @@ struct LoadPlan {
     var database: String?
 
     init(arguments: [String]) throws(Options.UsageError) {
-        var options = try Options(arguments, switches: ["flat-out"])
+        var options = try Options(arguments, switches: ["flat-out", "device-close"])
         if options.wantsHelp {
             wantsHelp = true
             return
@@ -155,6 +159,7 @@ struct LoadPlan {
         case "idle": base = [Self.idle()]
         case "flat-replay": base = [Self.flat(duration: 10, replay: true)]
         case "web": base = [Self.web(duration: 30)]
+        case "osmand": base = [Self.osmAnd(keepAlive: true), Self.osmAnd(keepAlive: false)]
         case "all": base = [Self.live(duration: 10), Self.flat(duration: 10), Self.flat(duration: 10, replay: true),
                             Self.idle()]
         case "custom": base = [LoadScenario(name: "custom", configuration: LoadConfiguration(), target: nil)]
@@ -165,6 +170,8 @@ struct LoadPlan {
         let runners: Int? = try options.optionalNumber("runners")
         let spectators: Int? = try options.optionalNumber("spectators")
         let webSpectators: Int? = try options.optionalNumber("web-spectators")
+        let devices: Int? = try options.optionalNumber("devices")
+        let deviceClose = options.flag("device-close")
         let idle: Int? = try options.optionalNumber("idle")
         let rate: Double? = try options.optionalNumber("rate")
         let duration: Double? = try options.optionalNumber("duration")
@@ -179,6 +186,11 @@ struct LoadPlan {
             configuration.runners = runners ?? configuration.runners
             configuration.spectators = spectators ?? configuration.spectators
             configuration.webSpectators = webSpectators ?? configuration.webSpectators
+            if let devices {
+                configuration.devices = devices
+                configuration.runners = max(configuration.runners, devices)
+            }
+            if deviceClose { configuration.deviceKeepAlive = false }
             configuration.idle = idle ?? configuration.idle
             configuration.duration = duration ?? configuration.duration
             configuration.pipeline = pipeline ?? configuration.pipeline
@@ -220,6 +232,17 @@ struct LoadPlan {
         configuration.duration = duration
         return LoadScenario(name: replay ? "flat-replay" : "flat", configuration: configuration,
                             target: .throughput(fixesPerSecond: 200_000))
+    }
+
+    /// 100 phone apps posting OsmAnd positions as fast as each gets its answers, on keep-alive connections or
+    /// a new connection per position.
+    private static func osmAnd(keepAlive: Bool) -> LoadScenario {
+        var configuration = LoadConfiguration()
+        configuration.runners = 100
+        configuration.devices = 100
+        configuration.deviceKeepAlive = keepAlive
+        configuration.duration = 10
+        return LoadScenario(name: keepAlive ? "osmand" : "osmand-close", configuration: configuration, target: nil)
     }
 
     /// 10,000 browsers on the event stream, 200 runners at 1 fix/s.

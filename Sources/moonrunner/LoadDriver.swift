@@ -10,6 +10,10 @@ struct LoadConfiguration: Sendable {
     var spectators = 0
     /// Web spectators: `GET /events?watch=NAME` on the HTTP port (web spectator K watches runner K mod R).
     var webSpectators = 0
+    /// Phone apps posting OsmAnd positions over HTTP, one device per runner, instead of runners streaming `loc:`.
+    var devices = 0
+    /// Devices reuse their connection (keep-alive) rather than opening one per position.
+    var deviceKeepAlive = true
     /// Connections that ping once and then stay silent.
     var idle = 0
     /// Fixes per second per runner when not flat out.
@@ -44,6 +48,9 @@ struct LoadResult {
     var otherEventsReceived = 0
     var otherEventsExpected = 0
     var paceLatency = LatencyHistogram()
+    /// Device positions answered 200 while streaming, and their answer latency.
+    var devicePositionsAnswered = 0
+    var deviceLatency = LatencyHistogram()
     /// The same, only for fixes sent at least one second after streaming began (run starts excluded).
     var steadyPaceLatency = LatencyHistogram()
     var ackLatency = LatencyHistogram()
@@ -91,6 +98,9 @@ final class LoadDriver {
     /// ``LoadConfiguration/fixInterval`` in microseconds.
     let fixIntervalMicros: Int64?
     private var isStreaming = false
+    /// True while devices post positions.
+    private(set) var isStreamingDevices = false
+    private var devices: [LoadDevice] = []
     /// Wall-clock µs one second into streaming: later fixes count for the steady-state latency.
     private var steadyFrom = Int64.max
 
@@ -189,9 +199,14 @@ final class LoadDriver {
             try waitForAnswers(web, "HTTP/1.1 200")
             spectators += web
         }
+        if configuration.devices > 0 { try connectDevices() }
         result.setupSeconds = LoadClock.monotonicSeconds() - setupStarted
         result.residentConnected = server.residentBytes()
-        if !runners.isEmpty { stream() }
+        if configuration.devices > 0 {
+            streamDevices()
+        } else if !runners.isEmpty {
+            stream()
+        }
         result.residentAfter = server.residentBytes()
         result.statistics = askStatistics()
         return result
@@ -224,6 +239,51 @@ final class LoadDriver {
             result.benchCPUSeconds = end - start
         }
         drain()
+    }
+
+    // MARK: Devices
+
+    /// Each runner asks `device:` for a token; then one device per runner connects to the HTTP port.
+    private func connectDevices() throws(LoadSetupError) {
+        guard let httpPort = server.httpPort else { throw LoadSetupError(description: "the server has no HTTP port") }
+        for runner in runners { runner.askForDeviceToken() }
+        let finished = runLoop(timeout: 30) { [unowned self] in runners.allSatisfy { $0.deviceToken != nil } }
+        guard finished else { throw LoadSetupError(description: "not every runner got a device token") }
+        for runner in runners.prefix(configuration.devices) {
+            let counter = LoadDevice.DeviceCounter(latitude: 48 + Double(runner.index % 1000) * 0.002)
+            devices.append(try connect(port: httpPort) { [unowned self] in
+                LoadDevice(socket: $0, driver: self, token: runner.deviceToken!, keepAlive: configuration.deviceKeepAlive,
+                           counter: counter)
+            })
+        }
+    }
+
+    /// Devices post for the duration, each one position at a time.
+    private func streamDevices() {
+        let serverCPUStart = server.cpuSeconds()
+        let started = LoadClock.monotonicSeconds()
+        isStreamingDevices = true
+        for device in devices { device.sendPosition() }
+        _ = runLoop(timeout: configuration.duration) { false }
+        isStreamingDevices = false
+        result.streamingSeconds = LoadClock.monotonicSeconds() - started
+        if let start = serverCPUStart, let end = server.cpuSeconds() { result.serverCPUSeconds = end - start }
+        _ = runLoop(timeout: 5) { [unowned self] in devices.allSatisfy { $0.counter.answered == $0.counter.sent } }
+        result.devicePositionsAnswered = devices.reduce(0) { $0 + $1.counter.answered }
+        result.fixesSent = devices.reduce(0) { $0 + $1.counter.sent }
+    }
+
+    func noteDeviceAnswer(latency: Int64) { result.deviceLatency.record(latency) }
+
+    /// A device that opens a connection per position closed its last one: the next position on a new one.
+    func deviceClosed(_ device: LoadDevice) {
+        guard isStreamingDevices, let httpPort = server.httpPort,
+              let index = devices.firstIndex(where: { $0 === device }) else { return }
+        guard let next = try? connect(port: httpPort, { [unowned self] in
+            LoadDevice(socket: $0, driver: self, token: device.token, keepAlive: false, counter: device.counter)
+        }) else { return }
+        devices[index] = next
+        next.sendPosition()
     }
 
     /// One 1 ms timer sends every due fix: runner I's K-th fix is due at start + (K + I/R) / rate, so the
@@ -326,6 +386,6 @@ final class LoadDriver {
     }
 
     private func closeEveryone() {
-        for peer in runners as [LoadPeer] + spectators + idlePeers { peer.close(reason: "done", expected: true) }
+        for peer in runners as [LoadPeer] + spectators + idlePeers + devices { peer.close(reason: "done", expected: true) }
     }
 }

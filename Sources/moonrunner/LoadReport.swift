@@ -31,6 +31,17 @@ struct LoadReport {
             add("duration_s", Self.fixed(result.streamingSeconds, 2))
         }
         add("setup_s", Self.fixed(result.setupSeconds, 2))
+        if configuration.devices > 0 {
+            let perSecond = Double(result.devicePositionsAnswered) / window
+            add("devices", "\(configuration.devices) (\(configuration.deviceKeepAlive ? "keep-alive" : "a connection per position"))")
+            add("device_positions_answered", result.devicePositionsAnswered)
+            add("device_positions_per_s", Self.fixed(perSecond, 0))
+            add("device_answer_p50_ms", Self.milliseconds(result.deviceLatency.percentile(0.5)))
+            add("device_answer_p99_ms", Self.milliseconds(result.deviceLatency.percentile(0.99)))
+            if let seconds = result.serverCPUSeconds {
+                add("device_positions_per_core_s", Self.fixed(Double(result.devicePositionsAnswered) / max(seconds, 1e-9), 0))
+            }
+        }
         if configuration.runners > 0 {
             add("fixes_sent", result.fixesSent)
             add("fixes_per_s", Self.fixed(fixesPerSecond, 0))
@@ -100,7 +111,13 @@ struct LoadReport {
         }
 
         var headline: String
-        if configuration.runners > 0 {
+        if configuration.devices > 0 {
+            headline = "\(scenario.name): \(configuration.devices) devices "
+                + "(\(configuration.deviceKeepAlive ? "keep-alive" : "new connection per position")): "
+                + "\(Self.fixed(Double(result.devicePositionsAnswered) / window, 0)) positions/s answered after commit, "
+                + "p50 \(Self.milliseconds(result.deviceLatency.percentile(0.5))) ms, "
+                + "p99 \(Self.milliseconds(result.deviceLatency.percentile(0.99))) ms, \(result.serverErrors) errors"
+        } else if configuration.runners > 0 {
             let mode = configuration.flatOut ? "flat out" : "\(Self.number(configuration.rate)) fix/s"
             headline = "\(scenario.name): \(configuration.runners) runners (\(mode)), \(configuration.spectators) spectators"
             if configuration.webSpectators > 0 { headline += ", \(configuration.webSpectators) web spectators" }

@@ -50,6 +50,12 @@ final class LoadRunner: LoadPeer {
     /// Sends `iam:NAME`.
     func start() { send(Array("iam:\(name)\n".utf8)) }
 
+    /// The token `device:` gave (device benchmarks).
+    private(set) var deviceToken: String?
+
+    /// Sends `device:`.
+    func askForDeviceToken() { send(Array("device:\n".utf8)) }
+
     /// Queues one fix stamped now (without writing it).
     private func queueFix(wallClock now: Int64) {
         let micros: Int64
@@ -142,6 +148,8 @@ final class LoadRunner: LoadPeer {
             ownOtherEvents += 1
         } else if line.starts(with: "ok:iam".utf8) {
             state = .ready
+        } else if line.starts(with: "ok:device token=".utf8) {
+            deviceToken = String(decoding: line["ok:device token=".utf8.count...], as: UTF8.self)
         } else {
             super.received(line, at: now)
         }
