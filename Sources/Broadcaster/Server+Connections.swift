@@ -87,7 +87,8 @@ extension Server {
                 answerError(connection.id, WireError(code: .lineTooLong,
                     reason: "line longer than \(configuration.maximumLineLength) bytes: discarded"))
             case .line(let bytes):
-                if bytes.isEmpty { continue }
+                // Blank lines (spaces and tabs only) are ignored silently: no reply, no flood count.
+                if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
                 do {
                     let command = try Command.parse(bytes)
                     hub.received(command, from: connection.id, now: now)

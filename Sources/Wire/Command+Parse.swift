@@ -45,7 +45,8 @@ enum CommandParser {
             throw WireError(.badUTF8, "the line is not valid UTF-8")
         }
         let line = trimmed(bytes, 0..<end)
-        guard !line.isEmpty else { throw WireError(.emptyLine, "blank line") }
+        // A blank line has no command word, hence no colon (servers skip blank lines before parsing).
+        guard !line.isEmpty else { throw WireError(.missingColon, "a blank line is not a command") }
         guard let colonIndex = firstIndex(of: colon, in: bytes, line) else {
             throw WireError(.missingColon, "commands look like word:args (e.g. ping:)")
         }

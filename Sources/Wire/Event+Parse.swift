@@ -31,7 +31,7 @@ enum EventParser {
             throw WireError(.nulByte, "NUL byte at offset \(index)")
         }
         guard UTF8Validation.isValid(bytes, 0..<end) else { throw WireError(.badUTF8, "the line is not valid UTF-8") }
-        guard end > 0 else { throw WireError(.emptyLine, "blank line") }
+        guard end > 0 else { throw WireError(.missingColon, "a blank line is not an event") }
 
         var index = 0
         while index < end && bytes[index] != UInt8(ascii: ":") {

@@ -64,7 +64,9 @@ public struct LineFramer: Sendable {
         }
         if scanned == buffer.count {
             let pending = buffer.count - head
-            let room = maximumLineLength + 1 - pending  // + 1 for a `\r` before the `\n`
+            // + 1 for a `\r` before the `\n`. The tail may already be too long (appended after a nextLine()
+            // that found no newline in it yet): then there is no room at all.
+            let room = max(0, maximumLineLength + 1 - pending)
             let searchEnd = min(bytes.count, start + room + 1)
             if Self.firstNewline(in: UnsafeRawBufferPointer(rebasing: bytes[start..<searchEnd]), from: 0) == nil
                 && bytes.count - start > room {

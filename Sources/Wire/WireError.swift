@@ -24,8 +24,6 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case badUTF8 = "bad_utf8"
     /// A line containing a NUL byte.
     case nulByte = "nul_byte"
-    /// A blank line. Never sent: the server ignores blank lines silently.
-    case emptyLine = "empty_line"
 
     // MARK: Server errors (sent by the Broadcaster)
 
@@ -35,7 +33,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case wrongKey = "wrong_key"
     /// A second `iam:` on a connection that is already identified.
     case alreadyIdentified = "already_identified"
-    /// Reserved: another connection resumed this runner with the key; this one is closed.
+    /// Another connection proved this runner's key; this one is told and closed.
     case replaced
     /// `stop:` without a live run.
     case noRun = "no_run"
@@ -49,14 +47,14 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case idle
     /// The store failed; the command had no effect.
     case storage
-    /// Reserved: the server is shutting down; the connection is closed.
+    /// The server is shutting down; the connection is told and closed.
     case shuttingDown = "shutting_down"
 
     /// True for the codes the parser produces, false for the ones only the server decides.
     public var isParseError: Bool {
         switch self {
         case .unknownCommand, .missingColon, .badNumber, .badCoordinate, .badName, .badKey, .badArgument,
-             .lineTooLong, .badUTF8, .nulByte, .emptyLine:
+             .lineTooLong, .badUTF8, .nulByte:
             return true
         default:
             return false

@@ -101,4 +101,13 @@ import Wire
             try client.expectNext("ok:ping")
         }
     }
+
+    @Test func blankLinesAreIgnoredSilentlyAndNeverCountAsAFlood() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            // More blank lines than the flood limit allows errors, then a real command.
+            try client.write(Array(String(repeating: "  \t \r\n\n", count: 300).utf8) + Array("ping:\n".utf8))
+            #expect(try client.nextLine() == "ok:ping", "no reply to blank lines, and still connected")
+        }
+    }
 }

@@ -68,7 +68,7 @@ private func eventError(_ line: String) -> ErrorCode? {
     }
 
     static let malformed: [(String, ErrorCode)] = [
-        ("", .emptyLine),
+        ("", .missingColon),
         ("pace", .missingColon),
         ("Pace:ann", .badArgument),
         ("1x:ann", .badArgument),

@@ -146,4 +146,25 @@ private func drain(_ framer: inout LineFramer) -> [String] {
                                                                        timestampText: "4")))
         #expect(try Command.parse(second) == .ping)
     }
+
+    @Test func appendingAgainAfterAnOverLongTailWasLeftBufferedIsSafe() {
+        // A complete line and an over-long unterminated tail arrive together; the line is taken, the tail stays.
+        var framer = LineFramer(maximumLineLength: 16)
+        framer.append(Array("x\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 40))
+        #expect(framer.nextLine() == .line(ArraySlice("x".utf8)))
+        // Appending without draining further used to trap (a negative room for the tail).
+        framer.append(Array(repeating: UInt8(ascii: "b"), count: 10))
+        framer.append(Array("c\nping:\n".utf8))
+        #expect(framer.nextLine() == .tooLong)
+        #expect(framer.nextLine() == .line(ArraySlice("ping:".utf8)))
+        #expect(framer.nextLine() == nil)
+        // And when the next bytes start with the tail's newline, the tail is still reported too long.
+        var other = LineFramer(maximumLineLength: 16)
+        other.append(Array("x\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 40))
+        _ = other.nextLine()
+        other.append(Array("\nok:\n".utf8))
+        #expect(other.nextLine() == .tooLong)
+        #expect(other.nextLine() == .line(ArraySlice("ok:".utf8)))
+        #expect(other.bufferedByteCount <= 16)
+    }
 }
