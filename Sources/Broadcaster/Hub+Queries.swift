@@ -101,8 +101,7 @@ extension Hub {
         let history = entry.history
         let live = entry.run?.tracker.snapshot?.distance ?? 0
         output.answerFromStore(to: id) { store throws(StoreError) in
-            let farthest = try store.runs(of: name, offset: 0, limit: Int(Int32.max))
-                .filter { $0.status != .discarded }.map(\.distance).reduce(live, max)
+            let farthest = max(live, try store.farthestDistance(of: name))
             return Badges.all.map { badge in
                 Self.line(BoardEvent(badge: badge, runner: name, record: history.records[badge.id], farthest: farthest))
             } + [Self.line(DoneEvent(what: "badges", count: Badges.all.count, more: false))]

@@ -64,8 +64,7 @@ enum WebAPI {
     static func badges(_ name: String, live: LiveRunner?, store: any RunStore) throws(StoreError) -> HTTPResponse {
         let record = try store.runner(named: name)
         guard let history = live?.history ?? record?.history else { return notFound("runner", name) }
-        let farthest = try store.runs(of: name, offset: 0, limit: Int(Int32.max))
-            .filter { $0.status != .discarded }.map(\.distance).reduce(live?.distance ?? 0, max)
+        let farthest = max(live?.distance ?? 0, try store.farthestDistance(of: name))
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
         json += Array(#","badges":"#.utf8)

@@ -90,6 +90,14 @@ public final class MemoryRunStore: RunStore {
         }
     }
 
+    /// The longest run of a runner that is not discarded.
+    public func farthestDistance(of runner: String) throws(StoreError) -> Double {
+        model.read { state in
+            state.runs.values.map(\.record).filter { $0.runner == runner && $0.status != .discarded }
+                .map(\.distance).max() ?? 0
+        }
+    }
+
     /// Every device token not revoked.
     public func deviceTokens() throws(StoreError) -> [DeviceToken] {
         model.read { state in state.devices.values.sorted { $0.created < $1.created } }

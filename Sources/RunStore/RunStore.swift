@@ -96,6 +96,8 @@ public protocol RunStore: AnyObject, Sendable {
     func liveRuns() throws(StoreError) -> [RunRecord]
     /// Where an imported run came from; nil for a run recorded live.
     func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord?
+    /// The longest run of a runner that is not discarded, in metres (0 without runs).
+    func farthestDistance(of runner: String) throws(StoreError) -> Double
     /// Every device token not revoked (hashes only: the tokens themselves are never stored).
     func deviceTokens() throws(StoreError) -> [DeviceToken]
     /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with

@@ -3,8 +3,19 @@ import RunCore
 
 extension SQLiteRunStore {
     /// The runner with this name, with its badge history.
+    /// The longest run of a runner that is not discarded, in metres (0 without runs), in one query.
+    public func farthestDistance(of runner: String) throws(StoreError) -> Double {
+        try reader.read { (database) throws(StoreError) -> Double in
+            let select = try database.cachedStatement(
+                "SELECT coalesce(max(distance), 0) FROM runs WHERE runner = ?1 AND status != 'discarded'")
+            defer { select.reset() }
+            select.bind(runner, at: 1)
+            return try select.step() ? select.double(at: 0) : 0
+        }
+    }
+
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
-        try reader.read { (database) throws(StoreError) -> RunnerRecord? in
+        try lookups.read { (database) throws(StoreError) -> RunnerRecord? in
             let select = try database.cachedStatement("SELECT name, key_hash, created FROM runners WHERE name = ?1")
             select.bind(name, at: 1)
             guard try select.step() else { return nil }

@@ -12,6 +12,9 @@ public final class SQLiteRunStore: RunStore {
     public let configuration: StoreConfiguration
     private let queue: WriteQueue
     let reader: ReadConnection
+    /// A read connection of its own for runner lookups, which the server's loop makes: a slow history read on
+    /// `reader` never holds one up.
+    let lookups: ReadConnection
     private let runIDs: RunIDSequence
 
     /// Opens or creates the database at `path` (a file path or a `file:` URI), applies pending migrations and
@@ -44,6 +47,13 @@ public final class SQLiteRunStore: RunStore {
             throw Self.explain(error, path: path, configuration: configuration)
         }
         reader = ReadConnection(database: readConnection)
+        do throws(StoreError) {
+            let lookupConnection = try Database(path: path, busyTimeout: configuration.busyTimeout)
+            try lookupConnection.execute("PRAGMA query_only = ON")
+            lookups = ReadConnection(database: lookupConnection)
+        } catch {
+            throw Self.explain(error, path: path, configuration: configuration)
+        }
         var checkpointer: Checkpointer?
         if configuration.checkpointsInBackground {
             checkpointer = try Checkpointer(path: path, configuration: configuration)
@@ -136,6 +146,7 @@ public final class SQLiteRunStore: RunStore {
         runIDs.close()  // first: its give-back is a write, and closing the queue folds the WAL into the file
         queue.close()
         reader.close()
+        lookups.close()
     }
 
     /// Writes kept in memory after failed batches, waiting to be retried.

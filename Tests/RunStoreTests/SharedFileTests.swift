@@ -105,4 +105,39 @@ import Testing
             "\(error)".contains("newer moonrunner") && "\(error)".contains("2099-01-001-future")
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func theFarthestRunIsOneQuery(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let store = try kind.make(in: directory)
+        defer { store.close() }
+        store.submit(.runner(name: "ann", keyHash: "a", created: 1))
+        for (distance, status) in [(5000.0, RunStatus.saved), (9000, .discarded), (7000, .timedOut), (3000, .saved)] {
+            let id = try store.allocateRunID()
+            store.submit(.runFinished(RunRecord(id: id, runner: "ann", started: 100 + Double(id), distance: distance,
+                                                status: status), splits: [], checkpoints: []))
+        }
+        store.flush()
+        #expect(try store.farthestDistance(of: "ann") == 7000, "discarded runs do not count")
+        #expect(try store.farthestDistance(of: "nobody") == 0)
+    }
+
+    @Test func aSlowHistoryReadDoesNotHoldUpARunnerLookup() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteRunStore(path: directory.path("lookups.sqlite"))
+        defer { store.close() }
+        store.submit(.runner(name: "ann", keyHash: "a", created: 1))
+        store.flush()
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? store.reader.read { _ throws(StoreError) in
+                holding.signal()
+                release.wait()  // a history read that takes its time
+            }
+        }
+        holding.wait()
+        defer { release.signal() }
+        // The loop's lookup has its own connection: it answers while the history read holds the reader.
+        #expect(try store.runner(named: "ann")?.keyHash == "a")
+    }
 }
