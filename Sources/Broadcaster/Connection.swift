@@ -26,7 +26,9 @@ final class Connection: Peer {
 
     override func didClose() { server.lineConnectionCount -= 1 }
 
-    override var wantsToRead: Bool { state == .open && !hasPeerClosed && !isReadPaused && !isAwaitingAnswer }
+    override var wantsToRead: Bool {
+        state == .open && !hasPeerClosed && !isDoomed && !isReadPaused && !isAwaitingAnswer
+    }
 
     override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
         if hangup && isAwaitingAnswer && state == .open {

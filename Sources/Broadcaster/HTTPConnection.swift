@@ -24,7 +24,7 @@ final class HTTPConnection: Peer {
     /// An event stream keeps reading only to notice the browser leaving; a connection with a bounded amount
     /// buffered stops reading until its requests are answered.
     override var wantsToRead: Bool {
-        guard state == .open, !hasPeerClosed else { return false }
+        guard state == .open, !hasPeerClosed, !isDoomed else { return false }
         if stream != nil { return true }
         let limits = server.configuration.httpLimits
         return !isAwaitingResponse && parser.bufferedByteCount <= limits.maximumHeadBytes + limits.maximumBodyBytes

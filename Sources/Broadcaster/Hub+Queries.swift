@@ -40,10 +40,9 @@ extension Hub {
         }
         counters += [
             ("fixes_resent", statistics.fixesResent), ("events_sent", statistics.eventsSent),
-            ("events_conflated", statistics.eventsConflated), ("slow_closed", statistics.slowClientsClosed),
-            ("accepted_total", statistics.connectionsAccepted), ("refused_busy", statistics.connectionsRefused),
-            ("errors_sent", statistics.errorsSent),
         ]
+        counters += output.connectionCounters()
+        counters.append(("errors_sent", statistics.errorsSent))
         return counters
     }
 
@@ -62,11 +61,11 @@ extension Hub {
     func answerRun(_ id: ConnectionID, runID: Int64) {
         if let name = runOwners[runID], let entry = runners[name], let run = entry.run,
            case .running(let liveID, let started) = run.phase, liveID == runID {
-            // A live run is answered from a copy of its engine (cheap: copy on write), measured off the loop,
-            // so asking about a long run cannot stall everyone else.
-            let tracker = run.tracker
-            output.answerFromStore(to: id) { _ throws(StoreError) in
-                let summary = tracker.finish()
+            // A live run is measured off the loop from its stored fixes (the store is flushed first), through
+            // the same engine: no copy of the live engine, whose track would be copied at its next fix.
+            let history = run.startHistory, configuration = configuration.tracker
+            output.answerFromStore(to: id) { store throws(StoreError) in
+                let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
                                        distance: summary.distance, elapsed: summary.elapsed,
                                        movingTime: summary.movingTime, status: .live, rejections: summary.rejections)
@@ -82,6 +81,15 @@ extension Hub {
             }
             return Self.lines(describing: stored)
         }
+    }
+
+    /// A run's summary measured again from its stored fixes, as it was measured live (each fix judged at the
+    /// time it was received).
+    static func replay(_ runID: Int64, from store: any RunStore, configuration: TrackerConfiguration,
+                       history: BadgeHistory) throws(StoreError) -> RunSummary {
+        var tracker = RunTracker(configuration: configuration, history: history)
+        for stored in try store.fixes(ofRun: runID) { _ = tracker.add(stored.fix, now: stored.received) }
+        return tracker.finish()
     }
 
     private static func lines(describing run: StoredRun) -> [[UInt8]] {

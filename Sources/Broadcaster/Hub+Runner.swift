@@ -237,6 +237,7 @@ extension Hub {
 
     /// A batch reached the disk: acks to the runners, or `err:storage` when it failed.
     func committed(_ receipt: CommitReceipt) {
+        assertOnLoop()
         for (runID, text) in receipt.acknowledgements {
             guard let name = runOwners[runID], let entry = runners[name] else { continue }
             if entry.run?.id == runID { entry.run?.committedAcknowledgement = text }

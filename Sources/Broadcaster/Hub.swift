@@ -16,6 +16,8 @@ protocol HubOutput: AnyObject {
     func errorSent(to connection: ConnectionID)
     /// One log line for operators.
     func log(_ message: String)
+    /// The connections' own counters (accepted, refused, conflated, slow), for `stats:`.
+    func connectionCounters() -> [(String, Int)]
 }
 
 /// The server's logic without sockets: sessions, runners, runs and who hears what.
@@ -59,6 +61,9 @@ final class Hub {
     var everyoneWatchers: Set<ConnectionID> = []
     var everyoneCoaches: Set<ConnectionID> = []
 
+    /// Checks that the caller runs on the loop thread (the server's loop in production; nothing in tests).
+    var assertOnLoop: () -> Void = {}
+
     init(configuration: ServerConfiguration, store: any RunStore, output: any HubOutput) {
         self.configuration = configuration
         self.store = store
@@ -69,11 +74,13 @@ final class Hub {
 
     /// A connection was accepted.
     func connected(_ id: ConnectionID, now: Double) {
+        assertOnLoop()
         sessions[id] = Session(connectedAt: now)
     }
 
     /// A connection is gone (closed by either side). Its subscriptions go; a live run waits for a resume.
     func disconnected(_ id: ConnectionID, now: Double) {
+        assertOnLoop()
         guard let session = sessions.removeValue(forKey: id) else { return }
         for runner in session.watching {
             watchers[runner]?.remove(id)
@@ -98,6 +105,7 @@ final class Hub {
 
     /// Handles one parsed command from a connection.
     func received(_ command: Command, from id: ConnectionID, now: Double) {
+        assertOnLoop()
         guard !isShuttingDown, let index = sessions.index(forKey: id) else { return }
         if !sessions.values[index].isActive { sessions.values[index].isActive = true }
         switch command {
@@ -124,6 +132,7 @@ final class Hub {
 
     /// Once a second: idle connections and expired resume windows.
     func tick(now: Double) {
+        assertOnLoop()
         unknownNames.removeAll(keepingCapacity: false)
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
             fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")

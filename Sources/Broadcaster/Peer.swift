@@ -29,6 +29,9 @@ class Peer: EventHandler {
     var isQueuedForFlush = false
     /// True once the other side shut its sending half: the peer closes once what it owes is written.
     var hasPeerClosed = false
+    /// Set when the peer must go while the hub is mid-decision (a reader too slow during a broadcast): it gets
+    /// nothing more, and the server closes it at the end of the turn, never from inside the hub.
+    var isDoomed = false
 
     init(id: ConnectionID, socket: StreamSocket, server: Server) {
         self.id = id
@@ -37,7 +40,7 @@ class Peer: EventHandler {
     }
 
     /// True when epoll should report readability now (subclasses pause reading for their own reasons).
-    var wantsToRead: Bool { state == .open && !hasPeerClosed }
+    var wantsToRead: Bool { state == .open && !hasPeerClosed && !isDoomed }
 
     /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); false when the peer
     /// cannot take lines. The line protocol writes it as it is; an event stream frames it.

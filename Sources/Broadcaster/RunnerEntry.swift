@@ -61,8 +61,12 @@ final class LiveRun {
     /// Reasons already explained with `note:` while waiting for the first accepted fix (each told once).
     var notedReasons: Set<FixRejection> = []
 
+    /// The runner's badge history when the run began (what its awards are judged against).
+    let startHistory: BadgeHistory
+
     init(tracker: RunTracker) {
         self.tracker = tracker
+        startHistory = tracker.history
     }
 
     /// The run id once started.

@@ -22,7 +22,7 @@ extension Server {
             guard case .processed(let socket) = accepted else { return }
             let now = Self.now()
             if lineConnectionCount >= configuration.maximumConnections {
-                hub.statistics.connectionsRefused += 1
+                connectionStatistics.connectionsRefused += 1
                 var line: [UInt8] = []
                 ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
                 _ = line.withUnsafeBytes { try? socket.write($0) }
@@ -41,6 +41,7 @@ extension Server {
 
     /// Reads what the socket has, frames lines and hands each to the hub, within the line budget.
     func read(_ connection: Connection) {
+        loop.assertLoopThread()
         var now = Self.now()
         processBufferedLines(connection, now: now)
         // A few reads per event, so a fire hose cannot keep the loop on one connection.
@@ -121,7 +122,7 @@ extension Server {
         let connection = Connection(id: id, socket: socket, server: self, now: now)
         connections[id] = connection
         lineConnectionCount += 1
-        hub.statistics.connectionsAccepted += 1
+        connectionStatistics.connectionsAccepted += 1
         hub.connected(id, now: now)
         logger.write("connect \(id) \(socket.peerDescription)")
         return connection

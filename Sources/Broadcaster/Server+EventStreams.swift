@@ -56,7 +56,7 @@ extension Server {
             return
         }
         let id = connection.id
-        readOffLoop({ _ in snapshot.trackEvent() }) { [unowned self] track in
+        readOffLoop({ store in snapshot.trackEvent(from: store) }) { [unowned self] track in
             guard let connection = connections[id] as? HTTPConnection, connection.stream != nil else { return }
             var bytes: [UInt8] = []
             ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
@@ -131,7 +131,7 @@ extension Server {
         connection.stream = stream
         for event in first + held where !event.bytes.isEmpty {
             if connection.output.append(event.bytes, paceOf: event.paceOf, highWaterMark: configuration.outputHighWaterMark) {
-                hub.statistics.eventsConflated += 1
+                connectionStatistics.eventsConflated += 1
             }
         }
         scheduleFlush(connection)

@@ -43,6 +43,7 @@ extension Server {
 
     /// Reads what the socket has and answers the complete requests, in order.
     func readHTTP(_ connection: HTTPConnection) {
+        loop.assertLoopThread()
         for _ in 0..<4 where connection.wantsToRead {
             let result: IOResult<Int>
             do {

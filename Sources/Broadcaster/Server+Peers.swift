@@ -7,6 +7,7 @@ import Wire
 extension Server {
     /// Writes what one peer has pending, up to the per-turn cap; arms writability only if some is left.
     func flush(_ peer: Peer) {
+        loop.assertLoopThread()
         guard peer.state != .closed else { return }
         var failed: IOError?
         _ = peer.output.drain(limit: configuration.writeBytesPerTurn,
@@ -30,8 +31,19 @@ extension Server {
         updateInterest(peer)
     }
 
-    /// End of a loop turn: every peer that got output this turn is written to once.
+    /// Marks a peer to be closed at the end of the turn (the hub may be iterating its audiences now).
+    func closeAtTurnEnd(_ peer: Peer, reason: String) {
+        guard !peer.isDoomed, peer.state != .closed else { return }
+        peer.isDoomed = true
+        doomed.append((peer, reason))
+    }
+
+    /// End of a loop turn: the doomed peers are closed, then every peer that got output is written to once.
     func flushPending() {
+        loop.assertLoopThread()
+        let reaped = doomed
+        doomed.removeAll(keepingCapacity: true)
+        for (peer, reason) in reaped { closeNow(peer, reason: reason) }
         let batch = pendingFlush
         pendingFlush.removeAll(keepingCapacity: true)
         for peer in batch {
@@ -101,22 +113,29 @@ extension Server {
 
 extension Server: HubOutput {
     func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String?) {
-        guard let peer = connections[id], peer.state != .closed else { return }
+        loop.assertLoopThread()
+        guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }
         if peer.deliver(line, paceOf: runner, sequence: hub.broadcastSequence) {
-            hub.statistics.eventsConflated += 1
+            connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {
-            hub.statistics.slowClientsClosed += 1
+            connectionStatistics.slowClientsClosed += 1
             logger.write("slow client \(id): \(peer.output.pendingBytes) bytes pending, closing")
-            closeNow(peer, reason: "too slow")
+            closeAtTurnEnd(peer, reason: "too slow")
             return
         }
         scheduleFlush(peer)
     }
 
     func close(_ id: ConnectionID, reason: String) {
-        guard let peer = connections[id] else { return }
-        closeAfterOutput(peer, reason: reason)
+        guard let peer = connections[id], peer.state == .open, !peer.isDoomed else { return }
+        // Asked by the hub: with nothing left to write the peer is closed at the end of the turn, so the hub is
+        // never re-entered (`disconnected`) from inside one of its own decisions.
+        if peer.output.isEmpty {
+            closeAtTurnEnd(peer, reason: reason)
+        } else {
+            closeAfterOutput(peer, reason: reason)
+        }
     }
 
     func errorSent(to id: ConnectionID) {
@@ -169,6 +188,10 @@ extension Server: HubOutput {
 
     func log(_ message: String) {
         logger.write(message)
+    }
+
+    func connectionCounters() -> [(String, Int)] {
+        connectionStatistics.named
     }
 }
 

@@ -22,6 +22,8 @@ public final class Server: @unchecked Sendable {
     let httpListener: ListeningSocket?
     /// The HTTP port in use (the real one when configured with 0), nil when HTTP is off.
     public let httpPort: UInt16?
+    /// The connections' own counters. Loop thread only.
+    var connectionStatistics = ConnectionStatistics()
     /// Counters and histograms for `GET /metrics`. Loop thread only.
     let metrics = ServerMetrics()
     /// The JSON of the last event line framed for an event stream (a broadcast frames one line many times).
@@ -41,6 +43,8 @@ public final class Server: @unchecked Sendable {
     var lineConnectionCount = 0
     var httpConnectionCount = 0
     var pendingFlush: [Peer] = []
+    /// Peers to close at the end of the turn (see ``closeAtTurnEnd(_:reason:)``).
+    var doomed: [(Peer, String)] = []
     let readBuffer: UnsafeMutableRawBufferPointer
     var isAccepting = true
     private var acceptHandler: AcceptHandler!
@@ -71,6 +75,7 @@ public final class Server: @unchecked Sendable {
         }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store, output: self)
+        hub.assertOnLoop = { [loop = self.loop] in loop.assertLoopThread() }
         _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
     }
 

@@ -10,6 +10,17 @@ public struct ServerStatistics: Sendable, Hashable {
     public var fixesResent = 0
     /// Event lines queued to clients.
     public var eventsSent = 0
+    /// Runs started since start.
+    public var runsStarted = 0
+    /// Error replies sent.
+    public var errorsSent = 0
+
+    /// Creates zeroed counters.
+    public init() {}
+}
+
+/// The counters of the connections themselves, owned by the server (the hub never sees sockets). Loop thread only.
+public struct ConnectionStatistics: Sendable, Hashable {
     /// `pace:` lines replaced by a newer one for a slow client.
     public var eventsConflated = 0
     /// Connections closed for being too slow to read.
@@ -18,11 +29,13 @@ public struct ServerStatistics: Sendable, Hashable {
     public var connectionsAccepted = 0
     /// Connections turned away with `err:busy`.
     public var connectionsRefused = 0
-    /// Runs started since start.
-    public var runsStarted = 0
-    /// Error replies sent.
-    public var errorsSent = 0
 
     /// Creates zeroed counters.
     public init() {}
+
+    /// As `stats:` names them.
+    var named: [(String, Int)] {
+        [("events_conflated", eventsConflated), ("slow_closed", slowClientsClosed),
+         ("accepted_total", connectionsAccepted), ("refused_busy", connectionsRefused)]
+    }
 }

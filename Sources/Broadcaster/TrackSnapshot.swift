@@ -1,22 +1,25 @@
 import RunCore
+import RunStore
 import Wire
 
 /// What a late web viewer needs to draw a live run at once, copied on the loop and turned into the stream's
-/// `track` event off it: the engine (a copy: its track is measured off the loop), the run's badge lines,
-/// recent cheers and the latest pace.
+/// `track` event off it: the run (its track is measured off the loop from the stored fixes, not copied from
+/// the live engine), the run's badge lines, recent cheers and the latest pace.
 struct TrackSnapshot: Sendable {
     let runner: String
     let runID: Int64
     let started: Double
-    let tracker: RunTracker
+    let configuration: TrackerConfiguration
+    let history: BadgeHistory
     let badgeLines: [[UInt8]]
     let cheerLines: [[UInt8]]
     let paceLine: [UInt8]?
 
     /// `{"kind":"track","runner":…,"run":ID,"points":[[lat,lon,dist,time],…],"badges":[…],"splits":[…],
     /// "cheers":[…],"pace":{…}|null}` (badges, splits, cheers and pace as their events' JSON).
-    func trackEvent() -> [UInt8] {
-        let summary = tracker.finish()
+    func trackEvent(from store: any RunStore) -> [UInt8] {
+        let summary = (try? Hub.replay(runID, from: store, configuration: configuration, history: history))
+            ?? RunTracker(configuration: configuration).finish()
         var json = Array(#"{"kind":"track","runner":"#.utf8)
         JSONSyntax.appendString(runner, to: &json)
         json += Array(#","run":\#(runID),"points":"#.utf8)
@@ -70,8 +73,9 @@ extension Hub {
         guard let entry = runners[name], let run = entry.run, case .running(let id, let started) = run.phase else {
             return nil
         }
-        return TrackSnapshot(runner: name, runID: id, started: started, tracker: run.tracker,
-                             badgeLines: run.badgeLines, cheerLines: run.cheerLines, paceLine: run.latestPaceLine)
+        return TrackSnapshot(runner: name, runID: id, started: started, configuration: configuration.tracker,
+                             history: run.startHistory, badgeLines: run.badgeLines, cheerLines: run.cheerLines,
+                             paceLine: run.latestPaceLine)
     }
 
     /// The broadcast events after `sequence` about the targets, oldest first; nil when some are no longer held

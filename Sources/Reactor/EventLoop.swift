@@ -223,9 +223,10 @@ public final class EventLoop: @unchecked Sendable {
         for index in 0..<count { turnEndHooks[index]() }
     }
 
-    /// Asserts the loop-thread rule (debug builds only); configuration before `run()` is allowed.
+    /// Asserts the loop-thread rule (debug builds only); configuration before `run()` is allowed. Public so
+    /// the code that runs on a loop (the server's hub and connections) checks it at every entry.
     @inline(__always)
-    func assertLoopThread(_ function: StaticString = #function) {
+    public func assertLoopThread(_ function: StaticString = #function) {
         assert(runningThread.load(ordering: .relaxed) == 0 || isInLoopThread, "\(function) must be called on the loop thread")
     }
 

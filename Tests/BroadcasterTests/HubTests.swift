@@ -18,6 +18,7 @@ final class RecordingOutput: HubOutput {
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {}
     func errorSent(to connection: ConnectionID) {}
     func log(_ message: String) {}
+    func connectionCounters() -> [(String, Int)] { [] }
 
     /// The kinds of the lines a connection got, in order.
     func kinds(for connection: ConnectionID) -> [String] {
