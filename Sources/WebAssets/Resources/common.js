@@ -83,7 +83,7 @@ const MR = (() => {
   // whole segments around it that spans at least 100 m or 30 s (so GPS jitter averages out); colours
   // run red (slow) → yellow (median) → green (fast), anchored at the run's 95th/50th/5th percentile
   // paces, never closer than SPREAD s/km to the median (a steady run stays yellow, not confetti).
-  const WINDOW_METRES = 100, WINDOW_SECONDS = 30, SPREAD = 5, STANDING_METRES = 1;
+  const WINDOW_METRES = 100, WINDOW_SECONDS = 30, SPREAD = 5, STANDING_METRES = 1, STEPS = 16;
   function smoothedPaces(points) {
     const paces = [];
     for (let k = 0; k + 1 < points.length; k++) {
@@ -116,10 +116,12 @@ const MR = (() => {
     if (median == null) return { colours: paces.map(() => blend(YELLOW, YELLOW, 0)), paces, fast: null, median: null, slow: null };
     const fast = Math.min(percentile(known, 0.05), median - SPREAD);
     const slow = Math.max(percentile(known, 0.95), median + SPREAD);
+    // 16 steps each side: the eye can't tell finer ones apart, and equal neighbours share one path.
+    const step = (t) => Math.round(Math.min(1, Math.max(0, t)) * STEPS) / STEPS;
     const colours = paces.map((p) => {
       if (p == null) return blend(RED, RED, 0); // standing: as slow as it gets
-      if (p <= median) return blend(YELLOW, GREEN, (median - p) / (median - fast));
-      return blend(YELLOW, RED, (p - median) / (slow - median));
+      if (p <= median) return blend(YELLOW, GREEN, step((median - p) / (median - fast)));
+      return blend(YELLOW, RED, step((p - median) / (slow - median)));
     });
     return { colours, paces, fast, median, slow };
   }
@@ -199,6 +201,8 @@ const MR = (() => {
     node.appendChild(element("strong", {}, title));
     node.appendChild(element("p", {}, text));
     box.appendChild(node);
+    // A burst of badges (a late joiner's reconnect, a fast runner) shows the newest three.
+    while (box.children.length > 3) box.removeChild(box.firstChild);
     setTimeout(() => node.classList.add("leaving"), 7000);
     setTimeout(() => node.remove(), 8000);
   }
