@@ -38,7 +38,7 @@ let package = Package(
                 path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], resources: [.copy("Corpus")]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"], resources: [.copy("Corpus")]),
         .testTarget(name: "WebAssetsTests", dependencies: ["WebAssets"]),
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
