@@ -51,7 +51,7 @@ extension HTTPRequestParser {
     /// Reads complete lines of the head; returns the validated head once the empty line arrives.
     mutating func scanHead(_ progress: inout HeadProgress) throws(HTTPError) -> RequestHead? {
         while true {
-            let found = try nextLine(from: progress.lineStart)
+            let found = try nextLine(from: progress.lineStart, bound: requestStart + limits.maximumHeadBytes + 1)
             // The limit counts from the first byte of the request, so endless empty lines hit it too.
             if position - requestStart > limits.maximumHeadBytes {
                 throw HTTPError(.headerFieldsTooLarge,

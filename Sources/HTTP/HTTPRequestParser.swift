@@ -151,9 +151,13 @@ public struct HTTPRequestParser: Sendable {
 
     /// Finds the next CRLF-terminated line from `position`, rejecting bare CR and bare LF as they
     /// arrive; returns the line's content range and moves `position` past its LF, or nil (with
-    /// `position` at the end of the buffer) when the line is incomplete.
-    mutating func nextLine(from lineStart: Int) throws(HTTPError) -> Range<Int>? {
-        while position < buffer.count {
+    /// `position` at the end of the buffer or at `bound`) when the line is incomplete.
+    ///
+    /// Scanning never passes `bound` (one byte beyond the caller's limit), so however the input is
+    /// split the same byte decides: a bare CR beyond a limit can't win over the limit (the fuzzer's find).
+    mutating func nextLine(from lineStart: Int, bound: Int) throws(HTTPError) -> Range<Int>? {
+        let end = min(buffer.count, bound)
+        while position < end {
             let byte = buffer[position]
             examinedByteCount &+= 1
             let afterCR = position > lineStart && buffer[position - 1] == ASCII.cr
