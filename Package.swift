@@ -21,6 +21,8 @@ let package = Package(
         .target(name: "HTTP"),
         // The live page's HTML, CSS and JS, served by the server from memory.
         .target(name: "WebAssets", resources: [.copy("Resources")]),
+        // Every URL of protocol.md Part 2 decoded into a typed route: the server's handlers get values.
+        .target(name: "WebRoutes", dependencies: ["HTTP", "Wire", "WebAssets"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
@@ -40,6 +42,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"], resources: [.copy("Corpus")]),
         .testTarget(name: "WebAssetsTests", dependencies: ["WebAssets"]),
+        .testTarget(name: "WebRoutesTests", dependencies: ["WebRoutes", "HTTP", "Wire", "WebAssets"]),
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
