@@ -21,11 +21,14 @@ let package = Package(
         .target(name: "HTTP"),
         // The live page's HTML, CSS and JS, served by the server from memory.
         .target(name: "WebAssets", resources: [.copy("Resources")]),
+        // Every URL of protocol.md Part 2 decoded into a typed route: the server's handlers get values.
+        .target(name: "WebRoutes", dependencies: ["HTTP", "Wire", "WebAssets"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
-        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets"]),
+        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
+                                                   "WebRoutes"]),
         // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
         .target(name: "MoonRunnerClient", dependencies: [
             "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),
@@ -38,8 +41,9 @@ let package = Package(
                 path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "RunCore"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], resources: [.copy("Corpus")]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"], resources: [.copy("Corpus")]),
         .testTarget(name: "WebAssetsTests", dependencies: ["WebAssets"]),
+        .testTarget(name: "WebRoutesTests", dependencies: ["WebRoutes", "HTTP", "Wire", "WebAssets"]),
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),

@@ -32,7 +32,7 @@ extension Server {
         metrics.countResponse(200)
         var head: [UInt8] = []
         HTTPResponseHead.eventStream.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
-        ServerSentEvent.appendRetry(milliseconds: 2000, to: &head)
+        ServerSentEvent.appendRetry(milliseconds: 3000, to: &head)
         _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
         connection.stream = EventStream(held: [], lastWrite: now)
         scheduleFlush(connection)

@@ -103,9 +103,7 @@ extension Hub {
     /// What the loop knows of a runner, for a JSON answer made off the loop (nil when not in memory).
     func liveRunner(_ name: String) -> WebAPI.LiveRunner? {
         guard let entry = runners[name] else { return nil }
-        return WebAPI.LiveRunner(history: entry.history, runID: entry.run?.id,
-                                 distance: entry.run?.tracker.snapshot?.distance ?? 0,
-                                 paceLine: entry.run?.latestPaceLine, badgeLines: entry.run?.badgeLines ?? [])
+        return WebAPI.LiveRunner(history: entry.history, distance: entry.run?.tracker.snapshot?.distance ?? 0)
     }
 
     /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.

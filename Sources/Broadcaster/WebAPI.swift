@@ -1,18 +1,17 @@
 import HTTP
 import RunCore
+import WebRoutes
 import RunStore
 import Wire
 
 /// The JSON API's answers, made off the loop from the store (and what the loop copied for them). Every
 /// object inside is an event's JSON from Wire, so the page reads the same fields as the line protocol.
 enum WebAPI {
-    /// What the loop knows of a runner's live run, copied for an answer made off the loop.
+    /// What the loop knows of a runner, copied for a badge board made off the loop: its history (newer than the
+    /// store's during a run) and the live run's distance so far.
     struct LiveRunner: Sendable {
-        var history: BadgeHistory?
-        var runID: Int64?
+        var history: BadgeHistory
         var distance: Double
-        var paceLine: [UInt8]?
-        var badgeLines: [[UInt8]]
     }
 
     /// `GET /api/badges`: the 33 badges, `[{"id","name","distance","information"}]`.
@@ -32,18 +31,18 @@ enum WebAPI {
         return .json(json)
     }()
 
-    /// `GET /api/runners/NAME`: `{"runner","live","run","pace","badges","last_run"}`; 404 for an unknown runner.
-    static func runner(_ name: String, live: LiveRunner?, store: any RunStore) throws(StoreError) -> HTTPResponse {
-        let known = try store.runner(named: name) != nil
-        guard live != nil || known else { return notFound("runner", name) }
+    /// `GET /api/runners/NAME`: `{"runner","live","last_run","track"}` (`track` as in the event stream, null when
+    /// not running); 404 for a runner who never said `iam:`.
+    static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, store: any RunStore) throws(StoreError)
+        -> HTTPResponse {
+        let stored = known || snapshot != nil ? true : try store.runner(named: name) != nil
+        guard stored else { return notFound("runner", name) }
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
-        json += Array(#","live":\#(live?.runID != nil),"run":\#(live?.runID.map(String.init) ?? "null"),"pace":"#.utf8)
-        json += live?.paceLine.map(Server.eventJSON) ?? Array("null".utf8)
-        json += Array(#","badges":"#.utf8)
-        json += TrackSnapshot.array(live?.badgeLines ?? [])
-        let last = try store.runs(of: name, offset: 0, limit: 2).first { $0.status != .live || $0.id != live?.runID }
-        json += Array(#","last_run":\#(last.map { String($0.id) } ?? "null")}"#.utf8)
+        let last = try store.runs(of: name, offset: 0, limit: 1).first
+        json += Array(#","live":\#(snapshot != nil),"last_run":\#(last.map { String($0.id) } ?? "null"),"track":"#.utf8)
+        json += snapshot?.trackEvent(from: store) ?? Array("null".utf8)
+        json.append(UInt8(ascii: "}"))
         return .json(json)
     }
 
@@ -53,9 +52,9 @@ enum WebAPI {
         let found = try store.runs(of: name, offset: offset, limit: limit + 1)
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
-        json += Array(#","offset":\#(offset),"runs":"#.utf8)
+        json += Array(#","offset":\#(offset),"limit":\#(limit),"more":\#(found.count > limit),"runs":"#.utf8)
         json += TrackSnapshot.array(found.prefix(limit).map { Hub.line(RunListItemEvent($0)) })
-        json += Array(#","more":\#(found.count > limit)}"#.utf8)
+        json.append(UInt8(ascii: "}"))
         return .json(json)
     }
 
@@ -108,18 +107,20 @@ enum WebAPI {
     }
 
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.
-    static func export(_ id: Int64, format: String, store: any RunStore) throws(StoreError) -> HTTPResponse {
+    static func export(_ id: Int64, format: ExportFormat, store: any RunStore) throws(StoreError) -> HTTPResponse {
         guard let stored = try store.run(id: id) else { return notFound("run", String(id)) }
         let fixes = try store.fixes(ofRun: id)
-        let (body, type): (String, String)
+        let source = try store.importRecord(ofRun: id)
+        let body: String
         switch format {
-        case "gpx": (body, type) = (RunExport.gpx(stored, fixes: fixes), "application/gpx+xml")
-        case "geojson": (body, type) = (RunExport.geoJSON(stored, fixes: fixes), "application/geo+json")
-        default: (body, type) = (RunExport.svg(stored, fixes: fixes), "image/svg+xml")
+        case .gpx: body = RunExport.gpx(stored, fixes: fixes, source: source)
+        case .geojson: body = RunExport.geoJSON(stored, fixes: fixes, source: source)
+        case .svg: body = RunExport.svg(stored, fixes: fixes, source: source)
+        case .tcx: body = RunExport.tcx(stored, fixes: fixes, source: source)
         }
         var response = HTTPResponse(status: .ok, body: Array(body.utf8))
-        response.headers.set("Content-Type", type)
-        response.headers.set("Content-Disposition", "attachment; filename=\"run-\(id).\(format)\"")
+        response.headers.set("Content-Type", format.contentType)
+        response.headers.set("Content-Disposition", format.contentDisposition(run: id))
         return response
     }
 

@@ -36,17 +36,23 @@ extension HTTPRequestParser {
     mutating func scanChunks(_ progress: inout ChunkedProgress) throws(HTTPError) -> Bool {
         // Framing overhead is bounded too, so a body of one-byte chunks can't hold unbounded memory.
         let wireLimit = 2 * limits.maximumBodyBytes + limits.maximumHeadBytes
+        // No phase reads past this, so the limit trips at the same byte however the input is split.
+        let wireBound = progress.start + wireLimit + 1
         while true {
-            if position - progress.start > wireLimit {
+            if position >= wireBound {
                 throw HTTPError(.contentTooLarge, "the chunked body's framing exceeds \(wireLimit) bytes")
             }
             switch progress.phase {
             case .size:
-                let found = try nextLine(from: progress.lineStart)
+                let bound = min(wireBound, progress.lineStart + Self.maximumChunkLineBytes + 1)
+                let found = try nextLine(from: progress.lineStart, bound: bound)
                 if position - progress.lineStart > Self.maximumChunkLineBytes {
                     throw HTTPError.malformed("a chunk-size line longer than \(Self.maximumChunkLineBytes) bytes")
                 }
-                guard let line = found else { return false }
+                guard let line = found else {
+                    if position >= wireBound { continue }
+                    return false
+                }
                 progress.lineStart = position
                 let size = try parseChunkSize(buffer[line])
                 guard progress.body.count + size <= limits.maximumBodyBytes else {
@@ -54,8 +60,11 @@ extension HTTPRequestParser {
                 }
                 progress.phase = size == 0 ? .trailers(count: 0) : .data(size)
             case .data(let remaining):
-                let available = min(remaining, buffer.count - position)
-                guard available > 0 else { return false }
+                let available = min(remaining, buffer.count - position, wireBound - position)
+                guard available > 0 else {
+                    if position >= wireBound { continue }
+                    return false
+                }
                 progress.body.append(contentsOf: buffer[position..<(position + available)])
                 examinedByteCount &+= available
                 position += available
@@ -70,7 +79,10 @@ extension HTTPRequestParser {
                 progress.lineStart = position
                 progress.phase = .size
             case .trailers(let count):
-                guard let line = try nextLine(from: progress.lineStart) else { return false }
+                guard let line = try nextLine(from: progress.lineStart, bound: wireBound) else {
+                    if position >= wireBound { continue }
+                    return false
+                }
                 progress.lineStart = position
                 if line.isEmpty { return true }
                 _ = try parseField(buffer[line])

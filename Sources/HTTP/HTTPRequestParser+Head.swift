@@ -38,6 +38,7 @@ struct RequestHead: Sendable {
     var keepAlive: Bool
     var isChunked: Bool
     var contentLength: Int
+    var expectsContinue: Bool
 
     func request(body: [UInt8]) -> HTTPRequest {
         HTTPRequest(method: line.method, target: line.target, path: line.path, pathSegments: line.pathSegments,
@@ -50,7 +51,7 @@ extension HTTPRequestParser {
     /// Reads complete lines of the head; returns the validated head once the empty line arrives.
     mutating func scanHead(_ progress: inout HeadProgress) throws(HTTPError) -> RequestHead? {
         while true {
-            let found = try nextLine(from: progress.lineStart)
+            let found = try nextLine(from: progress.lineStart, bound: requestStart + limits.maximumHeadBytes + 1)
             // The limit counts from the first byte of the request, so endless empty lines hit it too.
             if position - requestStart > limits.maximumHeadBytes {
                 throw HTTPError(.headerFieldsTooLarge,
@@ -228,8 +229,10 @@ extension HTTPRequestParser {
         } else {
             keepAlive = line.version == .http11 || connection.contains { ASCII.equalIgnoringCase($0, "keep-alive") }
         }
+        let expectsContinue = line.version == .http11
+            && headers.values("Expect").contains { ASCII.equalIgnoringCase($0, "100-continue") }
         return RequestHead(line: line, headers: headers, host: line.authority ?? hosts.first, keepAlive: keepAlive,
-                           isChunked: isChunked, contentLength: contentLength)
+                           isChunked: isChunked, contentLength: contentLength, expectsContinue: expectsContinue)
     }
 
     func parseContentLength(_ text: String) throws(HTTPError) -> Int {

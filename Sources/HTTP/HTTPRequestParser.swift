@@ -24,6 +24,8 @@ public struct HTTPRequestParser: Sendable {
     var position = 0
     var state = State.head(HeadProgress(lineStart: 0))
     var failure: HTTPError?
+    /// Set when a head with `Expect: 100-continue` is waiting for its body, until taken.
+    var continueRequested = false
     /// Bytes examined by the scanning loops since creation: the slowloris test checks it stays ≤ bytes fed.
     var examinedByteCount = 0
 
@@ -75,6 +77,14 @@ public struct HTTPRequestParser: Sendable {
     /// reading until the pending requests are answered, so the buffer stays bounded.
     public var bufferedByteCount: Int { buffer.count - requestStart }
 
+    /// True once when the request being read asked for `Expect: 100-continue` and its body has not
+    /// arrived: the server then writes `HTTPResponse.continueHead` so the client sends the body (curl
+    /// otherwise waits a second). False again once taken, or once the request is complete.
+    public mutating func takeContinueRequest() -> Bool {
+        defer { continueRequested = false }
+        return continueRequested
+    }
+
     /// Whether the parser has failed and the connection must close.
     public var hasFailed: Bool { failure != nil }
 
@@ -109,6 +119,7 @@ public struct HTTPRequestParser: Sendable {
                     state = .head(progress)
                     return nil
                 }
+                continueRequested = head.expectsContinue && (head.isChunked || head.contentLength > 0)
                 if head.isChunked {
                     state = .chunkedBody(head, ChunkedProgress(start: position))
                 } else if head.contentLength > 0 {
@@ -132,6 +143,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func finish(_ head: RequestHead, body: [UInt8]) -> HTTPRequest {
+        continueRequested = false
         requestStart = position
         state = .head(HeadProgress(lineStart: position))
         return head.request(body: body)
@@ -139,9 +151,13 @@ public struct HTTPRequestParser: Sendable {
 
     /// Finds the next CRLF-terminated line from `position`, rejecting bare CR and bare LF as they
     /// arrive; returns the line's content range and moves `position` past its LF, or nil (with
-    /// `position` at the end of the buffer) when the line is incomplete.
-    mutating func nextLine(from lineStart: Int) throws(HTTPError) -> Range<Int>? {
-        while position < buffer.count {
+    /// `position` at the end of the buffer or at `bound`) when the line is incomplete.
+    ///
+    /// Scanning never passes `bound` (one byte beyond the caller's limit), so however the input is
+    /// split the same byte decides: a bare CR beyond a limit can't win over the limit (the fuzzer's find).
+    mutating func nextLine(from lineStart: Int, bound: Int) throws(HTTPError) -> Range<Int>? {
+        let end = min(buffer.count, bound)
+        while position < end {
             let byte = buffer[position]
             examinedByteCount &+= 1
             let afterCR = position > lineStart && buffer[position - 1] == ASCII.cr

@@ -30,6 +30,16 @@ public struct HTTPResponse: Sendable, Hashable {
         text(error.status, error.reason)
     }
 
+    /// `405 Method Not Allowed` with the `Allow` header listing `methods`.
+    public static func methodNotAllowed(allowing methods: [String]) -> HTTPResponse {
+        var response = text(.methodNotAllowed, "use " + methods.joined(separator: " or "))
+        response.headers.add("Allow", methods.joined(separator: ", "))
+        return response
+    }
+
+    /// `HTTP/1.1 100 Continue` and the empty line: the interim answer to `Expect: 100-continue`.
+    public static let continueHead: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
     /// A JSON body (`application/json`) the caller has already encoded.
     public static func json(_ bytes: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
         HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],

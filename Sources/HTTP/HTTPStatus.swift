@@ -52,4 +52,11 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public static let serviceUnavailable = HTTPStatus(503, "Service Unavailable")
     /// 505: an HTTP version other than 1.0 and 1.1.
     public static let httpVersionNotSupported = HTTPStatus(505, "HTTP Version Not Supported")
+
+    /// Every status above, for documentation checks.
+    public static let all: [HTTPStatus] = [
+        .ok, .accepted, .noContent, .notModified, .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed,
+        .requestTimeout, .contentTooLarge, .unsupportedMediaType, .unprocessableContent, .tooManyRequests,
+        .headerFieldsTooLarge, .internalServerError, .notImplemented, .serviceUnavailable, .httpVersionNotSupported,
+    ]
 }

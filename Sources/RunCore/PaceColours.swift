@@ -56,14 +56,16 @@ public enum PaceColours {
         guard track.count >= 2 else { return [] }
         let speeds = smoothedSpeeds(for: track)
         let known = speeds.compactMap { $0 }.sorted()
-        guard !known.isEmpty else { return speeds.map { _ in yellow } }
+        guard !known.isEmpty else { return speeds.map { _ in yellow } }  // no time at all: nothing to tell apart
         let slow = percentile(known, 0.05), median = percentile(known, 0.5), fast = percentile(known, 0.95)
         let floor = max(0.1, minimumSpread * median)
         let slowSpread = max(median - slow, floor), fastSpread = max(fast - median, floor)
+        // Steps the eye can tell apart; equal neighbours then share one path in the SVG.
+        func step(_ t: Double) -> Double { (min(max(t, 0), 1) * steps).rounded() / steps }
         return speeds.map { speed in
-            guard let speed else { return yellow }
-            if speed < median { return yellow.blended(with: red, fraction: (median - speed) / slowSpread) }
-            return yellow.blended(with: green, fraction: (speed - median) / fastSpread)
+            guard let speed else { return red }  // no usable time around it: nothing to measure, drawn as slow
+            if speed < median { return yellow.blended(with: red, fraction: step((median - speed) / slowSpread)) }
+            return yellow.blended(with: green, fraction: step((speed - median) / fastSpread))
         }
     }
 
@@ -100,8 +102,13 @@ public enum PaceColours {
         return speeds
     }
 
-    /// The `fraction` percentile of sorted values (nearest rank).
+    /// Colour steps between the median and each end. Default 16.
+    public static let steps = 16.0
+
+    /// The `fraction` percentile of sorted values, interpolated between the nearest ranks.
     static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-        sorted[min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count - 1)).rounded())))]
+        let rank = fraction * Double(sorted.count - 1)
+        let low = Int(rank.rounded(.down)), high = Int(rank.rounded(.up))
+        return sorted[low] + (sorted[high] - sorted[low]) * (rank - Double(low))
     }
 }

@@ -15,11 +15,12 @@ extension Event {
         JSONSyntax.appendString(subjectKey, to: &buffer)
         buffer.append(UInt8(ascii: ":"))
         JSONSyntax.appendString(subject, to: &buffer)
-        var written: [String] = ["kind", subjectKey]
-        for field in fields {
+        for (index, field) in fields.enumerated() {
             let key = field.key ?? "text"
-            if written.contains(key) { continue }
-            written.append(key)
+            // Events have about ten fields: a scan of the earlier ones beats building a set.
+            if key == "kind" || key == subjectKey || fields[..<index].contains(where: { ($0.key ?? "text") == key }) {
+                continue
+            }
             buffer.append(UInt8(ascii: ","))
             JSONSyntax.appendString(key, to: &buffer)
             buffer.append(UInt8(ascii: ":"))
@@ -91,8 +92,10 @@ public enum JSONSyntax {
     }
 
     /// `"…"` with `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`, and the rest as UTF-8.
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
     public static func appendString(_ text: String, to buffer: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
+        let hex = hexDigits
         buffer.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

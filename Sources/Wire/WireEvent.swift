@@ -14,6 +14,8 @@ public protocol WireEvent: Sendable, Hashable {
     func append(to buffer: inout [UInt8])
     /// The JSON key of the line's subject: `runner` for events about a runner, `subject` otherwise.
     static var subjectKey: String { get }
+    /// Appends the event's JSON object (see `Event+JSON.swift`; hot types override it like `append(to:)`).
+    func appendJSON(to buffer: inout [UInt8])
 }
 
 extension WireEvent {

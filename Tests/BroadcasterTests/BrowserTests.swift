@@ -1,5 +1,6 @@
-import Broadcaster
+@testable import Broadcaster
 import Foundation
+import RunCore
 import MoonRunnerTestSupport
 import RunStore
 import Testing
@@ -91,6 +92,37 @@ import Wire
                 return rows.length === 2 && rows[0] === 'bob' ? rows : null;
                 """) as? [String]
             #expect(order == ["bob", "ann"])
+        }
+    }
+
+    @Test func thePageColoursTheTrackByTheSameRuleAsTheExports() throws {
+        guard Self.canRun else { return }
+        try withServer { server in
+            let port = try #require(server.httpPort)
+            let browser = try WebDriver()
+            defer { browser.quit() }
+            try browser.open("http://127.0.0.1:\(port)/runners/nobody")
+            try browser.waitFor("the page's script", "return typeof MR !== 'undefined' && typeof MR.paceColours === 'function'")
+            // A run with a slow start, a walk break and a fast finish, as the page gets it: [lat, lon, dist, time].
+            let start = 1_800_000_000.0
+            var fixes: [Fix] = []
+            var metres = 0.0, second = 0.0
+            for (seconds, speed) in [(300, 2.4), (200, 3.2), (60, 1.2), (300, 3.4), (120, 4.5)] as [(Int, Double)] {
+                for _ in 0..<seconds {
+                    fixes.append(Fix(latitude: 48.85 + metres / 111_229, longitude: 2.35 + sin(metres / 400) * 0.002,
+                                     accuracy: 4, timestamp: start + second))
+                    metres += speed
+                    second += 1
+                }
+            }
+            let points = String(decoding: TrackSnapshot.points(fixes, started: start), as: UTF8.self)
+            let page = try #require(try browser.script("return MR.paceColours(\(points)).colours") as? [String])
+            let swift = PaceColours.colours(for: fixes).map(\.hex)
+            #expect(page.count == swift.count)
+            let same = zip(page, swift).filter { $0 == $1 }.count
+            // Identical but for rounding at a step's edge (the page reads distances to the centimetre).
+            #expect(same * 100 >= swift.count * 99, "\(same) of \(swift.count) segments coloured alike")
+            #expect(Set(swift).count >= 8, "a run of several paces uses many colours")
         }
     }
 }

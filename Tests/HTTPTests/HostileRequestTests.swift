@@ -98,6 +98,9 @@ import Testing
         Case(name: "huge chunk size", bytes: wire("POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", "", "FFFFFFFFFFFFFFFFFFFF", ""), status: 413),
         Case(name: "chunks adding up over 16 KiB", bytes: wire(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", ""]
             + Array(repeating: ["2000", String(repeating: "x", count: 8192)], count: 3).flatMap { $0 } + ["0", "", ""]), status: 413),
+        // Found by the fuzzer: a bare CR beyond a limit must not win over the limit when the input comes at once.
+        Case(name: "bare CR beyond the head limit", bytes: Array(("GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "a", count: 8200) + "\rb\r\n\r\n").utf8), status: 431),
+        Case(name: "bare CR beyond the chunk-line limit", bytes: Array(("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;" + String(repeating: "e", count: 300) + "\rx\r\n").utf8), status: 400),
         Case(name: "long chunk extension", bytes: wire("POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", "", "1;" + String(repeating: "e", count: 300), "a", "0", "", ""), status: 400),
     ]
 

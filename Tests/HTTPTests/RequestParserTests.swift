@@ -108,3 +108,38 @@ import Testing
         #expect(request.basicCredentials == HTTPBasicCredentials(user: "ann", password: "s3cr:et"))
     }
 }
+
+@Suite struct ExpectContinueTests {
+    @Test func aHeadThatExpectsContinueIsFlaggedOnceUntilItsBodyArrives() throws {
+        var parser = HTTPRequestParser()
+        parser.append(wire("POST /runners/ann/cheers HTTP/1.1", "Host: h", "Expect: 100-Continue", "Content-Length: 2", "", ""))
+        #expect(try parser.nextRequest() == nil)
+        let taken1 = parser.takeContinueRequest()
+        #expect(taken1)
+        let taken2 = parser.takeContinueRequest()
+        #expect(!taken2)
+        parser.append(Array("hi".utf8))
+        #expect(try parser.nextRequest()?.bodyText == "hi")
+        let taken3 = parser.takeContinueRequest()
+        #expect(!taken3)
+    }
+
+    @Test func noBodyOrHTTP10MeansNoContinue() throws {
+        var parser = HTTPRequestParser()
+        parser.append(wire("GET / HTTP/1.1", "Host: h", "Expect: 100-continue", "", ""))
+        _ = try #require(try parser.nextRequest())
+        let taken4 = parser.takeContinueRequest()
+        #expect(!taken4)
+        parser.append(wire("POST / HTTP/1.0", "Expect: 100-continue", "Content-Length: 1", "", ""))
+        #expect(try parser.nextRequest() == nil)
+        let taken5 = parser.takeContinueRequest()
+        #expect(!taken5)
+    }
+
+    @Test func methodNotAllowedSaysWhatIs() {
+        let bytes = HTTPResponse.methodNotAllowed(allowing: ["GET", "HEAD"]).encoded(keepAlive: true)
+        #expect(String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Allow: GET, HEAD\r\nContent-Length: 16\r\n\r\nuse GET or HEAD\n")
+        #expect(String(decoding: HTTPResponse.continueHead, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+    }
+}

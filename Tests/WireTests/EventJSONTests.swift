@@ -99,3 +99,28 @@ import Testing
         #expect(try Event.parse(typed.line) == typed)
     }
 }
+
+@Suite struct PaceJSONFastPathTests {
+    @Test func theFastPathWritesTheGenericBytes() {
+        var generator = SystemRandomNumberGenerator()
+        let names = ["ann", "Bob_2", "x.y-z", "é", "quote\"d", "back\\slash", "-"]
+        for index in 0..<2000 {
+            let pace = PaceEvent(
+                runner: names[index % names.count], distance: Double.random(in: 0...100_000, using: &generator),
+                elapsed: Double.random(in: 0...50_000, using: &generator), moving: Double.random(in: 0...50_000, using: &generator),
+                pace: index % 5 == 0 ? nil : Double.random(in: 100...2000, using: &generator),
+                current: index % 3 == 0 ? nil : Double.random(in: 100...2000, using: &generator),
+                latitude: Double.random(in: -90...90, using: &generator), longitude: Double.random(in: -180...180, using: &generator),
+                timestamp: index % 11 == 0 ? "17329\"5" : String(1_732_950_000 + index),
+                nextBadge: index % 4 == 0 ? nil : names[(index / 3) % names.count], left: Double.random(in: 0...5000, using: &generator))
+            var fast: [UInt8] = []
+            pace.appendJSON(to: &fast)
+            var generic: [UInt8] = []
+            pace.event.appendJSON(to: &generic, subjectKey: "runner")
+            #expect(fast == generic, "\(pace.line)")
+            var viaServerEvent: [UInt8] = []
+            ServerEvent.pace(pace).appendJSON(to: &viaServerEvent)
+            #expect(viaServerEvent == generic)
+        }
+    }
+}

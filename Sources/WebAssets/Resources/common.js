@@ -78,27 +78,27 @@ const MR = (() => {
     return index > 0 ? list[index - 1] : null;
   }
 
-  // --- Pace colouring: the rule the SVG export and GeoJSON use too (see protocol.md, Part 2). ---
-  // points: [[lat, lon, dist, time], ...]. Each segment's pace is taken over the shortest stretch of
-  // whole segments around it that spans at least 100 m or 30 s (so GPS jitter averages out); colours
-  // run red (slow) → yellow (median) → green (fast), anchored at the run's 95th/50th/5th percentile
-  // paces, never closer than SPREAD s/km to the median (a steady run stays yellow, not confetti).
-  const WINDOW_METRES = 100, WINDOW_SECONDS = 30, SPREAD = 5, STANDING_METRES = 1;
-  function smoothedPaces(points) {
-    const paces = [];
-    for (let k = 0; k + 1 < points.length; k++) {
-      let a = k, b = k + 1;
-      const spans = () => points[b][2] - points[a][2] >= WINDOW_METRES || points[b][3] - points[a][3] >= WINDOW_SECONDS;
-      while (!spans() && (a > 0 || b < points.length - 1)) {
-        // Grow the side that keeps the stretch centred in time.
-        const before = a > 0 ? points[k][3] - points[a - 1][3] : Infinity;
-        const after = b < points.length - 1 ? points[b + 1][3] - points[k + 1][3] : Infinity;
-        if (before <= after) a--; else b++;
-      }
-      const metres = points[b][2] - points[a][2], seconds = points[b][3] - points[a][3];
-      paces.push(metres >= STANDING_METRES && seconds > 0 ? seconds / metres * 1000 : null);
+  // --- Pace colouring: the rule of RunCore's PaceColours, which the SVG and GeoJSON exports use too
+  // (see protocol.md, Part 2). points: [[lat, lon, dist, time], ...]. Each segment's speed is taken over the
+  // stretch around it of at least 100 m and at least 30 s (so GPS jitter averages out); colours run red
+  // (slow) → yellow (median) → green (fast), anchored at the run's 5th/50th/95th percentile speeds, never
+  // closer to the median than 10% of it (0.1 m/s at least), so a steady run stays yellow, not confetti.
+  const WINDOW_METRES = 100, WINDOW_SECONDS = 30, SPREAD = 0.10, STEPS = 16;
+  function smoothedSpeeds(points) {
+    const speeds = [];
+    let low = 0, high = 0;
+    const last = points.length - 1;
+    for (let k = 0; k < last; k++) {
+      const middleDistance = (points[k][2] + points[k + 1][2]) / 2, middleTime = (points[k][3] + points[k + 1][3]) / 2;
+      while (low < k && points[low + 1][2] <= middleDistance - WINDOW_METRES / 2
+             && points[low + 1][3] <= middleTime - WINDOW_SECONDS / 2) low++;
+      high = Math.max(high, k + 1);
+      while (high < last && (points[high][2] < middleDistance + WINDOW_METRES / 2
+             || points[high][3] < middleTime + WINDOW_SECONDS / 2)) high++;
+      const seconds = points[high][3] - points[low][3];
+      speeds.push(seconds > 0 ? (points[high][2] - points[low][2]) / seconds : null);
     }
-    return paces;
+    return speeds;
   }
   function percentile(sorted, p) {
     if (sorted.length === 0) return null;
@@ -110,18 +110,21 @@ const MR = (() => {
     return "#" + from.map((c, i) => Math.round(c + (to[i] - c) * f).toString(16).padStart(2, "0")).join("").toUpperCase();
   }
   function paceColours(points) {
-    const paces = smoothedPaces(points);
-    const known = paces.filter((p) => p != null).sort((x, y) => x - y);
+    const speeds = smoothedSpeeds(points);
+    const known = speeds.filter((v) => v != null).sort((x, y) => x - y);
     const median = percentile(known, 0.5);
-    if (median == null) return { colours: paces.map(() => blend(YELLOW, YELLOW, 0)), paces, fast: null, median: null, slow: null };
-    const fast = Math.min(percentile(known, 0.05), median - SPREAD);
-    const slow = Math.max(percentile(known, 0.95), median + SPREAD);
-    const colours = paces.map((p) => {
-      if (p == null) return blend(RED, RED, 0); // standing: as slow as it gets
-      if (p <= median) return blend(YELLOW, GREEN, (median - p) / (median - fast));
-      return blend(YELLOW, RED, (p - median) / (slow - median));
+    if (median == null) return { colours: speeds.map(() => blend(YELLOW, YELLOW, 0)), speeds, median: null };
+    const floor = Math.max(0.1, SPREAD * median);
+    const slowSpread = Math.max(median - percentile(known, 0.05), floor);
+    const fastSpread = Math.max(percentile(known, 0.95) - median, floor);
+    // 16 steps each side: the eye can't tell finer ones apart, and equal neighbours share one path.
+    const step = (t) => Math.round(Math.min(1, Math.max(0, t)) * STEPS) / STEPS;
+    const colours = speeds.map((v) => {
+      if (v == null) return blend(RED, RED, 0); // no usable time around it: drawn as slow
+      if (v < median) return blend(YELLOW, RED, step((median - v) / slowSpread));
+      return blend(YELLOW, GREEN, step((v - median) / fastSpread));
     });
-    return { colours, paces, fast, median, slow };
+    return { colours, speeds, median };
   }
 
   // --- The track as SVG: local projection around the track, scaled to fit, labels kept inside. ---
@@ -199,6 +202,8 @@ const MR = (() => {
     node.appendChild(element("strong", {}, title));
     node.appendChild(element("p", {}, text));
     box.appendChild(node);
+    // A burst of badges (a late joiner's reconnect, a fast runner) shows the newest three.
+    while (box.children.length > 3) box.removeChild(box.firstChild);
     setTimeout(() => node.classList.add("leaving"), 7000);
     setTimeout(() => node.remove(), 8000);
   }
@@ -229,7 +234,7 @@ const MR = (() => {
 
   return {
     METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
-    pathPart, getJSON, badges, badgeByID, badgeBefore, smoothedPaces, paceColours, percentile, drawTrack, toast,
+    pathPart, getJSON, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
     bindUnitSwitch, subscribe,
   };
 })();

@@ -10,6 +10,8 @@
   const empty = () => ({ runID: null, points: [], badges: [], splits: [], pace: null, ended: null });
   let state = empty();
   let cheers = [];
+  // A badge is toasted once per run, even if a reconnect replays it.
+  const toasted = new Set();
   const $ = (id) => document.getElementById(id);
 
   function setStatus(text, kind) {
@@ -121,6 +123,9 @@
       if (state.badges.some((b) => b.id === badge.id)) return;
       state.badges.push(badge);
       const info = MR.badgeByID(catalogue, badge.id);
+      const key = `${state.runID}:${badge.id}`;
+      if (toasted.has(key)) { renderBadges(); renderTrack(); return; }
+      toasted.add(key);
       MR.toast(`${badge.name} (${badge.tier})`, info ? info.information : `${name} reached ${badge.name}.`);
       renderBadges();
       renderTrack();

@@ -1,0 +1,59 @@
+extension PaceEvent {
+    /// Appends the JSON object without building an `Event`, as `append(to:)` does for the line: SSE
+    /// watchers need one per fix. Produces exactly the bytes of `event.appendJSON(to:)` (a test checks this).
+    public func appendJSON(to buffer: inout [UInt8]) {
+        let next = nextBadge ?? "-"
+        guard JSONSyntax.isPlain(runner), JSONSyntax.isPlain(timestamp), JSONSyntax.isPlain(next) else {
+            event.appendJSON(to: &buffer, subjectKey: Self.subjectKey)  // texts that need escaping: not the hot path
+            return
+        }
+        let capacity = 160 + 7 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
+            + next.utf8.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+            var writer = ByteWriter(base: scratch.baseAddress!)
+            writer.write(#"{"kind":"pace","runner":""#)
+            writer.write(runner)
+            writer.write(#"","dist":"#)
+            writer.write(distance, NumberFormat.distanceDecimals)
+            writer.write(#","time":"#)
+            writer.write(elapsed, NumberFormat.timeDecimals)
+            writer.write(#","moving":"#)
+            writer.write(moving, NumberFormat.timeDecimals)
+            writer.write(#","pace":"#)
+            writer.writeJSON(pace, NumberFormat.paceDecimals)
+            writer.write(#","cur":"#)
+            writer.writeJSON(current, NumberFormat.paceDecimals)
+            writer.write(#","lat":"#)
+            writer.write(latitude, NumberFormat.coordinateDecimals)
+            writer.write(#","lon":"#)
+            writer.write(longitude, NumberFormat.coordinateDecimals)
+            writer.write(#","ts":""#)
+            writer.write(timestamp)
+            if let nextBadge {
+                writer.write(#"","next":""#)
+                writer.write(nextBadge)
+                writer.write(#"","left":"#)
+            } else {
+                writer.write(#"","next":null,"left":"#)
+            }
+            writer.write(left, NumberFormat.distanceDecimals)
+            writer.write("}")
+            buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
+        }
+    }
+}
+
+extension ByteWriter {
+    /// A number, or `null` for nil.
+    @inline(__always) mutating func writeJSON(_ value: Double?, _ decimals: Int) {
+        if let value { write(value, decimals) } else { write("null") }
+    }
+}
+
+extension JSONSyntax {
+    /// True when `text` goes into a JSON string as is: no `"`, `\` or control characters, and not `-`
+    /// (which the generic path writes as null for `next`).
+    static func isPlain(_ text: String) -> Bool {
+        text != "-" && text.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    }
+}
