@@ -33,8 +33,12 @@ struct KalmanSmoother: Sendable {
         var gatePast = 0
     }
 
-    /// Acceleration noise spectral density, m²/s³.
+    /// Acceleration noise spectral density at and above ``fullNoiseSpeed``, m²/s³.
     let accelerationNoise: Double
+    /// Acceleration noise spectral density at a standstill, m²/s³.
+    let slowAccelerationNoise: Double
+    /// Filtered speed from which the full acceleration noise applies, m/s.
+    let fullNoiseSpeed: Double
     /// Reported accuracy / per-axis standard deviation.
     let accuracyRatio: Double
     /// Prior standard deviation of the velocity at a (re)start, m/s.
@@ -48,9 +52,20 @@ struct KalmanSmoother: Sendable {
     private var covariance = Covariance(pp: 0, pv: 0, vv: 0)
     private var lastTimestamp: Double?
 
-    init(accelerationNoise: Double, accuracyRatio: Double) {
-        self.accelerationNoise = accelerationNoise
-        self.accuracyRatio = accuracyRatio
+    init(_ configuration: TrackerConfiguration) {
+        accelerationNoise = configuration.accelerationNoise
+        slowAccelerationNoise = min(configuration.slowAccelerationNoise, configuration.accelerationNoise)
+        fullNoiseSpeed = max(configuration.fullNoiseSpeed, 1e-9)
+        accuracyRatio = configuration.accuracyRatio
+    }
+
+    /// The acceleration noise for a step from a state moving at this speed: at walking speeds the noise is a
+    /// larger share of each step, so the filter trusts its motion model more (a linear ramp from the
+    /// standstill value to the full one).
+    @inline(__always)
+    private func accelerationNoise(atSpeed speed: Double) -> Double {
+        let share = min(speed / fullNoiseSpeed, 1)
+        return slowAccelerationNoise + (accelerationNoise - slowAccelerationNoise) * share
     }
 
     /// Per-axis measurement variance for a reported accuracy (floored so a 0 m claim cannot freeze the filter).
@@ -74,7 +89,7 @@ struct KalmanSmoother: Sendable {
         let p = covariance
         // Predict: x' = F x, P' = F P Fᵀ + Q with F = [1 dt; 0 1] and white-acceleration Q.
         let predicted = SIMD4(state[0] + dt * state[1], state[1], state[2] + dt * state[3], state[3])
-        let q = accelerationNoise
+        let q = accelerationNoise(atSpeed: (state[1] * state[1] + state[3] * state[3]).squareRoot())
         let pred = Covariance(pp: p.pp + 2 * dt * p.pv + dt * dt * p.vv + q * dt * dt * dt / 3,
                               pv: p.pv + dt * p.vv + q * dt * dt / 2,
                               vv: p.vv + q * dt)

@@ -30,17 +30,25 @@ public struct RunTracker: Sendable {
     var projection: LocalProjection?
     /// Timestamp of the first accepted fix.
     var startTimestamp = 0.0
-    /// Final track points (older than the lag).
+    /// Final track points (older than the lag and the settling horizon).
     var committed: [TrackPoint] = []
+    /// Points older than the lag whose still/moving verdict awaits the long horizon.
+    var settling: SettlingTrack
+    /// The settling track's newest point, measured with the judgement as it stands (nil when it is empty).
+    var settledNewest: TrackPoint?
+    /// The newest settled point a current-pace window before the newest fix (nil when none is settled).
+    var settledPaceReference: TrackPoint?
     /// The newest point of the track (the provisional tail's last), measured on every fix; the tail's other
     /// points are rebuilt only when needed (``tailPoints``).
     var newestPoint: TrackPoint?
     /// Storage for the points committed by one pass over the window, kept between fixes.
-    var commitBuffer: [TrackPoint] = []
-    /// The gate's state at the last committed point.
+    var commitBuffer: [SettlingPoint] = []
+    /// The short gate's state at the last committed point.
     var committedMoving = false
     /// The smoothed position of the newest committed point, measured from by the next one.
     var lastCommittedCoordinate: Coordinate?
+    /// The timestamp of the newest committed point.
+    var lastCommittedTimestamp: Double?
     /// Frame-to-true scale ratios for measuring the tail, and the latitude they were computed at.
     var tailScale: (latitude: Double, eastRatio: Double, northRatio: Double) = (.infinity, 1, 1)
     /// Measures committed segments.
@@ -69,8 +77,8 @@ public struct RunTracker: Sendable {
         self.configuration = configuration
         self.history = history
         filter = FixFilter(configuration: configuration.filter)
-        smoother = KalmanSmoother(accelerationNoise: configuration.accelerationNoise,
-                                  accuracyRatio: configuration.accuracyRatio)
+        smoother = KalmanSmoother(configuration)
+        settling = SettlingTrack(configuration)
     }
 
     /// Offers one fix; `now` is the receiving clock (unix seconds) for the staleness and future rules.
@@ -86,7 +94,7 @@ public struct RunTracker: Sendable {
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
             advanceWindow(committing: smoother.count)
-            gateSegmentStart = committed.count
+            gateSegmentStart = settledCount
         }
         let position = projection!.project(fix.coordinate)
         smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,

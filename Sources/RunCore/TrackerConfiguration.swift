@@ -50,6 +50,36 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// Default 0.6.
     public var stillSpeed: Double = 0.6
 
+    /// The long-horizon still/moving decision judges intervals of this many seconds of the final track (see
+    /// ``RunTracker``): live values at walking pace may change for this long after the smoothing lag.
+    /// Default 60: drift under correlated noise stays within a few metres over a minute, a walker at 0.5 m/s
+    /// goes 30 m.
+    public var settlingHorizon: Double = 60
+    /// An interval of ``settlingHorizon`` whose points all lie within this many error deviations of each
+    /// other (judged on its ends, quarters and middle) is a stay: the runner was standing there. A deviation
+    /// is the reported accuracy over ``accuracyRatio`` (at least 1 m), so 3 is 12 m for a phone reporting 6 m.
+    /// Default 3.
+    public var stayDeviations: Double = 3
+    /// A point covered by at least this many stays (one interval ends at each fix) is still. Default 10: a
+    /// standing runner's drift makes almost every interval a stay, a walk folding back on itself only a few.
+    public var stayCover: Int = 10
+    /// Where the short gate's speed is at least this, the runner is moving whatever the long horizon says
+    /// (drift does not reach it; it keeps a stop's edges sharp at running pace), m/s. Default 1.5.
+    public var confidentSpeed: Double = 1.5
+    /// Across an interval that is not a stay, a point counts as moving when the short gate says so, or when
+    /// its own gate speed is at least this share of the interval's net speed (a short stop between two
+    /// stretches of running has none). Default 0.3.
+    public var slowConsistency: Double = 0.3
+    /// The most points awaiting the long-horizon decision; beyond it the oldest are decided early, so each
+    /// fix costs bounded work. Default 400 (a minute of fixes at 5 Hz and more).
+    public var settlingFixes: Int = 400
+    /// The Kalman filter's acceleration noise at a standstill, m²/s³: at walking speeds the noise is a larger
+    /// share of each step, so the filter smooths more. It rises with the filtered speed to
+    /// ``accelerationNoise`` at ``fullNoiseSpeed``. Default 0.05.
+    public var slowAccelerationNoise: Double = 0.05
+    /// The filtered speed at and above which the full ``accelerationNoise`` applies, m/s. Default 2.5.
+    public var fullNoiseSpeed: Double = 2.5
+
     /// Creates the default configuration.
     public init() {}
 }
