@@ -1,4 +1,3 @@
-import Foundation
 /// A point that has left the smoothing lag (its position is final) but whose still/moving verdict may still
 /// change: the long-horizon decision needs up to ``TrackerConfiguration/settlingHorizon`` seconds after it.
 struct SettlingPoint: Sendable, Hashable {
@@ -72,6 +71,10 @@ struct SettlingTrack: Sendable {
     private var start = 0, quarter = 0, middle = 0, threeQuarters = 0
     /// Track index of the oldest point not judged yet.
     private var nextToJudge = 0
+    /// Track index of the newest point judged slow (−1 when none).
+    private var lastSlow = -1
+    /// Lapses in slow movement up to this many seconds are filled.
+    let gapFill = 15.0
     /// Stays covering the oldest settling point from before it (started earlier, not ended yet).
     private var openStays: Int32 = 0
     /// Consecutive stays among the newest intervals, and the track index where the first of them started.
@@ -88,10 +91,9 @@ struct SettlingTrack: Sendable {
         confidentSpeed = configuration.confidentSpeed
         consistency = configuration.slowConsistency
         capacity = max(configuration.settlingFixes, 1)
-        let env = ProcessInfo.processInfo.environment
-        minimumHalf = Double(env["DBG_HALF"] ?? "") ?? 2
-        halfBalance = Double(env["DBG_BALANCE"] ?? "") ?? 0.35
-        edgeDeviations = Double(env["DBG_EDGE"] ?? "") ?? 2
+        minimumHalf = 2
+        halfBalance = 0.35
+        edgeDeviations = 2
     }
 
     /// Number of settling points.
@@ -185,13 +187,26 @@ struct SettlingTrack: Sendable {
         let shorter = min(back, ahead), longer = max(back, ahead)
         carriedSlow = !stay && shorter >= max(minimumHalf, halfBalance * longer)
         let edge = shorter <= edgeRadius && longer >= 3 * edgeRadius
+
         // Judge the points the interval is centred on (all those before its middle not judged yet).
         let judgedCutoff = time - 0.5 * horizon
         while nextToJudge < endIndex, point(at: nextToJudge).timestamp <= judgedCutoff {
             let index = head + nextToJudge - finalCount
             points[index].judged = true
-            points[index].slow = carriedSlow && points[index].gateSpeed >= consistency * carriedNetSpeed
+            let slow = carriedSlow && points[index].gateSpeed >= consistency * carriedNetSpeed
+            points[index].slow = slow
             points[index].edge = edge
+            if slow {
+                // A short lapse between two slow judgements is the walk's own noise (a hairpin, a gust of
+                // drift against the direction of travel), not a stop: fill it.
+                if lastSlow >= finalCount, lastSlow < nextToJudge - 1,
+                   points[index].timestamp - point(at: lastSlow).timestamp <= gapFill {
+                    for gap in (lastSlow + 1)..<nextToJudge where !points[head + gap - finalCount].edge {
+                        points[head + gap - finalCount].slow = true
+                    }
+                }
+                lastSlow = nextToJudge
+            }
             nextToJudge += 1
         }
     }
@@ -207,9 +222,6 @@ struct SettlingTrack: Sendable {
         for offset in 0..<settled {
             let index = head + offset, stays = open + points[index].staysStarting
             let point = measured(points[index], at: finalCount + offset, stays: stays, after: previous)
-            let p = points[index]
-            let key = "stays \(stays >= stayCover) judged \(p.judged) slow \(p.slow) edge \(p.edge) gate \(p.gateMoving) confident \(p.gateSpeed >= confidentSpeed) -> \(point.moving)"
-            debugStats[key, default: 0] += 1
             open = stays - (points[index].endsStay ? 1 : 0)
             final.append(point)
             previous = point
@@ -222,7 +234,6 @@ struct SettlingTrack: Sendable {
             head = 0
         }
     }
-    var debugStats: [String: Int] = [:]
 
     /// A settling point as a track point measured from `previous`.
     @inline(__always)
@@ -232,6 +243,10 @@ struct SettlingTrack: Sendable {
         if moving {
             distance += point.length
             movingTime += point.interval
+        } else if point.judged, point.edge {
+            // At a stop's edge the smoothed track is still closing in on where the runner stopped (or has
+            // already set off towards where the runner goes): that way is the runner's, the time is not.
+            distance += point.length
         }
         return TrackPoint(east: point.east, north: point.north, timestamp: point.timestamp, accuracy: point.accuracy,
                           moving: moving, distance: distance, movingTime: movingTime)
