@@ -69,8 +69,11 @@ extension RunTracker {
             pass.gate.future = max(pass.gate.future - commitCount, 0)
             swap(&commits, &commitBuffer)
         }
-        let settled = settling.newest(after: committed.last,
-                                      atOrBefore: smoother.timestamp(at: smoother.count - 1) - configuration.currentPaceWindow)
+        // The current pace's window ends at the newest fix: in the window, or just committed (a re-anchor
+        // commits all of it).
+        let newestTimestamp = smoother.count > 0 ? smoother.timestamp(at: smoother.count - 1)
+                                                 : lastCommittedTimestamp ?? 0
+        let settled = settling.measureNewest(atOrBefore: newestTimestamp - configuration.currentPaceWindow)
         settledNewest = settled.newest
         settledPaceReference = settled.reference
         guard smoother.count > 0 else {

@@ -20,7 +20,7 @@ extension RunTracker {
     /// The committed track and the tail as one track. Built only where a search needs it: the tail is
     /// rebuilt for it.
     var liveTrack: LiveTrack {
-        LiveTrack(committed: committed, tail: settling.trackPoints(after: committed.last) + tailPoints)
+        LiveTrack(committed: committed, tail: settling.trackPoints() + tailPoints)
     }
 
     /// The coordinate of a crossing.

@@ -15,16 +15,20 @@ struct SettlingPoint: Sendable, Hashable {
     var gateSpeed: Double
     /// The short gate's verdict here (its hysteresis on `gateSpeed`).
     var gateMoving: Bool
-    /// Stay intervals (see ``SettlingTrack``) that start here.
-    var staysStarting: Int32 = 0
-    /// True when the interval ending here was a stay.
-    var endsStay = false
+    /// Stay intervals (see ``SettlingTrack``) covering this point so far.
+    var stays: Int32 = 0
+    /// Until judged: the gate speed from which the runner counts as moving slowly here, carried from the
+    /// newest judgement when the point settled (infinite when that was not slow movement).
+    var carriedSlowSpeed = Double.infinity
     /// True once the horizon centred on this point has been judged (`slow` and `edge` are then final).
     var judged = false
     /// The horizon centred here went somewhere, both halves alike: the runner was moving, if slowly.
     var slow = false
     /// One half of the horizon centred here stayed put while the other went far: the edge of a stop.
     var edge = false
+    /// Distance and moving time from the start to here with the verdicts as they stand (valid before the
+    /// settling track's `dirtyFrom`).
+    var distance = 0.0, movingTime = 0.0
 }
 
 /// The long-horizon half of the still/moving decision, on the points that have left the smoothing lag.
@@ -46,9 +50,11 @@ struct SettlingPoint: Sendable, Hashable {
 /// stay nor at an edge and the short gate or the slow judgement says moving.
 ///
 /// A point's verdict is final once no later interval can cover it; then it leaves for the final track.
-/// Until then the points not judged yet carry the newest judgement, so live values at walking pace keep
-/// growing and are corrected when the judgement arrives. The per-fix work is a few cursor steps, a dozen
-/// distances and one pass over the settling points (bounded by ``TrackerConfiguration/settlingFixes``).
+/// Until then the points not judged yet carry the judgement made when they settled, so live values at
+/// walking pace keep growing and are corrected when their own judgement arrives. Each point keeps its
+/// running sums; a fix recomputes them only from the oldest point whose verdict changed (usually just the
+/// newest), so the per-fix work is a few cursor steps, a dozen distances and a few points' sums, and at
+/// most one pass over the settling points (bounded by ``TrackerConfiguration/settlingFixes``).
 struct SettlingTrack: Sendable {
     /// The decision's parameters (see ``TrackerConfiguration``).
     let horizon: Double, stayDeviations: Double, stayCover: Int32, confidentSpeed: Double, consistency: Double
@@ -75,8 +81,12 @@ struct SettlingTrack: Sendable {
     private var lastSlow = -1
     /// Lapses in slow movement up to this many seconds are filled.
     let gapFill = 15.0
-    /// Stays covering the oldest settling point from before it (started earlier, not ended yet).
-    private var openStays: Int32 = 0
+    /// Track index of the current pace's reference point, a cursor that only moves forward.
+    private var paceIndex = 0
+    /// Track index of the oldest settling point whose running sums are out of date (`endIndex` when none).
+    private var dirtyFrom = 0
+    /// The final track's sums at its end, where the settling points' sums start.
+    private var finalDistance = 0.0, finalMovingTime = 0.0
     /// Consecutive stays among the newest intervals, and the track index where the first of them started.
     private var stayStreak: Int32 = 0, streakStart = 0
     /// Whether the newest interval moved (slowly or not), and its net speed: the judgement carried to the
@@ -110,16 +120,37 @@ struct SettlingTrack: Sendable {
     /// judgement carried to the points no interval covers enough yet.
     var carriedStay: Bool { stayStreak >= stayCover }
 
-    /// Whether the runner counts as moving at the settling point at track index `index`, covered by
-    /// `stays` stays so far, with the judgement as it stands.
+    /// Track index from which the points not covered by enough stays yet are still because the runner is
+    /// standing now (never when the newest intervals are not a long enough run of stays).
+    private var carriedStayFrom: Int { carriedStay ? streakStart + Int(stayCover) - 1 : Int.max }
+
+    /// Whether the runner counts as moving at the settling point at track index `index`, with the judgement
+    /// as it stands.
     @inline(__always)
-    func isMoving(_ point: SettlingPoint, at index: Int, stays: Int32) -> Bool {
+    func isMoving(_ point: SettlingPoint, at index: Int) -> Bool {
+        isMoving(point, at: index, carriedStayFrom: carriedStayFrom)
+    }
+
+    @inline(__always)
+    private func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int) -> Bool {
+        Self.isMoving(point, at: index, carriedStayFrom: carriedStayFrom, confidentSpeed: confidentSpeed,
+                      stayCover: stayCover)
+    }
+
+    /// What the point adds to the sums: 2 when moving (length and time), 1 at a stop's edge (length only,
+    /// see ``refresh()``), 0 otherwise. A change of it is what makes the sums after the point out of date.
+    @inline(__always)
+    private func counting(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int) -> Int {
+        isMoving(point, at: index, carriedStayFrom: carriedStayFrom) ? 2 : point.judged && point.edge ? 1 : 0
+    }
+
+    /// The verdict from the values it is made of (static, so a pass writing the points can call it).
+    @inline(__always)
+    private static func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int, confidentSpeed: Double,
+                                 stayCover: Int32) -> Bool {
         if point.gateSpeed >= confidentSpeed { return true }
-        let stay = stays >= stayCover || (carriedStay && index >= streakStart + Int(stayCover) - 1)
-        if stay { return false }
-        guard point.judged else {
-            return point.gateMoving || (carriedSlow && point.gateSpeed >= consistency * carriedNetSpeed)
-        }
+        if point.stays >= stayCover || index >= carriedStayFrom { return false }
+        guard point.judged else { return point.gateMoving || point.gateSpeed >= point.carriedSlowSpeed }
         return !point.edge && (point.gateMoving || point.slow)
     }
 
@@ -139,6 +170,17 @@ struct SettlingTrack: Sendable {
     mutating func append(_ newPoint: SettlingPoint, segmentStart: Int, final: [TrackPoint]) {
         points.append(newPoint)
         let newest = endIndex - 1, time = newPoint.timestamp
+        dirtyFrom = min(dirtyFrom, newest)
+        let wasCarriedStayFrom = carriedStayFrom
+        defer {
+            // The new point carries the newest judgement until its own arrives; a change in the carried stay
+            // changes the verdicts from where it applies.
+            points[points.count - 1].carriedSlowSpeed = carriedSlow ? consistency * carriedNetSpeed : .infinity
+            let carriedFrom = carriedStayFrom
+            if carriedFrom != wasCarriedStayFrom {
+                dirtyFrom = max(min(dirtyFrom, min(carriedFrom, wasCarriedStayFrom)), finalCount)
+            }
+        }
         func advanced(_ cursor: Int, to cutoff: Double) -> Int {
             var cursor = max(cursor, segmentStart)
             while cursor + 1 < newest, position(cursor + 1, final).0 <= cutoff { cursor += 1 }
@@ -175,8 +217,12 @@ struct SettlingTrack: Sendable {
             // A stay starting before the settling points (they were decided early, beyond the capacity)
             // covers only what is left.
             let startIndex = max(start, finalCount)
-            points[head + startIndex - finalCount].staysStarting += 1
-            points[points.count - 1].endsStay = true
+            for index in startIndex...newest {
+                let storage = head + index - finalCount
+                points[storage].stays += 1
+                // Only a point reaching the cover changes its verdict.
+                if points[storage].stays == stayCover { dirtyFrom = min(dirtyFrom, index) }
+            }
             if stayStreak == 0 { streakStart = startIndex }
             stayStreak += 1
         } else {
@@ -190,19 +236,29 @@ struct SettlingTrack: Sendable {
 
         // Judge the points the interval is centred on (all those before its middle not judged yet).
         let judgedCutoff = time - 0.5 * horizon
+        let carriedFrom = carriedStayFrom
         while nextToJudge < endIndex, point(at: nextToJudge).timestamp <= judgedCutoff {
             let index = head + nextToJudge - finalCount
+            let before = counting(points[index], at: nextToJudge, carriedStayFrom: carriedFrom)
             points[index].judged = true
             let slow = carriedSlow && points[index].gateSpeed >= consistency * carriedNetSpeed
             points[index].slow = slow
             points[index].edge = edge
+            if counting(points[index], at: nextToJudge, carriedStayFrom: carriedFrom) != before {
+                dirtyFrom = min(dirtyFrom, nextToJudge)
+            }
             if slow {
                 // A short lapse between two slow judgements is the walk's own noise (a hairpin, a gust of
                 // drift against the direction of travel), not a stop: fill it.
                 if lastSlow >= finalCount, lastSlow < nextToJudge - 1,
                    points[index].timestamp - point(at: lastSlow).timestamp <= gapFill {
                     for gap in (lastSlow + 1)..<nextToJudge where !points[head + gap - finalCount].edge {
-                        points[head + gap - finalCount].slow = true
+                        let storage = head + gap - finalCount
+                        let before = counting(points[storage], at: gap, carriedStayFrom: carriedFrom)
+                        points[storage].slow = true
+                        if counting(points[storage], at: gap, carriedStayFrom: carriedFrom) != before {
+                            dirtyFrom = min(dirtyFrom, gap)
+                        }
                     }
                 }
                 lastSlow = nextToJudge
@@ -211,73 +267,82 @@ struct SettlingTrack: Sendable {
         }
     }
 
+    /// Brings the running sums up to date, from the oldest point whose verdict changed.
+    ///
+    /// The sums add the same terms in the same order whichever point they restart from, so they are the
+    /// same to the last bit as a pass from the first settling point would make.
+    mutating func refresh() {
+        guard dirtyFrom < endIndex else { return }
+        let from = max(dirtyFrom, finalCount), carriedFrom = carriedStayFrom, finalCount = finalCount
+        let count = points.count - head, head = head, confidentSpeed = confidentSpeed, stayCover = stayCover
+        var distance = finalDistance, movingTime = finalMovingTime
+        if from > finalCount {
+            let previous = points[head + from - 1 - finalCount]
+            (distance, movingTime) = (previous.distance, previous.movingTime)
+        }
+        points.withUnsafeMutableBufferPointer { all in
+            let base = all.baseAddress! + head
+            for offset in (from - finalCount)..<count {
+                let point = base + offset
+                let moving = Self.isMoving(point.pointee, at: finalCount + offset, carriedStayFrom: carriedFrom,
+                                           confidentSpeed: confidentSpeed, stayCover: stayCover)
+                // At a stop's edge the smoothed track is still closing in on where the runner stopped (or has
+                // already set off towards where the runner goes): that way is the runner's, the time is not.
+                let edgeLength = !moving && point.pointee.judged && point.pointee.edge
+                distance += moving || edgeLength ? point.pointee.length : 0
+                movingTime += moving ? point.pointee.interval : 0
+                point.pointee.distance = distance
+                point.pointee.movingTime = movingTime
+            }
+        }
+        dirtyFrom = endIndex
+    }
+
     /// Moves the points whose verdict is final (older than the newest interval's start, or beyond the
-    /// capacity) to `final`, measured from its last point.
+    /// capacity) to `final`.
     mutating func settle(into final: inout [TrackPoint]) {
         var settled = max(start - finalCount, 0)
         settled = max(settled, count - capacity)
         guard settled > 0 else { return }
+        refresh()
         nextToJudge = max(nextToJudge, finalCount + settled)
-        var previous = final.last, open = openStays
-        for offset in 0..<settled {
-            let index = head + offset, stays = open + points[index].staysStarting
-            let point = measured(points[index], at: finalCount + offset, stays: stays, after: previous)
-            open = stays - (points[index].endsStay ? 1 : 0)
-            final.append(point)
-            previous = point
-        }
-        openStays = open
+        for offset in 0..<settled { final.append(trackPoint(atStorage: head + offset)) }
+        finalDistance = points[head + settled - 1].distance
+        finalMovingTime = points[head + settled - 1].movingTime
         head += settled
         finalCount += settled
+        dirtyFrom = max(dirtyFrom, finalCount)
         if head >= 256 {
             points.removeFirst(head)
             head = 0
         }
     }
 
-    /// A settling point as a track point measured from `previous`.
+    /// The settling point in `points[storage]` as a track point, with its sums as they stand.
     @inline(__always)
-    func measured(_ point: SettlingPoint, at index: Int, stays: Int32, after previous: TrackPoint?) -> TrackPoint {
-        let moving = isMoving(point, at: index, stays: stays)
-        var distance = previous?.distance ?? 0, movingTime = previous?.movingTime ?? 0
-        if moving {
-            distance += point.length
-            movingTime += point.interval
-        } else if point.judged, point.edge {
-            // At a stop's edge the smoothed track is still closing in on where the runner stopped (or has
-            // already set off towards where the runner goes): that way is the runner's, the time is not.
-            distance += point.length
-        }
+    private func trackPoint(atStorage storage: Int) -> TrackPoint {
+        let point = points[storage]
         return TrackPoint(east: point.east, north: point.north, timestamp: point.timestamp, accuracy: point.accuracy,
-                          moving: moving, distance: distance, movingTime: movingTime)
+                          moving: isMoving(point, at: finalCount + storage - head), distance: point.distance,
+                          movingTime: point.movingTime)
     }
 
-    /// The newest settling point measured from `previous` (the final track's last point), and the newest
-    /// one at or before `cutoff` (nil when none is).
-    func newest(after previous: TrackPoint?, atOrBefore cutoff: Double) -> (newest: TrackPoint?, reference: TrackPoint?) {
-        var last = previous, reference: TrackPoint?, open = openStays
-        for index in head..<points.count {
-            let stays = open + points[index].staysStarting
-            open = stays - (points[index].endsStay ? 1 : 0)
-            let point = measured(points[index], at: finalCount + index - head, stays: stays, after: last)
-            if point.timestamp <= cutoff { reference = point }
-            last = point
-        }
-        return (last, reference)
+    /// The newest settling point, and the newest one at or before `cutoff` (nil when none is), with the
+    /// sums brought up to date. The cutoff only moves forward (it follows the newest fix).
+    mutating func measureNewest(atOrBefore cutoff: Double) -> (newest: TrackPoint?, reference: TrackPoint?) {
+        guard count > 0 else { return (nil, nil) }
+        refresh()
+        paceIndex = max(paceIndex, finalCount)
+        while paceIndex + 1 < endIndex, point(at: paceIndex + 1).timestamp <= cutoff { paceIndex += 1 }
+        let newest = trackPoint(atStorage: points.count - 1)
+        guard point(at: paceIndex).timestamp <= cutoff else { return (newest, nil) }
+        return (newest, trackPoint(atStorage: head + paceIndex - finalCount))
     }
 
-    /// The settling points measured from `previous`, oldest first.
-    func trackPoints(after previous: TrackPoint?) -> [TrackPoint] {
-        var result: [TrackPoint] = []
-        result.reserveCapacity(count)
-        var last = previous, open = openStays
-        for index in head..<points.count {
-            let stays = open + points[index].staysStarting
-            open = stays - (points[index].endsStay ? 1 : 0)
-            let point = measured(points[index], at: finalCount + index - head, stays: stays, after: last)
-            result.append(point)
-            last = point
-        }
-        return result
+    /// The settling points as track points, oldest first.
+    func trackPoints() -> [TrackPoint] {
+        var settled = self
+        settled.refresh()
+        return (settled.head..<settled.points.count).map { settled.trackPoint(atStorage: $0) }
     }
 }
