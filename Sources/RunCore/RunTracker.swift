@@ -4,14 +4,21 @@ import Foundation
 ///
 /// **What "distance" means.** The run's distance is the length of the smoothed track, counted only while
 /// the runner is moving. Accepted fixes go through a constant-velocity Kalman filter (east/north metres
-/// around the first fix, measurement error from the reported accuracy) and a fixed-lag Rauch–Tung–Striebel
+/// around the first fix, measurement error from the reported accuracy, process noise rising with the
+/// filtered speed, so walking is smoothed harder than running) and a fixed-lag Rauch–Tung–Striebel
 /// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds (and at most
-/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each);
-/// a still/moving gate on the smoothed
-/// speed (with hysteresis) drops the segments where the runner stands still, so GPS drift adds nothing.
-/// Segments older than the lag are final and measured geodesically on the WGS84 ellipsoid; the newest
-/// lag seconds are provisional, so the live distance may settle by a few metres. ``finish()`` reports the
-/// same track with its tail smoothed over every fix received; that is the final distance.
+/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each).
+/// Points older than the lag have their final position, measured geodesically on the WGS84 ellipsoid.
+///
+/// **What "moving" means.** Two decisions, one per regime. A short gate on the smoothed speed across
+/// ``TrackerConfiguration/gateWindow`` seconds (with hysteresis) decides at running pace. A long horizon of
+/// ``TrackerConfiguration/settlingHorizon`` seconds (see ``SettlingTrack``) decides what the short gate
+/// cannot tell from GPS drift: a standing runner's drift wanders around a point, a walker at 0.5 m/s goes
+/// 30 m a minute; it also marks long stops and the edges of stops. Points wait for that decision on the
+/// settling track, so at walking pace live values stay provisional for up to the horizon plus the lag;
+/// at running pace the short gate has already decided and they rarely change. ``finish()`` reports the
+/// track as it stands after the last fix (the newest points with the decision carried to them); that is
+/// the final distance.
 ///
 /// The tracker is a value: feeding the same `(fix, now)` sequence to a fresh tracker with the same
 /// history gives identical outcomes, which the server relies on to recover runs after a crash.
@@ -150,9 +157,9 @@ public struct RunTracker: Sendable {
 
     /// Ends the run: final smoothing of the whole track, then the summary.
     ///
-    /// The committed track was smoothed with at least the lag's worth of later fixes, which is several times
-    /// the smoother's memory, and the tail is smoothed over every fix received, so this is the smoothed
-    /// track; splits and checkpoints are measured on it. Awards are the ones made live (they already
+    /// The committed and settling points were smoothed with at least the lag's worth of later fixes, which is
+    /// several times the smoother's memory, and the tail is smoothed over every fix received, so this is the
+    /// smoothed track; splits and checkpoints are measured on it. Awards are the ones made live (they already
     /// updated ``history``).
     public func finish() -> RunSummary {
         let track = liveTrack

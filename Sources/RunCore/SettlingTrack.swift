@@ -37,9 +37,9 @@ struct SettlingPoint: Sendable, Hashable {
 /// where it was, while a walker at 0.5 m/s goes 30 m. For every new final point `b`, the interval of
 /// ``TrackerConfiguration/settlingHorizon`` seconds ending at `b` is looked at:
 /// - its *spread*, the largest distance between five points along it (ends, quarters, middle), within
-///   ``TrackerConfiguration/stayRadius`` makes it a *stay*. A point covered by at least
-///   ``TrackerConfiguration/stayCover`` stays is still: a standing runner's drift makes almost every interval
-///   a stay, while a walk folding back on itself (a hairpin) makes a few, which is not enough;
+///   ``TrackerConfiguration/stayDeviations`` deviations of the reported error makes it a *stay*. A point
+///   covered by at least ``TrackerConfiguration/stayCover`` stays is still: a standing runner's drift makes
+///   almost every interval a stay, while a walk folding back on itself (a hairpin) makes a few, not enough;
 /// - its halves, from `a` to the middle `m` and from `m` to `b`, judge `m`: when both go somewhere, alike,
 ///   the runner was moving there (*slow*), if the short gate's local speed is also at least
 ///   ``TrackerConfiguration/slowConsistency`` of the interval's net speed (a short stop between two stretches

@@ -108,4 +108,29 @@ struct PaceTableTests {
         print("TABLE \(row.name) | distance \(describe(distanceErrors, percent: !absolute))\(absolute ? " m" : "")"
               + " | moving \(describe(movingErrors, percent: !absolute))\(absolute ? " s" : "")")
     }
+
+    @Test("at walking pace live values are provisional for at most the horizon and the lag, and settle into the final track",
+          arguments: [0.5, 1.3])
+    func liveAtWalkingPace(speed: Double) {
+        let (run, _) = SyntheticRun.route(seed: 21, stretches: [(600, speed)], sigma: 3)
+        var tracker = RunTracker()
+        var live: [Double] = [], largestSettling = 0
+        for fix in run.fixes {
+            live.append(tracker.add(fix, now: fix.timestamp).progress!.snapshot.distance)
+            largestSettling = max(largestSettling, tracker.settling.count)
+        }
+        let summary = tracker.finish()
+        #expect(live.last == summary.distance)
+        // One fix a second: the settling points are the horizon's worth (a minute), not the run.
+        let configuration = tracker.configuration
+        #expect(largestSettling <= Int(configuration.settlingHorizon) + 2)
+        // A live value is at most the horizon and the lag of walking away from the final track's at that time.
+        let provisional = (configuration.settlingHorizon + configuration.smoothingLag) * speed
+        for (index, fix) in run.fixes.enumerated() where index % 60 == 0 && index > 0 {
+            let final = summary.track.prefix { $0.timestamp <= fix.timestamp }
+            var length = 0.0
+            for (a, b) in zip(final, final.dropFirst()) { length += Geodesy.distance(from: a.coordinate, to: b.coordinate) }
+            #expect(abs(live[index] - length) <= provisional, "at \(index) s: live \(live[index]) m, final track \(length) m")
+        }
+    }
 }
