@@ -127,8 +127,8 @@ struct WindowPass {
     /// The coordinate and time of the newest point that left the window.
     var lastCommittedCoordinate: Coordinate?
     var lastCommittedTimestamp: Double?
-    /// The tail's still/moving rule, from the settling track's carried judgement (see
-    /// ``SettlingTrack/isMoving(gateSpeed:gateMoving:)``): gate speeds from which the runner is moving
+    /// The tail's still/moving rule, from the settling track's carried judgement (as for a settling point not
+    /// judged yet, see ``SettlingTrack``): gate speeds from which the runner is moving
     /// anyway, whether the short gate may say moving, and the gate speed from which the carried slow
     /// movement counts.
     var confidentSpeed = 0.0, gateAllowed = true, slowSpeed = Double.infinity
