@@ -124,8 +124,9 @@ struct WindowPass {
     let tailScale: (east: Double, north: Double)
     /// Measures the final segments (its state moves with the runner, so it is handed back).
     var segmentMeter: SegmentMeter
-    /// The coordinate and time of the newest point that left the window.
+    /// The coordinate of the newest point that left the window.
     var lastCommittedCoordinate: Coordinate?
+    /// The timestamp of the newest point that left the window.
     var lastCommittedTimestamp: Double?
     /// The tail's still/moving rule, from the settling track's carried judgement (as for a settling point not
     /// judged yet, see ``SettlingTrack``): gate speeds from which the runner is moving
