@@ -33,8 +33,12 @@ struct KalmanSmoother: Sendable {
         var gatePast = 0
     }
 
-    /// Acceleration noise spectral density, m²/s³.
+    /// Acceleration noise spectral density at and above ``fullNoiseSpeed``, m²/s³.
     let accelerationNoise: Double
+    /// Acceleration noise spectral density at a standstill, m²/s³.
+    let slowAccelerationNoise: Double
+    /// Filtered speed from which the full acceleration noise applies, m/s.
+    let fullNoiseSpeed: Double
     /// Reported accuracy / per-axis standard deviation.
     let accuracyRatio: Double
     /// Prior standard deviation of the velocity at a (re)start, m/s.
@@ -47,10 +51,28 @@ struct KalmanSmoother: Sendable {
     private var state = SIMD4<Double>.zero
     private var covariance = Covariance(pp: 0, pv: 0, vv: 0)
     private var lastTimestamp: Double?
+    /// The highest filtered speed lately (decaying over ``memory`` seconds), which sets the process noise: a
+    /// runner who has just stopped is not yet a walker.
+    /// Recent normalised innovations squared (two axes: 2 when the filter's model fits), averaged over a
+    /// couple of steps.
+    private var surprise = 2.0
+    /// Above this recent normalised innovation the filter uses the full process noise (see ``update``).
+    let surpriseLimit = 4.0
 
-    init(accelerationNoise: Double, accuracyRatio: Double) {
-        self.accelerationNoise = accelerationNoise
-        self.accuracyRatio = accuracyRatio
+    init(_ configuration: TrackerConfiguration) {
+        accelerationNoise = configuration.accelerationNoise
+        slowAccelerationNoise = min(configuration.slowAccelerationNoise, configuration.accelerationNoise)
+        fullNoiseSpeed = max(configuration.fullNoiseSpeed, 1e-9)
+        accuracyRatio = configuration.accuracyRatio
+    }
+
+    /// The acceleration noise for a step from a state moving at this speed: at walking speeds the GPS error
+    /// is a larger share of each step, so the filter trusts its motion model more. It rises with the cube of
+    /// the speed, so walking paces (0.5–1.3 m/s) are smoothed hard and running ones hardly less than at full.
+    @inline(__always)
+    private func accelerationNoise(atSpeed speed: Double) -> Double {
+        let share = min(speed / fullNoiseSpeed, 1)
+        return slowAccelerationNoise + (accelerationNoise - slowAccelerationNoise) * share * share * share
     }
 
     /// Per-axis measurement variance for a reported accuracy (floored so a 0 m claim cannot freeze the filter).
@@ -65,6 +87,7 @@ struct KalmanSmoother: Sendable {
         guard !restart, let last = lastTimestamp else {
             state = SIMD4(east, 0, north, 0)
             covariance = Covariance(pp: r, pv: 0, vv: initialSpeedDeviation * initialSpeedDeviation)
+            surprise = 2
             lastTimestamp = timestamp
             steps.append(Step(timestamp: timestamp, accuracy: accuracy, filtered: state, predicted: state,
                                backGain: .zero, smoothed: state, startsSegment: true))
@@ -74,7 +97,14 @@ struct KalmanSmoother: Sendable {
         let p = covariance
         // Predict: x' = F x, P' = F P Fᵀ + Q with F = [1 dt; 0 1] and white-acceleration Q.
         let predicted = SIMD4(state[0] + dt * state[1], state[1], state[2] + dt * state[3], state[3])
-        let q = accelerationNoise
+        // Sparse fixes: a corner takes a few seconds, which the white-acceleration model spreads too thin over
+        // a long gap, so the process noise grows with the square of gaps beyond a second.
+        let gap = max(dt, 1)
+        let speed = (state[1] * state[1] + state[3] * state[3]).squareRoot()
+        // Innovations far beyond what the filter expects (a runner setting off from a stop, which the slow
+        // model cannot follow) switch to the full process noise until they are explained.
+        let surprised = surprise > surpriseLimit
+        let q = (surprised ? accelerationNoise : accelerationNoise(atSpeed: speed)) * gap * gap
         let pred = Covariance(pp: p.pp + 2 * dt * p.pv + dt * dt * p.vv + q * dt * dt * dt / 3,
                               pv: p.pv + dt * p.vv + q * dt * dt / 2,
                               vv: p.vv + q * dt)
@@ -88,6 +118,8 @@ struct KalmanSmoother: Sendable {
         let s = pred.pp + r
         let kp = pred.pp / s, kv = pred.pv / s
         let innovationEast = east - predicted[0], innovationNorth = north - predicted[2]
+        let normalised = (innovationEast * innovationEast + innovationNorth * innovationNorth) / s
+        surprise = 0.5 * surprise + 0.5 * normalised
         state = SIMD4(predicted[0] + kp * innovationEast, predicted[1] + kv * innovationEast,
                       predicted[2] + kp * innovationNorth, predicted[3] + kv * innovationNorth)
         covariance = Covariance(pp: (1 - kp) * pred.pp, pv: (1 - kp) * pred.pv, vv: pred.vv - kv * pred.pv)

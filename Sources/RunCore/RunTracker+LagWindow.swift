@@ -1,9 +1,9 @@
-/// The lag window's pass after each smoothing: committing the steps that have left it and measuring the
-/// provisional tail. It runs on every fix over every step of the window, so it is the tracker's hot path:
-/// it reads the smoother's steps in place through buffer pointers, and it does not store the tail: on
-/// almost every fix only the newest point is needed, and the tail's points are a function of the state
-/// (the window, the committed track, the gate's state), so they are rebuilt, identically, when a search
-/// needs them (``tailPoints``).
+/// The lag window's pass after each smoothing: committing the steps that have left it (to the settling
+/// track, where the long-horizon still/moving decision is made) and measuring the provisional tail. It runs
+/// on every fix over every step of the window, so it is the tracker's hot path: it reads the smoother's
+/// steps in place through buffer pointers, and it does not store the tail: on almost every fix only the
+/// newest point is needed, and the tail's points are a function of the state (the window, the settled
+/// track, the gate's state), so they are rebuilt, identically, when a search needs them (``tailPoints``).
 extension RunTracker {
     /// The most steps the lag window holds (see ``TrackerConfiguration/smoothingLagFixes``).
     var lagWindowCapacity: Int { max(configuration.smoothingLagFixes, 1) }
@@ -11,24 +11,30 @@ extension RunTracker {
     /// Steps in the lag window now (at most ``lagWindowCapacity`` between fixes).
     var lagWindowCount: Int { smoother.count }
 
+    /// Track index of the lag window's first step: the final points, then the settling ones, come before it.
+    var settledCount: Int { settling.endIndex }
+
     /// Finds the still/moving gate's past point for the step just added: the newest point of the track
     /// before it that is at least half a gate window older (the first point when there is none). It depends
     /// only on timestamps, so it is found once per step, with a cursor that only moves forward.
     mutating func placeGatePastOfNewestStep() {
+        let settled = settledCount
         let windowIndex = smoother.count - 1
-        let trackIndex = committed.count + windowIndex
+        let trackIndex = settled + windowIndex
         let cutoff = smoother.timestamp(at: windowIndex) - configuration.gateWindow / 2
         func timestamp(_ index: Int) -> Double {
-            index < committed.count ? committed[index].timestamp : smoother.timestamp(at: index - committed.count)
+            if index < committed.count { return committed[index].timestamp }
+            if index < settled { return settling.point(at: index).timestamp }
+            return smoother.timestamp(at: index - settled)
         }
         while gatePastCursor + 1 < trackIndex, timestamp(gatePastCursor + 1) <= cutoff { gatePastCursor += 1 }
         smoother.setNewestGatePast(gatePastCursor)
     }
 
-    /// Walks the lag window after a smoothing, oldest step first, judging each step with the still/moving
-    /// gate and measuring it: the oldest `commitCount` steps become final track points, measured on the
-    /// ellipsoid (see ``SegmentMeter``), and leave the window; the rest are the provisional tail, of which
-    /// only the newest point is kept.
+    /// Walks the lag window after a smoothing, oldest step first, judging each step with the short
+    /// still/moving gate: the oldest `commitCount` steps are measured on the ellipsoid (see
+    /// ``SegmentMeter``), leave the window and join the settling track (which hands the points it has
+    /// decided to the final track); the rest are the provisional tail, of which only the newest point is kept.
     mutating func advanceWindow(committing commitCount: Int) {
         let count = smoother.count
         guard let projection, count > 0 else { return }
@@ -43,45 +49,64 @@ extension RunTracker {
                              scale.metresPerDegreeNorth / projection.metresPerDegreeNorth)
             }
         }
-        // Moved out while the pass writes it, so it is unique and the writes never copy it.
-        var commits: [TrackPoint] = []
-        swap(&commits, &commitBuffer)
-        if commits.count > commitCount { commits.removeLast(commits.count - commitCount) }
-        while commits.count < commitCount { commits.append(TrackPoint.placeholder) }
-        var pass = makePass(commitCount: commitCount, projection: projection)
+        var pass = makePass(projection: projection)
         // Where the last pass's first step found its future end is a valid start for this one's (see
         // ``GatePass``): it saves walking the whole window again on every fix.
-        pass.gate.future = max(windowGateFuture - committed.count, 0)
-        pass.commit(over: smoother, after: committed, into: &commits)
-        windowGateFuture = committed.count + pass.firstFuture
-        newestPoint = pass.newest
+        pass.gate.future = max(windowGateFuture - settledCount, 0)
         if commitCount > 0 {
+            // Moved out while the pass writes it, so it is unique and the writes never copy it.
+            var commits: [SettlingPoint] = []
+            swap(&commits, &commitBuffer)
+            commits.removeAll(keepingCapacity: true)
+            pass.commit(commitCount, over: smoother, committed: committed, settling: settling, into: &commits)
             segmentMeter = pass.segmentMeter
-            committedMoving = pass.committedMoving
+            committedMoving = pass.gate.moving
             lastCommittedCoordinate = pass.lastCommittedCoordinate
-            for point in commits { committed.append(point) }
+            lastCommittedTimestamp = pass.lastCommittedTimestamp
+            for point in commits { settling.append(point, segmentStart: gateSegmentStart, final: committed) }
+            settling.settle(into: &committed)
             smoother.dropOldest(commitCount)
+            pass.gate.future = max(pass.gate.future - commitCount, 0)
+            swap(&commits, &commitBuffer)
         }
-        swap(&commits, &commitBuffer)
+        // The current pace's window ends at the newest fix: in the window, or just committed (a re-anchor
+        // commits all of it).
+        let newestTimestamp = smoother.count > 0 ? smoother.timestamp(at: smoother.count - 1)
+                                                 : lastCommittedTimestamp ?? 0
+        let settled = settling.measureNewest(atOrBefore: newestTimestamp - configuration.currentPaceWindow)
+        settledNewest = settled.newest
+        settledPaceReference = settled.reference
+        guard smoother.count > 0 else {
+            newestPoint = settledNewest
+            windowGateFuture = settledCount
+            return
+        }
+        pass.setTailRule(settling)
+        pass.measureTail(over: smoother, after: settledNewest, committed: committed, settling: settling, into: nil)
+        windowGateFuture = settledCount + pass.firstFuture
+        newestPoint = pass.newest
     }
 
     /// The provisional tail: one point per step of the lag window, as the last fix's pass measured them.
     var tailPoints: [TrackPoint] {
         let count = smoother.count
         guard let projection, count > 0 else { return [] }
-        var pass = makePass(commitCount: 0, projection: projection)
+        var pass = makePass(projection: projection)
+        pass.gate.future = max(windowGateFuture - settledCount, 0)
+        pass.setTailRule(settling)
         return [TrackPoint](unsafeUninitializedCapacity: count) { buffer, initialized in
-            pass.run(over: smoother, after: committed, committing: nil, tail: buffer.baseAddress)
+            pass.measureTail(over: smoother, after: settledNewest, committed: committed, settling: settling,
+                             into: buffer.baseAddress)
             initialized = count
         }
     }
 
-    /// A pass over the window from the committed track's end.
-    private func makePass(commitCount: Int, projection: LocalProjection) -> WindowPass {
+    /// A pass over the window from the settled track's end.
+    private func makePass(projection: LocalProjection) -> WindowPass {
         WindowPass(gate: GatePass(configuration, segmentStart: gateSegmentStart, moving: committedMoving),
-                   commitCount: commitCount, projection: projection,
-                   tailScale: (tailScale.eastRatio, tailScale.northRatio),
-                   segmentMeter: segmentMeter, lastCommittedCoordinate: lastCommittedCoordinate)
+                   trackStart: settledCount, projection: projection,
+                   tailScale: (tailScale.eastRatio, tailScale.northRatio), segmentMeter: segmentMeter,
+                   lastCommittedCoordinate: lastCommittedCoordinate, lastCommittedTimestamp: lastCommittedTimestamp)
     }
 }
 
@@ -89,86 +114,96 @@ extension RunTracker {
 /// state, so that its loop captures nothing of the tracker: a closure capturing the tracker makes the
 /// compiler retain the arrays it reads, twice per fix.
 struct WindowPass {
-    /// The still/moving gate, from its state at the committed track's end.
+    /// The short still/moving gate, from its state at the settled track's end.
     var gate: GatePass
-    /// How many of the oldest steps become final points.
-    let commitCount: Int
+    /// Track index of the window's first step.
+    var trackStart: Int
     /// The run's frame, to turn final points into coordinates for the segment meter.
     let projection: LocalProjection
     /// Frame-to-true scale ratios for the provisional tail.
     let tailScale: (east: Double, north: Double)
     /// Measures the final segments (its state moves with the runner, so it is handed back).
     var segmentMeter: SegmentMeter
-    /// The coordinate of the newest final point.
+    /// The coordinate of the newest point that left the window.
     var lastCommittedCoordinate: Coordinate?
-    /// The gate's state at the newest final point.
-    var committedMoving = false
-    /// The gate's future cursor for the window's first step.
+    /// The timestamp of the newest point that left the window.
+    var lastCommittedTimestamp: Double?
+    /// The tail's still/moving rule, from the settling track's carried judgement (as for a settling point not
+    /// judged yet, see ``SettlingTrack``): gate speeds from which the runner is moving
+    /// anyway, whether the short gate may say moving, and the gate speed from which the carried slow
+    /// movement counts.
+    var confidentSpeed = 0.0, gateAllowed = true, slowSpeed = Double.infinity
+    /// The gate's future cursor for the tail's first step.
     var firstFuture = 0
     /// The newest point of the track after the walk.
     var newest: TrackPoint?
 
-    /// Measures one point per step of `window`, writing the oldest `commitCount` into `commits` (already
-    /// sized) and keeping only the newest of the rest; `committed` is the final track before the window.
-    mutating func commit(over window: KalmanSmoother, after committed: [TrackPoint], into commits: inout [TrackPoint]) {
-        commits.withUnsafeMutableBufferPointer { commits in
-            run(over: window, after: committed, committing: commits.baseAddress, tail: nil)
-        }
+    /// Takes the tail's rule from the settling track's judgement.
+    mutating func setTailRule(_ settling: SettlingTrack) {
+        confidentSpeed = settling.confidentSpeed
+        gateAllowed = !settling.carriedStay
+        slowSpeed = gateAllowed && settling.carriedSlow ? settling.consistency * settling.carriedNetSpeed : .infinity
     }
 
-    /// Measures one point per step of `window`, writing the oldest `commitCount` at `commits` and, when
-    /// `tail` is given, the rest there; `committed` is the final track before the window.
-    mutating func run(over window: KalmanSmoother, after committed: [TrackPoint],
-                      committing commits: UnsafeMutablePointer<TrackPoint>?, tail: UnsafeMutablePointer<TrackPoint>?) {
+    /// Calls `body` with the track as the gate sees it.
+    @inline(__always)
+    private func withTrack<Result>(_ window: KalmanSmoother, _ committed: [TrackPoint], _ settling: SettlingTrack,
+                                   _ body: (UnsafeBufferPointer<KalmanSmoother.Step>, WindowTrack) -> Result) -> Result {
         window.withWindow { steps in
             committed.withUnsafeBufferPointer { committed in
-                walk(steps, after: committed, committing: commits, tail: tail)
+                settling.points.withUnsafeBufferPointer { all in
+                    let settling = UnsafeBufferPointer(rebasing: all[settling.head...])
+                    return body(steps, WindowTrack(committed: committed, settling: settling, steps: steps.baseAddress!))
+                }
             }
         }
     }
 
-    /// The walk itself, on the buffers.
-    @inline(__always)
-    private mutating func walk(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, after committed: UnsafeBufferPointer<TrackPoint>,
-                               committing commits: UnsafeMutablePointer<TrackPoint>?,
-                               tail: UnsafeMutablePointer<TrackPoint>?) {
-        guard let base = steps.baseAddress else { return }
-        let count = steps.count, track = WindowTrack(committed: committed, steps: base)
-        var previous = committed.last
-        // The steps being committed, one by one: they are measured with the segment meter, whose state must
-        // see exactly the calls it always saw.
-        for index in 0..<min(commitCount, count) {
-            let moving = gate.judge(step: index, at: committed.count + index, of: steps, track: track)
-            if index == 0 { firstFuture = gate.future }
-            let step = base + index
-            let state = step.pointee.smoothed
-            var point = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
-                                   accuracy: step.pointee.accuracy, moving: moving, distance: 0, movingTime: 0)
-            let coordinate = projection.coordinate(east: point.east, north: point.north)
-            if let previous {
-                point.distance = previous.distance
-                point.movingTime = previous.movingTime
-                if moving, !step.pointee.startsSegment, let lastCommittedCoordinate {
-                    point.distance += segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
-                    point.movingTime += point.timestamp - previous.timestamp
+    /// Measures the oldest `commitCount` steps of `window` as final points, appending them to `commits`.
+    mutating func commit(_ commitCount: Int, over window: KalmanSmoother, committed: [TrackPoint],
+                         settling: SettlingTrack, into commits: inout [SettlingPoint]) {
+        withTrack(window, committed, settling) { steps, track in
+            let base = steps.baseAddress!
+            for index in 0..<min(commitCount, steps.count) {
+                let speed = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let moving = gate.judge(speed: speed)
+                let step = base + index
+                let state = step.pointee.smoothed
+                let coordinate = projection.coordinate(east: state[0], north: state[2])
+                var length = 0.0, interval = 0.0
+                if !step.pointee.startsSegment, let lastCommittedCoordinate, let lastCommittedTimestamp {
+                    length = segmentMeter.distance(from: lastCommittedCoordinate, to: coordinate)
+                    interval = step.pointee.timestamp - lastCommittedTimestamp
                 }
+                lastCommittedCoordinate = coordinate
+                lastCommittedTimestamp = step.pointee.timestamp
+                commits.append(SettlingPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
+                                             accuracy: step.pointee.accuracy, length: length, interval: interval,
+                                             gateSpeed: speed, gateMoving: moving))
             }
-            lastCommittedCoordinate = coordinate
-            committedMoving = moving
-            commits![index] = point
-            previous = point
         }
-        guard commitCount < count else {
-            newest = previous
-            return
+    }
+
+    /// Measures the window's steps as the provisional tail after `previous` (the settled track's newest
+    /// point), keeping the newest and, when `tail` is given, writing every one there.
+    mutating func measureTail(over window: KalmanSmoother, after previous: TrackPoint?, committed: [TrackPoint],
+                              settling: SettlingTrack, into tail: UnsafeMutablePointer<TrackPoint>?) {
+        withTrack(window, committed, settling) { steps, track in
+            walkTail(steps, track: track, after: previous, into: tail)
         }
+    }
+
+    @inline(__always)
+    private mutating func walkTail(_ steps: UnsafeBufferPointer<KalmanSmoother.Step>, track: WindowTrack,
+                                   after previous: TrackPoint?, into tail: UnsafeMutablePointer<TrackPoint>?) {
+        guard let base = steps.baseAddress else { return }
+        let count = steps.count
         // The tail in two loops: first what does not depend on the gate's state (each step's gate speed and
         // segment length: independent square roots and divisions that the processor can overlap), then the
-        // gate's hysteresis and the running sums, in order. The sums add the same terms in the same order as
-        // one loop would, so the result is the same to the last bit.
-        withUnsafeTemporaryAllocation(of: (speed: Double, length: Double).self, capacity: count - commitCount) { scratch in
-            for index in commitCount..<count {
-                let speed = gate.speed(ofStep: index, at: committed.count + index, of: steps, track: track)
+        // gate's hysteresis and the running sums, in order.
+        withUnsafeTemporaryAllocation(of: (speed: Double, length: Double).self, capacity: count) { scratch in
+            for index in 0..<count {
+                let speed = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
                 if index == 0 { firstFuture = gate.future }
                 let state = base[index].smoothed
                 var length = 0.0
@@ -179,27 +214,30 @@ struct WindowPass {
                     let north = (state[2] - from.1) * tailScale.north
                     length = (east * east + north * north).squareRoot()
                 }
-                scratch[index - commitCount] = (speed, length)
+                scratch[index] = (speed, length)
             }
             // The running values stay in locals (not in `self` or a point), so the loop's only serial
             // dependencies are the gate's state and the two sums.
             var moving = gate.moving
             var distance = previous?.distance ?? 0, movingTime = previous?.movingTime ?? 0
             var lastTimestamp = previous?.timestamp ?? 0, hasLast = previous != nil
-            for index in commitCount..<count {
+            var counted = false
+            let confident = confidentSpeed, allowed = gateAllowed, slow = slowSpeed
+            for index in 0..<count {
                 let step = base + index
-                let (speed, length) = scratch[index - commitCount]
+                let (speed, length) = scratch[index]
                 moving = moving ? speed >= gate.stillSpeed : speed >= gate.movingSpeed
+                counted = speed >= confident || (allowed && moving) || speed >= slow
                 let timestamp = step.pointee.timestamp
-                if hasLast, moving, !step.pointee.startsSegment {
+                if hasLast, counted, !step.pointee.startsSegment {
                     distance += length
                     movingTime += timestamp - lastTimestamp
                 }
                 if let tail {
                     let state = step.pointee.smoothed
-                    tail[index - commitCount] = TrackPoint(east: state[0], north: state[2], timestamp: timestamp,
-                                                           accuracy: step.pointee.accuracy, moving: moving,
-                                                           distance: distance, movingTime: movingTime)
+                    tail[index] = TrackPoint(east: state[0], north: state[2], timestamp: timestamp,
+                                             accuracy: step.pointee.accuracy, moving: counted,
+                                             distance: distance, movingTime: movingTime)
                 }
                 lastTimestamp = timestamp
                 hasLast = true
@@ -207,16 +245,17 @@ struct WindowPass {
             gate.moving = moving
             let step = base + (count - 1), state = step.pointee.smoothed
             newest = TrackPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
-                                accuracy: step.pointee.accuracy, moving: moving, distance: distance,
+                                accuracy: step.pointee.accuracy, moving: counted, distance: distance,
                                 movingTime: movingTime)
         }
     }
 }
 
-/// The track as the gate sees it during a walk: the final track, then the window's steps. A window step's
-/// point has the step's smoothed position and timestamp, which is all the gate reads.
+/// The track as the gate sees it during a walk: the final track, the settling points, then the window's
+/// steps. A window step's point has the step's smoothed position and timestamp, which is all the gate reads.
 struct WindowTrack {
     let committed: UnsafeBufferPointer<TrackPoint>
+    let settling: UnsafeBufferPointer<SettlingPoint>
     let steps: UnsafePointer<KalmanSmoother.Step>
 
     /// Time and position of the point at `index` in the track.
@@ -226,7 +265,12 @@ struct WindowTrack {
             let point = committed[index]
             return (point.timestamp, point.east, point.north)
         }
-        let step = steps + (index - committed.count)
+        let settled = index - committed.count
+        if settled < settling.count {
+            let point = settling[settled]
+            return (point.timestamp, point.east, point.north)
+        }
+        let step = steps + (settled - settling.count)
         return (step.pointee.timestamp, step.pointee.smoothed[0], step.pointee.smoothed[2])
     }
 }
@@ -263,14 +307,6 @@ struct GatePass {
         movingSpeed = configuration.movingSpeed
         self.segmentStart = segmentStart
         self.moving = moving
-    }
-
-    /// Judges the step at `index` of the window, which is at `trackIndex` in `track`, and says whether the
-    /// runner is moving there.
-    @inline(__always)
-    mutating func judge(step index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                        track: WindowTrack) -> Bool {
-        judge(speed: speed(ofStep: index, at: trackIndex, of: steps, track: track))
     }
 
     /// The gate's hysteresis: moving or still after a step with this gate speed.

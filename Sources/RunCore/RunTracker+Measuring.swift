@@ -19,7 +19,9 @@ struct LiveTrack: CumulativeTrack {
 extension RunTracker {
     /// The committed track and the tail as one track. Built only where a search needs it: the tail is
     /// rebuilt for it.
-    var liveTrack: LiveTrack { LiveTrack(committed: committed, tail: tailPoints) }
+    var liveTrack: LiveTrack {
+        LiveTrack(committed: committed, tail: settling.trackPoints() + tailPoints)
+    }
 
     /// The coordinate of a crossing.
     func coordinate(of crossing: Crossing) -> Coordinate {
@@ -76,16 +78,18 @@ extension RunTracker {
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
         let reference: TrackPoint
         // The tail's first point is the lag window's first step.
-        let tailReachesCutoff = smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff
-        let referenceInTail = paceCursor + 1 >= committed.count && tailReachesCutoff
-        if !referenceInTail, paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
-            reference = committed[paceCursor]
-        } else {
-            // Early in the run, or a window shorter than the lag: search the track, with the tail only when
-            // the reference can be in it.
-            let track = LiveTrack(committed: committed, tail: tailReachesCutoff ? tailPoints : [])
+        if smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff {
+            // A window longer than the pace window (sparse fixes): search the tail.
+            let track = liveTrack
             guard let index = track.lastIndex(atOrBefore: cutoff) else { return nil }
             reference = track.point(at: index)
+        } else if let settled = settledPaceReference {
+            // Found by the settling track's pass on this fix.
+            reference = settled
+        } else if paceCursor < committed.count, committed[paceCursor].timestamp <= cutoff {
+            reference = committed[paceCursor]
+        } else {
+            return nil  // younger than the window
         }
         return Self.pace(last.movingTime - reference.movingTime, last.distance - reference.distance)
     }

@@ -4,14 +4,21 @@ import Foundation
 ///
 /// **What "distance" means.** The run's distance is the length of the smoothed track, counted only while
 /// the runner is moving. Accepted fixes go through a constant-velocity Kalman filter (east/north metres
-/// around the first fix, measurement error from the reported accuracy) and a fixed-lag Rauch–Tung–Striebel
+/// around the first fix, measurement error from the reported accuracy, process noise rising with the
+/// filtered speed, so walking is smoothed harder than running) and a fixed-lag Rauch–Tung–Striebel
 /// smoother over the last ``TrackerConfiguration/smoothingLag`` seconds (and at most
-/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each);
-/// a still/moving gate on the smoothed
-/// speed (with hysteresis) drops the segments where the runner stands still, so GPS drift adds nothing.
-/// Segments older than the lag are final and measured geodesically on the WGS84 ellipsoid; the newest
-/// lag seconds are provisional, so the live distance may settle by a few metres. ``finish()`` reports the
-/// same track with its tail smoothed over every fix received; that is the final distance.
+/// ``TrackerConfiguration/smoothingLagFixes`` fixes, so fixes sent flat out cost bounded work each).
+/// Points older than the lag have their final position, measured geodesically on the WGS84 ellipsoid.
+///
+/// **What "moving" means.** Two decisions, one per regime. A short gate on the smoothed speed across
+/// ``TrackerConfiguration/gateWindow`` seconds (with hysteresis) decides at running pace. A long horizon of
+/// ``TrackerConfiguration/settlingHorizon`` seconds (see ``SettlingTrack``) decides what the short gate
+/// cannot tell from GPS drift: a standing runner's drift wanders around a point, a walker at 0.5 m/s goes
+/// 30 m a minute; it also marks long stops and the edges of stops. Points wait for that decision on the
+/// settling track, so at walking pace live values stay provisional for up to the horizon plus the lag;
+/// at running pace the short gate has already decided and they rarely change. ``finish()`` reports the
+/// track as it stands after the last fix (the newest points with the decision carried to them); that is
+/// the final distance.
 ///
 /// The tracker is a value: feeding the same `(fix, now)` sequence to a fresh tracker with the same
 /// history gives identical outcomes, which the server relies on to recover runs after a crash.
@@ -30,17 +37,25 @@ public struct RunTracker: Sendable {
     var projection: LocalProjection?
     /// Timestamp of the first accepted fix.
     var startTimestamp = 0.0
-    /// Final track points (older than the lag).
+    /// Final track points (older than the lag and the settling horizon).
     var committed: [TrackPoint] = []
+    /// Points older than the lag whose still/moving verdict awaits the long horizon.
+    var settling: SettlingTrack
+    /// The settling track's newest point, measured with the judgement as it stands (nil when it is empty).
+    var settledNewest: TrackPoint?
+    /// The newest settled point a current-pace window before the newest fix (nil when none is settled).
+    var settledPaceReference: TrackPoint?
     /// The newest point of the track (the provisional tail's last), measured on every fix; the tail's other
     /// points are rebuilt only when needed (``tailPoints``).
     var newestPoint: TrackPoint?
     /// Storage for the points committed by one pass over the window, kept between fixes.
-    var commitBuffer: [TrackPoint] = []
-    /// The gate's state at the last committed point.
+    var commitBuffer: [SettlingPoint] = []
+    /// The short gate's state at the last committed point.
     var committedMoving = false
     /// The smoothed position of the newest committed point, measured from by the next one.
     var lastCommittedCoordinate: Coordinate?
+    /// The timestamp of the newest committed point.
+    var lastCommittedTimestamp: Double?
     /// Frame-to-true scale ratios for measuring the tail, and the latitude they were computed at.
     var tailScale: (latitude: Double, eastRatio: Double, northRatio: Double) = (.infinity, 1, 1)
     /// Measures committed segments.
@@ -69,8 +84,8 @@ public struct RunTracker: Sendable {
         self.configuration = configuration
         self.history = history
         filter = FixFilter(configuration: configuration.filter)
-        smoother = KalmanSmoother(accelerationNoise: configuration.accelerationNoise,
-                                  accuracyRatio: configuration.accuracyRatio)
+        smoother = KalmanSmoother(configuration)
+        settling = SettlingTrack(configuration)
     }
 
     /// Offers one fix; `now` is the receiving clock (unix seconds) for the staleness and future rules.
@@ -86,7 +101,7 @@ public struct RunTracker: Sendable {
             startTimestamp = fix.timestamp
         } else if verdict == .reanchor {
             advanceWindow(committing: smoother.count)
-            gateSegmentStart = committed.count
+            gateSegmentStart = settledCount
         }
         let position = projection!.project(fix.coordinate)
         smoother.update(east: position.east, north: position.north, accuracy: fix.accuracy,
@@ -142,9 +157,9 @@ public struct RunTracker: Sendable {
 
     /// Ends the run: final smoothing of the whole track, then the summary.
     ///
-    /// The committed track was smoothed with at least the lag's worth of later fixes, which is several times
-    /// the smoother's memory, and the tail is smoothed over every fix received, so this is the smoothed
-    /// track; splits and checkpoints are measured on it. Awards are the ones made live (they already
+    /// The committed and settling points were smoothed with at least the lag's worth of later fixes, which is
+    /// several times the smoother's memory, and the tail is smoothed over every fix received, so this is the
+    /// smoothed track; splits and checkpoints are measured on it. Awards are the ones made live (they already
     /// updated ``history``).
     public func finish() -> RunSummary {
         let track = liveTrack

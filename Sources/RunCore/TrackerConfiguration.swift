@@ -34,14 +34,18 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var smoothingLagFixes: Int = 64
     /// The window for the current pace, in seconds. Default 30.
     public var currentPaceWindow: Double = 30
-    /// The Kalman filter's acceleration noise spectral density in m²/s³: how briskly the runner may change
-    /// speed or direction. Lower smooths more but cuts corners. Default 0.4 (tuned on simulated 3–5 m correlated noise).
-    public var accelerationNoise: Double = 0.4
+    /// The Kalman filter's acceleration noise spectral density in m²/s³ at running speeds (from
+    /// ``fullNoiseSpeed``): how briskly the runner may change speed or direction. Lower smooths more but cuts
+    /// corners. For gaps between fixes longer than a second it grows with the square of the gap: a corner
+    /// takes a few seconds, which the white-acceleration model spreads too thin over sparse fixes. Default 0.5
+    /// (tuned on simulated 3–5 m correlated noise at 1 Hz and every 5 s).
+    public var accelerationNoise: Double = 0.5
     /// Reported accuracy divided by the per-axis position error (phones report the 68% circle radius,
     /// about 1.5 standard deviations of one axis). Default 1.5.
     public var accuracyRatio: Double = 1.5
-    /// The still/moving gate judges the smoothed displacement across a window of this many seconds centred on
-    /// each fix (what is available of it near the newest fix). Default 20.
+    /// The short still/moving gate judges the smoothed displacement across a window of this many seconds
+    /// centred on each fix (what is available of it near the newest fix). Default 20. It decides at running
+    /// pace; the long horizon (``settlingHorizon``) decides at walking pace and for long stops.
     public var gateWindow: Double = 20
     /// The still/moving gate: a standing runner starts moving when the gate's speed reaches this, m/s.
     /// Default 1.0.
@@ -49,6 +53,37 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// The still/moving gate: a moving runner stops when the gate's speed drops below this, m/s.
     /// Default 0.6.
     public var stillSpeed: Double = 0.6
+
+    /// The long-horizon still/moving decision judges intervals of this many seconds of the final track (see
+    /// ``RunTracker``): live values at walking pace may change for this long after the smoothing lag.
+    /// Default 60: drift under correlated noise stays within a few metres over a minute, a walker at 0.5 m/s
+    /// goes 30 m.
+    public var settlingHorizon: Double = 60
+    /// An interval of ``settlingHorizon`` whose points all lie within this many error deviations of each
+    /// other (judged on its ends, quarters and middle) is a stay: the runner was standing there. A deviation
+    /// is the reported accuracy over ``accuracyRatio`` (at least 1 m), so 3 is 12 m for a phone reporting 6 m.
+    /// Default 3.
+    public var stayDeviations: Double = 3
+    /// A point covered by at least this many stays (one interval ends at each fix) is still. Default 10: a
+    /// standing runner's drift makes almost every interval a stay, a walk folding back on itself only a few.
+    public var stayCover: Int = 10
+    /// Where the short gate's speed is at least this, the runner is moving whatever the long horizon says
+    /// (drift under a standing runner does not reach it over the gate's window; it keeps a stop's edges sharp
+    /// at running pace), m/s. Default 0.8.
+    public var confidentSpeed: Double = 0.8
+    /// Across an interval that is not a stay, a point counts as moving when the short gate says so, or when
+    /// its own gate speed is at least this share of the interval's net speed (a short stop between two
+    /// stretches of running has none). Default 0.3.
+    public var slowConsistency: Double = 0.3
+    /// The most points awaiting the long-horizon decision; beyond it the oldest are decided early, so each
+    /// fix costs bounded work. Default 400 (a minute of fixes at 5 Hz and more).
+    public var settlingFixes: Int = 400
+    /// The Kalman filter's acceleration noise at a standstill, m²/s³: at walking speeds the GPS error is a
+    /// larger share of each step, so the filter smooths more. It rises with the cube of the filtered speed to
+    /// ``accelerationNoise`` at ``fullNoiseSpeed`` (at 1.3 m/s it is about a seventh of it). Default 0.005.
+    public var slowAccelerationNoise: Double = 0.005
+    /// The filtered speed at and above which the full ``accelerationNoise`` applies, m/s. Default 2.5.
+    public var fullNoiseSpeed: Double = 2.5
 
     /// Creates the default configuration.
     public init() {}

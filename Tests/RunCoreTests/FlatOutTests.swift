@@ -29,12 +29,15 @@ struct FlatOutTests {
         let run = Self.line(count: 20_000, interval: 0.001, speed: 5, sigma: sigma, seed: seed)
         var tracker = RunTracker()
         let capacity = tracker.configuration.smoothingLagFixes
-        var largestWindow = 0, accepted = 0
+        var largestWindow = 0, accepted = 0, largestSettling = 0
         for fix in run.fixes {
             if tracker.add(fix, now: fix.timestamp).progress != nil { accepted += 1 }
             largestWindow = max(largestWindow, tracker.lagWindowCount)
+            largestSettling = max(largestSettling, tracker.settling.count)
             #expect(tracker.lagWindowCount <= capacity)
         }
+        // The points awaiting the long-horizon decision are bounded by count too.
+        #expect(largestSettling == tracker.configuration.settlingFixes)
         #expect(accepted == run.fixes.count)
         #expect(largestWindow == capacity)  // the cap, not the 10 s lag (10,000 fixes), bounded the window
         let summary = tracker.finish()

@@ -131,3 +131,72 @@ extension SyntheticRun {
         return nil
     }
 }
+
+extension SyntheticRun {
+    /// A street-like route (as ``run(seed:length:speed:interval:sigmas:correlation:origin:)``) run at a speed per
+    /// stretch, `[(seconds, m/s)]` (0 m/s is a stop), one fix per `interval` seconds, under AR(1) noise of per-axis
+    /// `sigma` metres; `movingTime` is the true time spent at a speed above zero.
+    static func route(seed: UInt64, stretches: [(seconds: Double, speed: Double)], interval: Double = 1,
+                      sigma: Double, correlation: Double = 0.95) -> (run: SyntheticRun, movingTime: Double) {
+        var rng = SeededRandom(seed: seed)
+        var noise = CorrelatedGPSNoise(sigma: sigma, correlation: correlation, random: &rng)
+        var east = 0.0, north = 0.0, heading = 2 * .pi * rng.uniform()
+        var turnLeft = 0.0, turnRate = 0.0, bend = 0.0
+        var truth: [Coordinate] = [], fixes: [Fix] = []
+        var time = 0.0, movingTime = 0.0
+        var stretch = 0, stretchEnd = stretches.first?.seconds ?? 0
+        let duration = stretches.reduce(0) { $0 + $1.seconds }
+        while true {
+            truth.append(coordinate(east: east, north: north))
+            let error = noise.next(&rng)
+            let noisy = coordinate(east: east + error.east, north: north + error.north)
+            let accuracy = 1.5 * sigma * (0.9 + 0.2 * rng.uniform())
+            fixes.append(Fix(latitude: noisy.latitude, longitude: noisy.longitude, accuracy: accuracy,
+                             timestamp: startTime + time))
+            guard time + interval <= duration + 1e-9 else { break }
+            // The speed over the next interval, integrated across stretch boundaries.
+            var covered = 0.0, from = time
+            let to = time + interval
+            while from < to - 1e-9 {
+                while stretch < stretches.count - 1, from >= stretchEnd - 1e-9 {
+                    stretch += 1
+                    stretchEnd += stretches[stretch].seconds
+                }
+                let until = min(to, stretchEnd)
+                covered += stretches[stretch].speed * (until - from)
+                if stretches[stretch].speed > 0 { movingTime += until - from }
+                from = until
+            }
+            if turnLeft <= 0, rng.uniform() < interval / 60 {
+                turnLeft = .pi / 2
+                turnRate = (rng.uniform() < 0.5 ? -1 : 1) * (.pi / 2) / 5
+            }
+            bend = 0.98 * bend + 0.002 * rng.gaussian()
+            var turn = bend * interval
+            if turnLeft > 0 {
+                turn += turnRate * interval
+                turnLeft -= abs(turnRate * interval)
+            }
+            heading += turn
+            east += covered * sin(heading)
+            north += covered * cos(heading)
+            time = to
+        }
+        return (SyntheticRun(truth: truth, fixes: fixes), movingTime)
+    }
+
+    /// The run with a share of its fixes (never the first) thrown `30...80` m off in a random direction, each
+    /// reporting a plausible accuracy of `8...15` m, as a phone does after a bad reflection.
+    func withJumps(share: Double, seed: UInt64) -> SyntheticRun {
+        var rng = SeededRandom(seed: seed)
+        var fixes = self.fixes
+        let scale = LocalScale(latitude: Self.origin.latitude)
+        for index in fixes.indices.dropFirst() where rng.uniform() < share {
+            let distance = 30 + 50 * rng.uniform(), direction = 2 * .pi * rng.uniform()
+            fixes[index].latitude += distance * cos(direction) / scale.metresPerDegreeNorth
+            fixes[index].longitude += distance * sin(direction) / scale.metresPerDegreeEast
+            fixes[index].accuracy = 8 + 7 * rng.uniform()
+        }
+        return SyntheticRun(truth: truth, fixes: fixes)
+    }
+}
