@@ -12,14 +12,19 @@ public struct ClientConfiguration: Sendable, Hashable {
     /// Longest server line accepted; longer ones are skipped. Default 4096 (the protocol's limit) × 4,
     /// leaving room for servers that add fields.
     public var maximumLineLength: Int
+    /// Seconds a connection attempt may take before it counts as failed (and the reconnect policy decides
+    /// what next). Default 10: a phone on a poor network needs a few, a server that is not there would
+    /// otherwise hold an attempt for the kernel's two minutes.
+    public var connectTimeout: Double
 
     /// Creates a configuration.
     public init(host: String = "127.0.0.1", port: UInt16 = 4242, reconnect: ReconnectPolicy = ReconnectPolicy(),
-                maximumLineLength: Int = 16_384) {
+                maximumLineLength: Int = 16_384, connectTimeout: Double = 10) {
         self.host = host
         self.port = port
         self.reconnect = reconnect
         self.maximumLineLength = maximumLineLength
+        self.connectTimeout = connectTimeout
     }
 }
 

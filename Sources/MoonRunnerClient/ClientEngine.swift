@@ -27,6 +27,8 @@ final class ClientEngine: @unchecked Sendable {
     /// Failed attempts since the last connection that delivered a line.
     var attempt = 0
     var reconnectTimer: ScheduledTask?
+    /// Fails the attempt when the streams are not open in `configuration.connectTimeout`.
+    var connectTimer: ScheduledTask?
     var random = SystemRandomNumberGenerator()
     var lastFailure = "the server closed the connection"
 
@@ -80,6 +82,12 @@ final class ClientEngine: @unchecked Sendable {
         self.output = output
         self.receiver = receiver
         setPhase(.connecting)
+        let attempt = generation
+        let timeout = configuration.connectTimeout
+        connectTimer = io.schedule(after: timeout) { [weak self] in
+            guard let self, self.generation == attempt, case .connecting = self.phase else { return }
+            self.connectionLost("connect: timed out after \(NumberFormat.plain(timeout)) s")
+        }
         input.open()
         output.open()
         if let name {
@@ -106,6 +114,8 @@ final class ClientEngine: @unchecked Sendable {
 
     /// Closes both streams (always both) and forgets the connection's transient state.
     func closeStreams() {
+        connectTimer?.cancel()
+        connectTimer = nil
         input?.close()
         output?.close()
         #if canImport(Darwin)
@@ -203,7 +213,11 @@ final class ClientEngine: @unchecked Sendable {
         guard generation == self.generation, hasStreams else { return }
         switch event {
         case .openCompleted:
-            if stream === output { setPhase(.connected) }
+            if stream === output {
+                connectTimer?.cancel()
+                connectTimer = nil
+                setPhase(.connected)
+            }
         case .hasBytesAvailable:
             readAvailable()
         case .hasSpaceAvailable:

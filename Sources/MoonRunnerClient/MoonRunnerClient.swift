@@ -211,12 +211,23 @@ public final class MoonRunnerClient: Sendable {
         try await perform { engine, completion in engine.request(command, completion: completion) }
     }
 
-    /// Runs `body` on the I/O thread and waits for the completion it is given.
+    /// Runs `body` on the I/O thread and waits for the completion it is given — or for the task's cancellation,
+    /// which ends the wait with `.cancelled` at once. A command already sent stays in the reply queue (its
+    /// reply, when it comes, is matched to it and dropped); one not sent yet is not sent.
     private func perform(_ body: @escaping @Sendable (ClientEngine, @escaping RequestCompletion) -> Void)
         async throws(MoonRunnerClientError) -> [ServerEvent] {
         let engine = self.engine
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ServerEvent], MoonRunnerClientError>, Never>) in
-            io.execute { body(engine, { continuation.resume(returning: $0) }) }
+        let reply = ReplySlot()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ServerEvent], MoonRunnerClientError>, Never>) in
+                guard reply.install(continuation) else { return }
+                io.execute {
+                    guard !reply.isSettled else { return }
+                    body(engine, { reply.settle($0) })
+                }
+            }
+        } onCancel: {
+            reply.settle(.failure(.cancelled))
         }
         return try result.get()
     }
@@ -229,9 +240,14 @@ public final class MoonRunnerClient: Sendable {
         }
     }
 
-    /// Engine → callers: fixes waiting for an ack.
-    func recordUnacked(_ count: Int) {
-        shared.withLock { $0.unacked = count }
+    /// Engine → callers: `count` fixes were acknowledged (or forgotten with their run).
+    ///
+    /// `send` counts a fix before the I/O thread sees it, and the engine reports only what leaves, so the
+    /// count is never behind the calls a caller made (an absolute count from the I/O thread would overwrite
+    /// the fixes still queued for it).
+    func recordAcknowledged(_ count: Int) {
+        guard count > 0 else { return }
+        shared.withLock { $0.unacked = max(0, $0.unacked - count) }
     }
 
     /// Engine → delegate and streams (I/O thread, no lock held while calling out).
