@@ -33,6 +33,7 @@ public final class MoonRunnerClient: Sendable {
     /// State read and written from any thread.
     private struct Shared {
         weak var delegate: (any MoonRunnerClientDelegate)?
+        weak var mainActorDelegate: (any MoonRunnerClientMainActorDelegate)?
         var streams: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
         var nextStreamID = 0
         var state = ConnectionState.idle
@@ -64,6 +65,13 @@ public final class MoonRunnerClient: Sendable {
     public var delegate: (any MoonRunnerClientDelegate)? {
         get { shared.withLock { $0.delegate } }
         set { shared.withLock { $0.delegate = newValue } }
+    }
+
+    /// Receives typed callbacks on the main actor, in order (held weakly): for view models and other
+    /// `@MainActor` code. See `MoonRunnerClientMainActorDelegate` for when the calls come.
+    public var mainActorDelegate: (any MoonRunnerClientMainActorDelegate)? {
+        get { shared.withLock { $0.mainActorDelegate } }
+        set { shared.withLock { $0.mainActorDelegate = newValue } }
     }
 
     /// The connection's current state.
@@ -250,16 +258,22 @@ public final class MoonRunnerClient: Sendable {
         shared.withLock { $0.unacked = max(0, $0.unacked - count) }
     }
 
-    /// Engine → delegate and streams (I/O thread, no lock held while calling out).
+    /// Engine → delegates and streams (I/O thread, no lock held while calling out).
     func publish(_ event: ClientEvent) {
-        let (delegate, streams, finished) = shared.withLock { shared in
+        let (delegate, mainActorDelegate, streams, finished) = shared.withLock { shared in
             if case .state(let state) = event { shared.state = state }
             let streams = Array(shared.streams.values)
             let finished = shared.state.isFinal
             if finished { shared.streams = [:] }
-            return (shared.delegate, streams, finished)
+            return (shared.delegate, shared.mainActorDelegate, streams, finished)
         }
         if let delegate { event.deliver(to: delegate, from: self) }
+        if let mainActorDelegate {
+            // The main queue, not a Task: queued blocks run in the order queued, so the calls keep line order.
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated { event.deliver(to: mainActorDelegate, from: self) }
+            }
+        }
         for stream in streams {
             stream.yield(event)
             if finished { stream.finish() }
