@@ -70,14 +70,11 @@ final class ClientEngine: @unchecked Sendable {
     func openStreams() {
         reconnectTimer = nil
         generation += 1
-        let (input, output) = makeStreams()
+        let (input, output) = PlatformStreams.make(host: configuration.host, port: configuration.port, io: io)
         let receiver = StreamReceiver(engine: self, generation: generation)
         input.delegate = receiver
         output.delegate = receiver
-        #if canImport(Darwin)
-        input.schedule(in: io.runLoop, forMode: .default)
-        output.schedule(in: io.runLoop, forMode: .default)
-        #endif
+        PlatformStreams.schedule(input, output, on: io)
         self.input = input
         self.output = output
         self.receiver = receiver
@@ -100,28 +97,13 @@ final class ClientEngine: @unchecked Sendable {
         for request in retries { send(request.command, completions: request.completions) }
     }
 
-    private func makeStreams() -> (InputStream, OutputStream) {
-        #if canImport(Darwin)
-        var input: InputStream?
-        var output: OutputStream?
-        Stream.getStreamsToHost(withName: configuration.host, port: Int(configuration.port),
-                                inputStream: &input, outputStream: &output)
-        return (input!, output!)
-        #else
-        return SocketStreams.make(host: configuration.host, port: configuration.port, io: io)
-        #endif
-    }
-
     /// Closes both streams (always both) and forgets the connection's transient state.
     func closeStreams() {
         connectTimer?.cancel()
         connectTimer = nil
         input?.close()
         output?.close()
-        #if canImport(Darwin)
-        input?.remove(from: io.runLoop, forMode: .default)
-        output?.remove(from: io.runLoop, forMode: .default)
-        #endif
+        PlatformStreams.unschedule(input, output, from: io)
         input?.delegate = nil
         output?.delegate = nil
         input = nil

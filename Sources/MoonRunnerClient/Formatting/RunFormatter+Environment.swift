@@ -3,17 +3,13 @@ import Foundation
 /// The user's locale as the shell says it.
 ///
 /// On Linux, Foundation's `Locale.current` is `en_001` ("English, world") whatever `LANG` says, so a US user
-/// would get kilometres. There the POSIX variables decide, in their own order of precedence for measurement:
-/// `LC_ALL`, then `LC_MEASUREMENT`, then `LANG`. Apple platforms keep `Locale.current`, which follows the
-/// user's settings.
+/// would get kilometres. So the POSIX variables decide when set, in their order of precedence for
+/// measurement: `LC_ALL`, then `LC_MEASUREMENT`, then `LANG`. Without them — an Apple app started from the
+/// Finder or the home screen has none — `Locale.current` (the user's settings there) decides.
 extension RunFormatter {
-    /// The locale `RunFormatter()` uses: from the environment on Linux (see above), else `Locale.current`.
+    /// The locale `RunFormatter()` uses: the one the environment names (see above), else `Locale.current`.
     public static var userLocale: Locale {
-        #if os(Linux)
-        return locale(fromEnvironment: ProcessInfo.processInfo.environment) ?? .current
-        #else
-        return .current
-        #endif
+        locale(fromEnvironment: ProcessInfo.processInfo.environment) ?? .current
     }
 
     /// The locale the first set POSIX locale variable names — `LC_ALL`, `LC_MEASUREMENT`, `LANG` — with its
