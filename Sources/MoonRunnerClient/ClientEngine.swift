@@ -70,7 +70,7 @@ final class ClientEngine: @unchecked Sendable {
     func openStreams() {
         reconnectTimer = nil
         generation += 1
-        let (input, output) = PlatformStreams.make(host: configuration.host, port: configuration.port, io: io)
+        let (input, output) = PlatformStreams.make(configuration, io: io)
         let receiver = StreamReceiver(engine: self, generation: generation)
         input.delegate = receiver
         output.delegate = receiver

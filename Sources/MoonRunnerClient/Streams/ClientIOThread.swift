@@ -40,9 +40,10 @@ final class ClientIOThread: Sendable {
 
 /// Linux: the client's own socket streams (`SocketStreams`), which need no scheduling.
 enum PlatformStreams {
-    /// A new, unopened stream pair to `host:port`.
-    static func make(host: String, port: UInt16, io: ClientIOThread) -> (InputStream, OutputStream) {
-        SocketStreams.make(host: host, port: port, io: io)
+    /// A new, unopened stream pair to `configuration`'s host and port (resolved when the streams open).
+    static func make(_ configuration: ClientConfiguration, io: ClientIOThread) -> (InputStream, OutputStream) {
+        SocketStreams.make(host: configuration.host, port: configuration.port,
+                           connectTimeout: configuration.connectTimeout, io: io)
     }
 
     /// Nothing to do: the socket streams deliver their events on the I/O loop by themselves.

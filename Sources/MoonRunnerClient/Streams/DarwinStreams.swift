@@ -49,11 +49,13 @@ final class ClientIOThread: Sendable {
 
 /// Apple platforms: Foundation's socket streams, scheduled on the I/O thread's run loop.
 enum PlatformStreams {
-    /// A new, unopened stream pair to `host:port` (Foundation resolves the host name).
-    static func make(host: String, port: UInt16, io: ClientIOThread) -> (InputStream, OutputStream) {
+    /// A new, unopened stream pair to `configuration`'s host and port (Foundation resolves the host name;
+    /// the engine's own timer enforces `connectTimeout`).
+    static func make(_ configuration: ClientConfiguration, io: ClientIOThread) -> (InputStream, OutputStream) {
         var input: InputStream?
         var output: OutputStream?
-        Stream.getStreamsToHost(withName: host, port: Int(port), inputStream: &input, outputStream: &output)
+        Stream.getStreamsToHost(withName: configuration.host, port: Int(configuration.port),
+                                inputStream: &input, outputStream: &output)
         return (input!, output!)
     }
 

@@ -136,8 +136,9 @@ final class SocketOutputStream: OutputStream {
 
 /// Makes a connected pair of socket streams (unopened, like Foundation's socket streams).
 enum SocketStreams {
-    static func make(host: String, port: UInt16, io: ClientIOThread) -> (InputStream, OutputStream) {
-        let connection = SocketConnection(host: host, port: port, io: io)
+    static func make(host: String, port: UInt16, connectTimeout: Double,
+                     io: ClientIOThread) -> (InputStream, OutputStream) {
+        let connection = SocketConnection(host: host, port: port, connectTimeout: connectTimeout, io: io)
         let input = SocketInputStream(connection: connection)
         let output = SocketOutputStream(connection: connection)
         connection.attach(input: input, output: output)
