@@ -6,7 +6,9 @@ import Wire
 /// A MoonRunner Live client: a runner streaming fixes, a spectator or coach following runners, or anyone
 /// reading history — over one TCP connection that reconnects by itself.
 ///
-/// Use it with a `delegate` (typed callbacks) or with `events()` (an `AsyncStream` of `ClientEvent`), or both.
+/// Use it with `events()` (an `AsyncStream` of `ClientEvent`), a `mainActorDelegate` (typed callbacks on the
+/// main actor, for app code), a `delegate` (typed callbacks on the I/O thread), or any mix. CLIENT.md is the
+/// guide, with tested samples.
 ///
 /// ```swift
 /// let client = MoonRunnerClient(host: "127.0.0.1", port: 4242)
@@ -19,10 +21,17 @@ import Wire
 /// reconnects with backoff (`ReconnectPolicy`), sends `iam:NAME KEY` (so the run resumes), its `watch:`/`coach:`
 /// subscriptions, then the unacknowledged fixes in order — and a pending `stop:` after them.
 ///
+/// **Replies.** The server answers a connection's commands in order (protocol.md §1), so each reply goes to
+/// the call that is first in line for it; pushed lines (events, a batch's `err:storage`) fail no call.
+///
+/// **Cancellation.** Every async call ends with `.cancelled` as soon as its task is cancelled. The command is
+/// not recalled (its reply is matched and dropped), and the client carries on until `close()`.
+///
 /// **Concurrency.** The class is `Sendable`: call it from any thread or task. All connection work runs on one
 /// client I/O thread (Linux: a Reactor event loop shared by the process's clients; Apple platforms: a run-loop
-/// thread). Delegate methods are called there, in order. Mutable state shared with callers sits behind a
-/// `Mutex`; the protocol state is confined to the I/O thread.
+/// thread). `delegate` methods are called there, in order; `mainActorDelegate` methods on the main actor, in
+/// order. Mutable state shared with callers sits behind a `Mutex`; the protocol state is confined to the I/O
+/// thread.
 public final class MoonRunnerClient: Sendable {
     /// Where to connect and how to reconnect.
     public let configuration: ClientConfiguration
@@ -80,7 +89,7 @@ public final class MoonRunnerClient: Sendable {
     public var name: String? { shared.withLock { $0.name } }
     /// The runner's key (given to `join` or issued by the server for a new name): store it to resume.
     public var key: String? { shared.withLock { $0.key } }
-    /// Fixes not yet covered by an `ack:`.
+    /// Fixes sent and not yet covered by an `ack:` (or dropped with their ended run) — the ones just sent included.
     public var unacknowledgedFixCount: Int { shared.withLock { $0.unacked } }
 
     /// A new stream of every event from now on (each call makes an independent stream). It finishes when the
