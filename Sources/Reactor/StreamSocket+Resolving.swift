@@ -17,7 +17,7 @@ extension StreamSocket {
         for (index, address) in addresses.enumerated() {
             let now = Syscall.monotonicNanoseconds()
             guard now < deadline else {
-                lastError = IOError(operation: "connect \(address)", errno: ETIMEDOUT)
+                lastError = IOError(operation: "connect", errno: ETIMEDOUT)
                 break
             }
             let share = (deadline - now) / UInt64(addresses.count - index)

@@ -209,7 +209,8 @@ enum Syscall {
 
     /// `getaddrinfo` for TCP: every address of `host` at `port`, in the resolver's order. Its failures are
     /// not errnos, so they are mapped to the nearest one (`EHOSTUNREACH` for a name that does not resolve,
-    /// `EAGAIN` for a temporary failure) with the resolver's own words in the operation.
+    /// `EAGAIN` for a temporary failure) with the host and the resolver's own words in the operation
+    /// (`getaddrinfo: race.example.org: Name or service not known`).
     static func resolve(host: String, port: UInt16) throws(IOError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -227,7 +228,7 @@ enum Syscall {
             case EAI_SYSTEM: errno = savedErrno
             default: errno = EHOSTUNREACH
             }
-            throw IOError(operation: "getaddrinfo \(host) (\(reason))", errno: errno)
+            throw IOError(operation: "getaddrinfo: \(host): \(reason)", errno: errno)
         }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
@@ -254,12 +255,12 @@ enum Syscall {
         let result = address.withSockaddr { raw, length in Glibc.connect(fd, raw, length) }
         if result == 0 { return }
         let code = Glibc.errno
-        guard code == EINTR || code == EINPROGRESS else { throw IOError(operation: "connect \(address)", errno: code) }
+        guard code == EINTR || code == EINPROGRESS else { throw IOError(operation: "connect", errno: code) }
         var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         let ready = try blocking("poll") { Glibc.poll(&descriptor, 1, timeoutMilliseconds) }
-        if ready == 0 { throw IOError(operation: "connect \(address)", errno: ETIMEDOUT) }
+        if ready == 0 { throw IOError(operation: "connect", errno: ETIMEDOUT) }
         let pending: Int32 = try socketOption(fd, SOL_SOCKET, SO_ERROR)
-        if pending != 0 { throw IOError(operation: "connect \(address)", errno: pending) }
+        if pending != 0 { throw IOError(operation: "connect", errno: pending) }
     }
 
     // MARK: epoll

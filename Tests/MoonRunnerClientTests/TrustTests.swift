@@ -123,9 +123,14 @@ import Wire
         let outcome = try await withDeadline(seconds: 20) { () -> Result<String, MoonRunnerClientError> in
             do throws(MoonRunnerClientError) { return .success(try await client.join(name: "ann")) } catch { return .failure(error) }
         }
-        #expect(throws: MoonRunnerClientError.connectionFailed("connect: timed out after 0.3 s")) { try outcome.get() }
+        // The attempt's own timer or the socket's share of the same budget, whichever notices first.
+        guard case .failure(.connectionFailed(let why)) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(why.lowercased().contains("timed out"), "\(why)")
         let retried = log.events.contains {
-            if case .state(.waitingToReconnect(attempt: 1, _, reason: "timed out after 0.3 s")) = $0 { true } else { false }
+            if case .state(.waitingToReconnect(attempt: 1, _, reason: let reason)) = $0 { reason.contains("timed out") } else { false }
         }
         #expect(retried, "\(log.events)")
     }

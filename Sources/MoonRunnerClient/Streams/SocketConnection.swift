@@ -165,9 +165,13 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
     /// Resolves the host and connects off the shared I/O thread (a name lookup or a connect to an unreachable
     /// host can take seconds, and every client in the process shares that thread), trying each of the host's
     /// addresses in turn, then registers the socket back on it.
+    ///
+    /// On a thread of its own rather than a Dispatch global queue: that pool runs as many blocking items as
+    /// there are cores, so an app (or test) blocking a few of them would hold every connection attempt back.
+    /// Attempts are rare (one per connection, then backoff), so a thread each costs nothing that matters.
     private func connect() {
         let host = self.host, port = self.port, timeout = connectTimeout
-        DispatchQueue.global().async { [self] in
+        let thread = Thread { [self] in
             let result: Result<StreamSocket, IOError>
             do throws(IOError) {
                 result = .success(try StreamSocket.connect(resolving: host, port: port, timeout: timeout))
@@ -176,6 +180,8 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
             }
             io.execute { [self] in finishConnecting(result) }
         }
+        thread.name = "moonrunner-connect"
+        thread.start()
     }
 
     private func finishConnecting(_ result: Result<StreamSocket, IOError>) {
