@@ -123,7 +123,10 @@ final class ClientEngine: @unchecked Sendable {
         for request in pending {
             switch request.command {
             case .identify: joinWaiters.append(contentsOf: request.completions)
-            case .stop(let save): stopRequest = (save, (stopRequest?.waiters ?? []) + request.completions)
+            case .stop(let save):
+                // A stop whose run already ended (no waiters left) must not stop the next run.
+                guard !request.completions.isEmpty else { continue }
+                stopRequest = (save, (stopRequest?.waiters ?? []) + request.completions)
             case .watch, .coach, .unwatch: break  // re-sent from `subscriptions`
             default:
                 if request.isRepeatable { retries.append(request) } else { request.complete(.failure(.connectionLost)) }

@@ -97,6 +97,38 @@ import Wire
         #expect(!log.events.contains { $0.kind == "badge" })
     }
 
+    @Test func aRunThatEndsBeforeItsStopIsAnsweredEndsTheStopAndIsNotStoppedAgain() async throws {
+        let fake = try FakeServer()
+        defer { fake.close() }
+        let client = MoonRunnerClient(configuration: ClientConfiguration(
+            port: fake.port, reconnect: ReconnectPolicy(initialDelay: 0.02, maximumDelay: 0.2, jitter: 0)))
+        defer { client.close() }
+        let key = "0123456789abcdef0123456789abcdef"
+        async let joined = client.join(name: "ann")
+        var peer = try await fake.accepted()
+        #expect(try await peer.line() == "iam:ann")
+        try peer.send(["ok:iam name=ann key=\(key) new=yes"])
+        _ = try await joined
+        let pinging = Task { try await client.ping() }
+        #expect(try await peer.line() == "ping:")
+        let stopping = Task { try await client.stop() }
+        #expect(try await peer.line() == "stop:")
+        // The server ended the run by itself before it read the stop:, then the connection dropped.
+        try peer.send(["end:ann run=17 dist=15.00 time=5.0 moving=5.0 pace=333.3 saved=yes reason=shutdown filtered=0"])
+        #expect(try await stopping.value.reason == .shutdown)
+        peer.close()
+        peer = try await fake.accepted()
+        #expect(try await peer.lines(2) == ["iam:ann \(key)", "ping:"])
+        try peer.send(["ok:iam name=ann key=\(key)", "ok:ping"])
+        try await pinging.value
+        let stats = Task { try await client.statistics() }
+        let next = try await peer.line()
+        #expect(next == "stats:", "the ended run's stop: is not sent again")
+        guard next == "stats:" else { return stats.cancel() }
+        try peer.send(["stats:server connections=1"])
+        _ = try await stats.value
+    }
+
     @Test func joinEndsWhenItsTaskIsCancelled() async throws {
         let fake = try FakeServer()
         let port = fake.port
