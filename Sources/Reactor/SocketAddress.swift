@@ -1,3 +1,4 @@
+import CEpoll
 import Glibc
 
 /// An IPv4 or IPv6 socket address, as name resolution gives them (``AddressResolver``).

@@ -1,3 +1,4 @@
+import CEpoll
 import Glibc
 
 /// Connecting by name, over IPv4 or IPv6: for clients.

@@ -106,12 +106,12 @@ import Testing
             let port = String(server.port)
             let simulate = try Self.moonrunner(["simulate", "--route", "park", "--speed", "3000", "--name", "us",
                                                 "--port", port], [])
-            #expect(await exitStatus(simulate, timeout: 60) == 0)
+            #expect(await exitStatus(simulate, timeout: 60) == 0, "\(simulate.standardError)")
             store.flush()
             for (variables, unit) in [(["LANG=en_US.UTF-8"], " /mi"), (["LANG=de_DE.UTF-8"], " /km"),
                                       (["LANG=de_DE.UTF-8", "LC_ALL=en_US.UTF-8"], " /mi")] {
                 let runs = try Self.moonrunner(["runs", "us", "--port", port], variables)
-                #expect(await exitStatus(runs, timeout: 30) == 0)
+                #expect(await exitStatus(runs, timeout: 30) == 0, "\(runs.standardError)")
                 let row = runs.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
                 #expect(row.hasSuffix(unit), "\(variables): \(row)")
             }
