@@ -21,6 +21,24 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         bytes = Array(UnsafeRawBufferPointer(start: address, count: expected))
     }
 
+    /// The address of a numeric IPv4 (`127.0.0.1`) or IPv6 (`::1`) host; nil for anything else (a name).
+    init?(numericHost host: String, port: UInt16) {
+        var v4 = sockaddr_in()
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+            family = AF_INET
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = sockaddr_in6()
+        guard inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 else { return nil }
+        v6.sin6_family = sa_family_t(AF_INET6)
+        v6.sin6_port = port.bigEndian
+        family = AF_INET6
+        bytes = withUnsafeBytes(of: &v6) { Array($0) }
+    }
+
     /// True for an IPv6 address.
     public var isIPv6: Bool { family == AF_INET6 }
 

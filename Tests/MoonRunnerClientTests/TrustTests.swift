@@ -29,7 +29,7 @@ import Wire
         let gate = BlockingDelegate()
         client.delegate = gate
         try peer.send(["msg:ann from=anon text=hold"])
-        try await offPool { gate.entered.wait() }
+        await gate.entered()
         let probe = MoonRunnerClient(configuration: ClientConfiguration(
             host: "127.0.0.1", port: fake.port, reconnect: ReconnectPolicy(isEnabled: false)))
         defer { probe.close() }
@@ -202,13 +202,32 @@ final class FullListener: Sendable {
     }
 }
 
-/// Holds the I/O thread in the first cheer callback until released.
+/// Holds the I/O thread in the first cheer callback until released — at most 5 s, since every client of the
+/// test process shares that thread. Tells an async waiter when it holds it (no Dispatch thread needed, which a
+/// busy pool might not give while the I/O thread is held).
 final class BlockingDelegate: MoonRunnerClientDelegate {
-    let entered = DispatchSemaphore(value: 0)
+    private let holding = Mutex<(held: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     let release = DispatchSemaphore(value: 0)
+
     func client(_ client: MoonRunnerClient, didReceiveCheer event: CheerEvent) {
-        entered.signal()
-        release.wait()
+        let waiter = holding.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.held = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+        _ = release.wait(timeout: .now() + 5)
+    }
+
+    /// Returns once the I/O thread is held.
+    func entered() async {
+        await withCheckedContinuation { continuation in
+            let held = holding.withLock { state -> Bool in
+                if !state.held { state.waiter = continuation }
+                return state.held
+            }
+            if held { continuation.resume() }
+        }
     }
 }
 
