@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
-                                                          "MoonRunnerTestSupport"]),
+                                                          "Reactor", "MoonRunnerTestSupport"]),
         .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "Reactor", "MoonRunnerClient", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
     ],

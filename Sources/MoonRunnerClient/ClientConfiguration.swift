@@ -2,8 +2,9 @@ import Foundation
 
 /// How a `MoonRunnerClient` connects and reconnects. Every field has a documented default.
 public struct ClientConfiguration: Sendable, Hashable {
-    /// Server address: a numeric IPv4 address or `localhost` on Linux (the Reactor does no DNS); any host name
-    /// on Apple platforms. Default `127.0.0.1`.
+    /// Server address: a host name (`race.example.org`, `localhost`) or a numeric IPv4 or IPv6 address (`::1`,
+    /// brackets allowed). A name is resolved at each connection attempt, off the I/O thread, and its addresses
+    /// are tried in turn until one answers. Default `127.0.0.1`.
     public var host: String
     /// Server TCP port. Default 4242, the server's default.
     public var port: UInt16
@@ -12,14 +13,20 @@ public struct ClientConfiguration: Sendable, Hashable {
     /// Longest server line accepted; longer ones are skipped. Default 4096 (the protocol's limit) × 4,
     /// leaving room for servers that add fields.
     public var maximumLineLength: Int
+    /// Seconds a connection attempt — resolving the name and connecting to its addresses, each getting an
+    /// equal share of what is left — may take before it counts as failed (and the reconnect policy decides
+    /// what next). Default 10: a phone on a poor network needs a few, a server that is not there would
+    /// otherwise hold an attempt for the kernel's two minutes.
+    public var connectTimeout: Double
 
     /// Creates a configuration.
     public init(host: String = "127.0.0.1", port: UInt16 = 4242, reconnect: ReconnectPolicy = ReconnectPolicy(),
-                maximumLineLength: Int = 16_384) {
+                maximumLineLength: Int = 16_384, connectTimeout: Double = 10) {
         self.host = host
         self.port = port
         self.reconnect = reconnect
         self.maximumLineLength = maximumLineLength
+        self.connectTimeout = connectTimeout
     }
 }
 

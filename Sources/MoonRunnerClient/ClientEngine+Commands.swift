@@ -30,8 +30,7 @@ extension ClientEngine {
 
     /// Keeps a fix until acked and sends it now if the connection is identified.
     func enqueue(_ fix: LocationCommand) {
-        unacked.append(fix)
-        owner?.recordUnacked(unacked.count)
+        unacked.append(fix)  // `send` counted it already, for callers (see `recordAcknowledged`)
         if identified && hasStreams { write(.location(fix)) } else { connectIfIdle() }
     }
 

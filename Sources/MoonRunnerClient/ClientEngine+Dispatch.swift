@@ -1,32 +1,36 @@
 import Wire
 
-/// Incoming lines: answers go to the pending request they answer, live events to the owner.
+/// Incoming lines: replies go to the request they answer, live events to the owner.
 ///
-/// Answers are matched by their word (`ok:WHAT`, `done:WHAT`, the first line of a history answer), not by
-/// position: the server answers history off its loop, so a later command's `ok:` may arrive first.
+/// The server answers one connection's commands in the order of the commands, history answers included
+/// (protocol.md §1), so the pending requests form a queue and its front owns the next reply: an `ok:`,
+/// `done:`, `stats:`, `end:` or `err:` that fits the front request answers it. Anything else is a pushed
+/// event — including an `err:` the front request cannot get (a `storage` failure of a batch of fixes in front
+/// of a `ping:`, `replaced`, `shutting_down`), which is published and fails nothing.
 extension ClientEngine {
     /// Handles one line from the server.
     func handleLine(_ event: ServerEvent) {
         // A multi-line answer in progress takes every line up to its `done:` (the server sends them together).
-        if let index = pending.firstIndex(where: \.collecting) {
+        if pending.first?.collecting == true {
             if case .done = event {
-                finish(at: index, with: event)
+                finishFront(with: event)
             } else {
-                pending[index].lines.append(event)
+                pending[0].lines.append(event)
             }
             return
         }
+        let front = pending.first
         switch event {
         case .ok(let ok):
-            if let index = pending.firstIndex(where: { $0.word == ok.what }) {
-                if case .identify = pending[index].command { identified(by: ok) }
-                finish(at: index, with: event)
+            if let front, front.word == ok.what {
+                if case .identify = front.command { identified(by: ok) }
+                finishFront(with: event)
             }
             publish(.ok(ok))
         case .error(let error):
             let clientError = MoonRunnerClientError(error)
-            if let index = pending.firstIndex(where: { $0.accepts(error.code) }) {
-                let request = pending.remove(at: index)
+            if let front, front.accepts(error.code) {
+                let request = pending.removeFirst()
                 if case .identify = request.command {
                     // The name is not ours: whoever waits for the end of the run will not get one.
                     for waiter in stopRequest?.waiters ?? [] { waiter(.failure(clientError)) }
@@ -39,25 +43,24 @@ extension ClientEngine {
             publish(.ended(end))
             if end.runner == name { runEnded(end, event: event) }
         case .ack(let ack):
-            if ack.runner == name { unacked.acknowledge(ack.timestamp) }
-            owner?.recordUnacked(unacked.count)
+            if ack.runner == name { owner?.recordAcknowledged(unacked.acknowledge(ack.timestamp)) }
             publish(.ack(ack))
         case .runListItem, .runSummary, .board, .help:
-            if let index = pending.firstIndex(where: { $0.isFirstAnswerLine(event) }) {
-                pending[index].collecting = true
-                pending[index].lines.append(event)
+            if let front, front.isFirstAnswerLine(event) {
+                pending[0].collecting = true
+                pending[0].lines.append(event)
             } else {
                 publish(.other(event))
             }
         case .done(let done):
-            if let index = pending.firstIndex(where: { $0.word == done.what }) {
-                finish(at: index, with: event)
+            if let front, front.word == done.what {
+                finishFront(with: event)
             } else {
                 publish(.other(event))
             }
         case .stats:
-            if let index = pending.firstIndex(where: { $0.word == Command.stats.word }) {
-                finish(at: index, with: event)
+            if let front, front.word == Command.stats.word {
+                finishFront(with: event)
             } else {
                 publish(.other(event))
             }
@@ -66,9 +69,9 @@ extension ClientEngine {
         }
     }
 
-    /// Completes the request at `index` with its lines plus `last`, and publishes history answers.
-    private func finish(at index: Int, with last: ServerEvent) {
-        var request = pending.remove(at: index)
+    /// Completes the front request with its lines plus `last`, and publishes history answers.
+    private func finishFront(with last: ServerEvent) {
+        var request = pending.removeFirst()
         request.lines.append(last)
         if let answer = HistoryAnswer(command: request.command, lines: request.lines) {
             publish(.history(answer))
@@ -93,13 +96,17 @@ extension ClientEngine {
         send(.stop(save: request.save), completions: request.waiters)
     }
 
-    /// The client's own run ended: nothing more to resend, and a waiting `stop` is answered.
+    /// The client's own run ended: nothing more to resend, and a waiting `stop` is answered. The `end:` is
+    /// the front `stop:`'s reply; a `stop:` further back (the run ended by itself first) learns the end now and
+    /// stays queued, without waiters, for its own reply (`err:no_run`).
     private func runEnded(_ end: RunEndedEvent, event: ServerEvent) {
+        owner?.recordAcknowledged(unacked.count)
         unacked.removeAll()
-        owner?.recordUnacked(0)
-        if let index = pending.firstIndex(where: { if case .stop = $0.command { true } else { false } }) {
-            let request = pending.remove(at: index)
-            request.complete(.success([event]))
+        if case .stop = pending.first?.command {
+            pending.removeFirst().complete(.success([event]))
+        } else if let index = pending.firstIndex(where: { if case .stop = $0.command { true } else { false } }) {
+            pending[index].complete(.success([event]))
+            pending[index].completions = []
         }
     }
 }

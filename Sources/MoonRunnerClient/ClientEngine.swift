@@ -27,6 +27,8 @@ final class ClientEngine: @unchecked Sendable {
     /// Failed attempts since the last connection that delivered a line.
     var attempt = 0
     var reconnectTimer: ScheduledTask?
+    /// Fails the attempt when the streams are not open in `configuration.connectTimeout`.
+    var connectTimer: ScheduledTask?
     var random = SystemRandomNumberGenerator()
     var lastFailure = "the server closed the connection"
 
@@ -68,18 +70,21 @@ final class ClientEngine: @unchecked Sendable {
     func openStreams() {
         reconnectTimer = nil
         generation += 1
-        let (input, output) = makeStreams()
+        let (input, output) = PlatformStreams.make(configuration, io: io)
         let receiver = StreamReceiver(engine: self, generation: generation)
         input.delegate = receiver
         output.delegate = receiver
-        #if canImport(Darwin)
-        input.schedule(in: io.runLoop, forMode: .default)
-        output.schedule(in: io.runLoop, forMode: .default)
-        #endif
+        PlatformStreams.schedule(input, output, on: io)
         self.input = input
         self.output = output
         self.receiver = receiver
         setPhase(.connecting)
+        let attempt = generation
+        let timeout = configuration.connectTimeout
+        connectTimer = io.schedule(after: timeout) { [weak self] in
+            guard let self, self.generation == attempt, case .connecting = self.phase else { return }
+            self.connectionLost("connect: timed out after \(NumberFormat.plain(timeout)) s")
+        }
         input.open()
         output.open()
         if let name {
@@ -92,26 +97,13 @@ final class ClientEngine: @unchecked Sendable {
         for request in retries { send(request.command, completions: request.completions) }
     }
 
-    private func makeStreams() -> (InputStream, OutputStream) {
-        #if canImport(Darwin)
-        var input: InputStream?
-        var output: OutputStream?
-        Stream.getStreamsToHost(withName: configuration.host, port: Int(configuration.port),
-                                inputStream: &input, outputStream: &output)
-        return (input!, output!)
-        #else
-        return SocketStreams.make(host: configuration.host, port: configuration.port, io: io)
-        #endif
-    }
-
     /// Closes both streams (always both) and forgets the connection's transient state.
     func closeStreams() {
+        connectTimer?.cancel()
+        connectTimer = nil
         input?.close()
         output?.close()
-        #if canImport(Darwin)
-        input?.remove(from: io.runLoop, forMode: .default)
-        output?.remove(from: io.runLoop, forMode: .default)
-        #endif
+        PlatformStreams.unschedule(input, output, from: io)
         input?.delegate = nil
         output?.delegate = nil
         input = nil
@@ -131,7 +123,10 @@ final class ClientEngine: @unchecked Sendable {
         for request in pending {
             switch request.command {
             case .identify: joinWaiters.append(contentsOf: request.completions)
-            case .stop(let save): stopRequest = (save, (stopRequest?.waiters ?? []) + request.completions)
+            case .stop(let save):
+                // A stop whose run already ended (no waiters left) must not stop the next run.
+                guard !request.completions.isEmpty else { continue }
+                stopRequest = (save, (stopRequest?.waiters ?? []) + request.completions)
             case .watch, .coach, .unwatch: break  // re-sent from `subscriptions`
             default:
                 if request.isRepeatable { retries.append(request) } else { request.complete(.failure(.connectionLost)) }
@@ -203,7 +198,11 @@ final class ClientEngine: @unchecked Sendable {
         guard generation == self.generation, hasStreams else { return }
         switch event {
         case .openCompleted:
-            if stream === output { setPhase(.connected) }
+            if stream === output {
+                connectTimer?.cancel()
+                connectTimer = nil
+                setPhase(.connected)
+            }
         case .hasBytesAvailable:
             readAvailable()
         case .hasSpaceAvailable:

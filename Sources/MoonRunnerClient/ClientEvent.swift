@@ -54,18 +54,18 @@ public enum HistoryAnswer: Sendable, Hashable {
     /// `run:ID` — one run in detail.
     case run(RunDetails)
     /// `badges:` — a runner's badge board.
-    case badges([BoardEvent])
+    case badges([BadgeBoardEntry])
 }
 
 /// One page of `runs:NAME OFFSET LIMIT`, newest first.
 public struct RunPage: Sendable, Hashable {
     /// The runs on this page.
-    public var items: [RunListItemEvent]
+    public var items: [RunListItem]
     /// True when older runs remain past this page (`more=yes`).
     public var hasMore: Bool
 
     /// Creates a page.
-    public init(items: [RunListItemEvent], hasMore: Bool) {
+    public init(items: [RunListItem], hasMore: Bool) {
         self.items = items
         self.hasMore = hasMore
     }
@@ -74,16 +74,16 @@ public struct RunPage: Sendable, Hashable {
 /// The answer to `run:ID`: totals, splits, checkpoints and badges of one run.
 public struct RunDetails: Sendable, Hashable {
     /// The run's totals (`summary:`).
-    public var summary: RunSummaryEvent
+    public var summary: RunSummary
     /// Kilometre and mile splits in order of distance.
     public var splits: [SplitEvent]
     /// Stretches between badges (`checkpoint:`).
-    public var checkpoints: [CheckpointEvent]
+    public var checkpoints: [RunCheckpoint]
     /// Badges won in the run.
     public var badges: [BadgeEvent]
 
     /// Creates the details.
-    public init(summary: RunSummaryEvent, splits: [SplitEvent] = [], checkpoints: [CheckpointEvent] = [],
+    public init(summary: RunSummary, splits: [SplitEvent] = [], checkpoints: [RunCheckpoint] = [],
                 badges: [BadgeEvent] = []) {
         self.summary = summary
         self.splits = splits
@@ -93,9 +93,9 @@ public struct RunDetails: Sendable, Hashable {
 
     /// Assembles the details from the lines of a `run:` answer; nil without a `summary:` line.
     public init?(lines: [ServerEvent]) {
-        var summary: RunSummaryEvent?
+        var summary: RunSummary?
         var splits: [SplitEvent] = []
-        var checkpoints: [CheckpointEvent] = []
+        var checkpoints: [RunCheckpoint] = []
         var badges: [BadgeEvent] = []
         for line in lines {
             switch line {

@@ -28,7 +28,7 @@ extension MoonRunnerClient {
     }
 
     /// The runner's badge board, one entry per badge in order of distance (`badges:NAME`).
-    public func badges(of runner: String) async throws(MoonRunnerClientError) -> [BoardEvent] {
+    public func badges(of runner: String) async throws(MoonRunnerClientError) -> [BadgeBoardEntry] {
         guard Command.isValidName(runner) else { throw .invalidArgument("a name is 1-32 of A-Z a-z 0-9 _ . -") }
         let command = Command.showBadges(name: runner)
         guard case .badges(let board) = HistoryAnswer(command: command, lines: try await request(command)) else {

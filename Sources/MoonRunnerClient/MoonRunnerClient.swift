@@ -6,7 +6,9 @@ import Wire
 /// A MoonRunner Live client: a runner streaming fixes, a spectator or coach following runners, or anyone
 /// reading history — over one TCP connection that reconnects by itself.
 ///
-/// Use it with a `delegate` (typed callbacks) or with `events()` (an `AsyncStream` of `ClientEvent`), or both.
+/// Use it with `events()` (an `AsyncStream` of `ClientEvent`), a `mainActorDelegate` (typed callbacks on the
+/// main actor, for app code), a `delegate` (typed callbacks on the I/O thread), or any mix. CLIENT.md is the
+/// guide, with tested samples.
 ///
 /// ```swift
 /// let client = MoonRunnerClient(host: "127.0.0.1", port: 4242)
@@ -19,10 +21,17 @@ import Wire
 /// reconnects with backoff (`ReconnectPolicy`), sends `iam:NAME KEY` (so the run resumes), its `watch:`/`coach:`
 /// subscriptions, then the unacknowledged fixes in order — and a pending `stop:` after them.
 ///
+/// **Replies.** The server answers a connection's commands in order (protocol.md §1), so each reply goes to
+/// the call that is first in line for it; pushed lines (events, a batch's `err:storage`) fail no call.
+///
+/// **Cancellation.** Every async call ends with `.cancelled` as soon as its task is cancelled. The command is
+/// not recalled (its reply is matched and dropped), and the client carries on until `close()`.
+///
 /// **Concurrency.** The class is `Sendable`: call it from any thread or task. All connection work runs on one
 /// client I/O thread (Linux: a Reactor event loop shared by the process's clients; Apple platforms: a run-loop
-/// thread). Delegate methods are called there, in order. Mutable state shared with callers sits behind a
-/// `Mutex`; the protocol state is confined to the I/O thread.
+/// thread). `delegate` methods are called there, in order; `mainActorDelegate` methods on the main actor, in
+/// order. Mutable state shared with callers sits behind a `Mutex`; the protocol state is confined to the I/O
+/// thread.
 public final class MoonRunnerClient: Sendable {
     /// Where to connect and how to reconnect.
     public let configuration: ClientConfiguration
@@ -33,6 +42,7 @@ public final class MoonRunnerClient: Sendable {
     /// State read and written from any thread.
     private struct Shared {
         weak var delegate: (any MoonRunnerClientDelegate)?
+        weak var mainActorDelegate: (any MoonRunnerClientMainActorDelegate)?
         var streams: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
         var nextStreamID = 0
         var state = ConnectionState.idle
@@ -66,13 +76,20 @@ public final class MoonRunnerClient: Sendable {
         set { shared.withLock { $0.delegate = newValue } }
     }
 
+    /// Receives typed callbacks on the main actor, in order (held weakly): for view models and other
+    /// `@MainActor` code. See `MoonRunnerClientMainActorDelegate` for when the calls come.
+    public var mainActorDelegate: (any MoonRunnerClientMainActorDelegate)? {
+        get { shared.withLock { $0.mainActorDelegate } }
+        set { shared.withLock { $0.mainActorDelegate = newValue } }
+    }
+
     /// The connection's current state.
     public var state: ConnectionState { shared.withLock { $0.state } }
     /// The runner name once the server accepted it.
     public var name: String? { shared.withLock { $0.name } }
     /// The runner's key (given to `join` or issued by the server for a new name): store it to resume.
     public var key: String? { shared.withLock { $0.key } }
-    /// Fixes not yet covered by an `ack:`.
+    /// Fixes sent and not yet covered by an `ack:` (or dropped with their ended run) — the ones just sent included.
     public var unacknowledgedFixCount: Int { shared.withLock { $0.unacked } }
 
     /// A new stream of every event from now on (each call makes an independent stream). It finishes when the
@@ -211,12 +228,23 @@ public final class MoonRunnerClient: Sendable {
         try await perform { engine, completion in engine.request(command, completion: completion) }
     }
 
-    /// Runs `body` on the I/O thread and waits for the completion it is given.
+    /// Runs `body` on the I/O thread and waits for the completion it is given — or for the task's cancellation,
+    /// which ends the wait with `.cancelled` at once. A command already sent stays in the reply queue (its
+    /// reply, when it comes, is matched to it and dropped); one not sent yet is not sent.
     private func perform(_ body: @escaping @Sendable (ClientEngine, @escaping RequestCompletion) -> Void)
         async throws(MoonRunnerClientError) -> [ServerEvent] {
         let engine = self.engine
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ServerEvent], MoonRunnerClientError>, Never>) in
-            io.execute { body(engine, { continuation.resume(returning: $0) }) }
+        let reply = ReplySlot()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ServerEvent], MoonRunnerClientError>, Never>) in
+                guard reply.install(continuation) else { return }
+                io.execute {
+                    guard !reply.isSettled else { return }
+                    body(engine, { reply.settle($0) })
+                }
+            }
+        } onCancel: {
+            reply.settle(.failure(.cancelled))
         }
         return try result.get()
     }
@@ -229,21 +257,32 @@ public final class MoonRunnerClient: Sendable {
         }
     }
 
-    /// Engine → callers: fixes waiting for an ack.
-    func recordUnacked(_ count: Int) {
-        shared.withLock { $0.unacked = count }
+    /// Engine → callers: `count` fixes were acknowledged (or forgotten with their run).
+    ///
+    /// `send` counts a fix before the I/O thread sees it, and the engine reports only what leaves, so the
+    /// count is never behind the calls a caller made (an absolute count from the I/O thread would overwrite
+    /// the fixes still queued for it).
+    func recordAcknowledged(_ count: Int) {
+        guard count > 0 else { return }
+        shared.withLock { $0.unacked = max(0, $0.unacked - count) }
     }
 
-    /// Engine → delegate and streams (I/O thread, no lock held while calling out).
+    /// Engine → delegates and streams (I/O thread, no lock held while calling out).
     func publish(_ event: ClientEvent) {
-        let (delegate, streams, finished) = shared.withLock { shared in
+        let (delegate, mainActorDelegate, streams, finished) = shared.withLock { shared in
             if case .state(let state) = event { shared.state = state }
             let streams = Array(shared.streams.values)
             let finished = shared.state.isFinal
             if finished { shared.streams = [:] }
-            return (shared.delegate, streams, finished)
+            return (shared.delegate, shared.mainActorDelegate, streams, finished)
         }
         if let delegate { event.deliver(to: delegate, from: self) }
+        if let mainActorDelegate {
+            // The main queue, not a Task: queued blocks run in the order queued, so the calls keep line order.
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated { event.deliver(to: mainActorDelegate, from: self) }
+            }
+        }
         for stream in streams {
             stream.yield(event)
             if finished { stream.finish() }

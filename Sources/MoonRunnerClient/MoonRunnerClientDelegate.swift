@@ -1,11 +1,13 @@
 import Wire
 
-/// Receives a client's events, one method per kind (every method has an empty default).
+/// Receives a client's events on the client I/O thread, one method per kind (every method has an empty
+/// default). For app code on the main actor, use `MoonRunnerClientMainActorDelegate` instead.
 ///
 /// **Threading.** Methods are called on the client I/O thread (Linux: the Reactor loop thread the clients of a
 /// process share; Apple platforms: the clients' run-loop thread), one at a time and in the order the lines
 /// arrived. Return quickly and hop to your own queue or actor for real work; a delegate that blocks delays
-/// every client of the process.
+/// every client of the process. The delegate is `Sendable` because it is called from that thread: keep its
+/// mutable state behind a lock (or use the main-actor delegate, whose state the main actor guards).
 public protocol MoonRunnerClientDelegate: AnyObject, Sendable {
     /// A run started.
     func client(_ client: MoonRunnerClient, didStartRun event: RunStartedEvent)

@@ -14,6 +14,8 @@ public enum MoonRunnerClientError: Error, Sendable, Hashable, CustomStringConver
     case invalidArgument(String)
     /// `send(_:)` or `stop(save:)` before `join(name:key:)`.
     case notJoined
+    /// The calling task was cancelled while the call waited (the client itself carries on; see `close()`).
+    case cancelled
 
     /// The wire error code: the server's, or the closest one for errors found by the client.
     public var code: ErrorCode? {
@@ -21,7 +23,7 @@ public enum MoonRunnerClientError: Error, Sendable, Hashable, CustomStringConver
         case .server(let code, _): return code
         case .invalidArgument: return .badArgument
         case .notJoined: return .notIdentified
-        case .connectionFailed, .connectionLost, .closed: return nil
+        case .connectionFailed, .connectionLost, .closed, .cancelled: return nil
         }
     }
 
@@ -34,6 +36,7 @@ public enum MoonRunnerClientError: Error, Sendable, Hashable, CustomStringConver
         case .closed: return "the client is closed"
         case .invalidArgument(let why): return why
         case .notJoined: return "join(name:key:) first"
+        case .cancelled: return "the task was cancelled"
         }
     }
 

@@ -205,6 +205,64 @@ enum Syscall {
         try blocking("shutdown") { Glibc.shutdown(fd, how) }
     }
 
+    // MARK: Names and connecting over IPv4 or IPv6 (clients)
+
+    /// `getaddrinfo` for TCP: every address of `host` at `port`, in the resolver's order. Its failures are
+    /// not errnos, so they are mapped to the nearest one (`EHOSTUNREACH` for a name that does not resolve,
+    /// `EAGAIN` for a temporary failure) with the host and the resolver's own words in the operation
+    /// (`getaddrinfo: race.example.org: Name or service not known`).
+    static func resolve(host: String, port: UInt16) throws(IOError) -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let code = getaddrinfo(host, String(port), &hints, &list)
+        guard code == 0 else {
+            let savedErrno = Glibc.errno
+            let reason = String(cString: gai_strerror(code))
+            let errno: Int32
+            switch code {
+            case EAI_AGAIN: errno = EAGAIN
+            case EAI_MEMORY: errno = ENOMEM
+            case EAI_SYSTEM: errno = savedErrno
+            default: errno = EHOSTUNREACH
+            }
+            throw IOError(operation: "getaddrinfo: \(host): \(reason)", errno: errno)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            if let raw = current.pointee.ai_addr,
+               let address = SocketAddress(raw, length: current.pointee.ai_addrlen) {
+                addresses.append(address)
+            }
+            entry = current.pointee.ai_next
+        }
+        return addresses
+    }
+
+    /// Creates a TCP socket of `family` (`AF_INET` or `AF_INET6`) with `SOCK_CLOEXEC` (and `SOCK_NONBLOCK`).
+    static func tcpSocket(family: Int32, nonBlocking: Bool) throws(IOError) -> Int32 {
+        var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        return try blocking("socket") { Glibc.socket(family, type, 0) }
+    }
+
+    /// Connects a *non-blocking* socket, waiting up to `timeoutMilliseconds` (`ETIMEDOUT` after that).
+    static func connect(_ fd: Int32, _ address: SocketAddress, timeoutMilliseconds: Int32) throws(IOError) {
+        let result = address.withSockaddr { raw, length in Glibc.connect(fd, raw, length) }
+        if result == 0 { return }
+        let code = Glibc.errno
+        guard code == EINTR || code == EINPROGRESS else { throw IOError(operation: "connect", errno: code) }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let ready = try blocking("poll") { Glibc.poll(&descriptor, 1, timeoutMilliseconds) }
+        if ready == 0 { throw IOError(operation: "connect", errno: ETIMEDOUT) }
+        let pending: Int32 = try socketOption(fd, SOL_SOCKET, SO_ERROR)
+        if pending != 0 { throw IOError(operation: "connect", errno: pending) }
+    }
+
     // MARK: epoll
 
     /// Creates a close-on-exec epoll instance.

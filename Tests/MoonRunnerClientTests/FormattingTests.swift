@@ -1,5 +1,7 @@
 import Foundation
 import MoonRunnerClient
+import MoonRunnerTestSupport
+import RunStore
 import Testing
 
 /// Formatting for metric and imperial locales, identical on every platform.
@@ -19,6 +21,27 @@ import Testing
         #expect(formatter.distance(5012.35) == distance)
         #expect(formatter.pace(320.1) == pace)
         #expect(formatter.duration(1622.4) == "0:27:02")
+    }
+
+    @Test(arguments: [
+        (["LANG": "en_US.UTF-8"], "en_US", RunFormatter.DistanceUnit.miles),
+        (["LANG": "de_DE.UTF-8"], "de_DE", .kilometres),
+        (["LANG": "en_US.UTF-8", "LC_MEASUREMENT": "fr_FR.UTF-8"], "fr_FR", .kilometres),
+        (["LANG": "de_DE.UTF-8", "LC_MEASUREMENT": "fr_FR", "LC_ALL": "en_GB.ISO-8859-1"], "en_GB", .miles),
+        (["LANG": "en_US.UTF-8", "LC_ALL": ""], "en_US", .miles),
+        (["LANG": "de_DE@euro"], "de_DE", .kilometres),
+    ])
+    func theShellsLocaleVariablesChooseTheUnits(environment: [String: String], identifier: String,
+                                                unit: RunFormatter.DistanceUnit) throws {
+        let locale = try #require(RunFormatter.locale(fromEnvironment: environment))
+        #expect(locale.identifier == identifier)
+        #expect(RunFormatter(locale: locale).unit == unit)
+    }
+
+    @Test func noLocaleVariableOrTheCLocaleNamesNoLocale() {
+        #expect(RunFormatter.locale(fromEnvironment: [:]) == nil)
+        #expect(RunFormatter.locale(fromEnvironment: ["LANG": "C.UTF-8"]) == nil)
+        #expect(RunFormatter.locale(fromEnvironment: ["LC_ALL": "POSIX", "LANG": "en_US.UTF-8"]) == nil)
     }
 
     @Test(arguments: [
@@ -65,5 +88,33 @@ import Testing
         let formatter = RunFormatter(locale: Locale(identifier: "en_US"), unit: .kilometres)
         #expect(formatter.distance(42_195, decimals: 1) == "42.2 km")
         #expect(RunFormatter(locale: Locale(identifier: "de_DE"), unit: .miles).distance(1609.344) == "1,00 mi")
+    }
+}
+
+/// The default formatter of a real process follows `LANG`: a US user of `moonrunner runs` gets miles.
+@Suite struct LocaleFromTheShellTests {
+    /// `moonrunner ARGUMENTS` with the locale variables set to `variables` (and the others unset).
+    static func moonrunner(_ arguments: [String], _ variables: [String]) throws -> ChildProcess {
+        try ChildProcess(executable: "/usr/bin/env",
+                         arguments: ["-u", "LC_ALL", "-u", "LC_MEASUREMENT", "-u", "LANG"] + variables
+                             + [moonrunnerExecutable.path] + arguments)
+    }
+
+    @Test func langChoosesMilesOrKilometres() async throws {
+        let store = MemoryRunStore()
+        try await withServer(store: store) { server in
+            let port = String(server.port)
+            let simulate = try Self.moonrunner(["simulate", "--route", "park", "--speed", "3000", "--name", "us",
+                                                "--port", port], [])
+            #expect(await exitStatus(simulate, timeout: 60) == 0, "\(simulate.standardError)")
+            store.flush()
+            for (variables, unit) in [(["LANG=en_US.UTF-8"], " /mi"), (["LANG=de_DE.UTF-8"], " /km"),
+                                      (["LANG=de_DE.UTF-8", "LC_ALL=en_US.UTF-8"], " /mi")] {
+                let runs = try Self.moonrunner(["runs", "us", "--port", port], variables)
+                #expect(await exitStatus(runs, timeout: 30) == 0, "\(runs.standardError)")
+                let row = runs.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(row.hasSuffix(unit), "\(variables): \(row)")
+            }
+        }
     }
 }

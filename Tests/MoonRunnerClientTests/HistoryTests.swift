@@ -63,18 +63,37 @@ import Wire
         }
     }
 
-    @Test func answersOvertakenByLaterRepliesStillReachTheirRequests() async throws {
+    @Test func repliesReachTheirRequestsInTheOrderOfTheCommands() async throws {
         try await withServer { server in
             let client = MoonRunnerClient(host: "127.0.0.1", port: server.port)
             defer { client.close() }
             _ = try await Self.run(client, as: "gus", count: 20)
-            // History is answered off the server's loop, so the watch's ok: may come first.
+            // History is read off the server's loop, yet its answer comes before the watch's ok: (protocol.md §1).
             async let page = client.runs(of: "gus")
             try client.watch("someone")
             async let board = client.badges(of: "gus")
             let (runs, badges) = try await (page, board)
             #expect(runs.items.count == 1 && badges.count == Badges.all.count)
             try await client.ping()
+        }
+    }
+
+    @Test func aRunAskedForThenACheerToNobodyEachGetTheirOwnAnswer() async throws {
+        try await withServer { server in
+            let runner = MoonRunnerClient(host: "127.0.0.1", port: server.port)
+            let fan = MoonRunnerClient(host: "127.0.0.1", port: server.port)
+            defer { runner.close(); fan.close() }
+            let end = try await Self.run(runner, as: "hal", count: 170)
+            let log = EventRecorder(fan)
+            async let details = fan.run(id: end.runID)
+            let cheer = Task { try await fan.cheer("anyone?") }
+            #expect(try await details.badges.count >= 3)
+            let result = await cheer.result
+            #expect(throws: MoonRunnerClientError.self) { try result.get() }
+            if case .failure(let error as MoonRunnerClientError) = result { #expect(error.code == .notFound) }
+            // The run's lines were its answer, not live events.
+            try await fan.ping()
+            #expect(!log.events.contains { $0.kind == "badge" || $0.kind == "split" })
         }
     }
 

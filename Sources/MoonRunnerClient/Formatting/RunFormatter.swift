@@ -35,8 +35,9 @@ public struct RunFormatter: Sendable {
     public let timeZone: TimeZone
 
     /// A formatter for `locale`: miles where the measurement system is US or UK (British road running is
-    /// measured in miles), kilometres elsewhere — unless `unit` is given.
-    public init(locale: Locale = .current, unit: DistanceUnit? = nil, timeZone: TimeZone = .current) {
+    /// measured in miles), kilometres elsewhere — unless `unit` is given. The default locale is the user's
+    /// (`userLocale`: from `LC_ALL`/`LC_MEASUREMENT`/`LANG`, which Linux's `Locale.current` ignores).
+    public init(locale: Locale = RunFormatter.userLocale, unit: DistanceUnit? = nil, timeZone: TimeZone = .current) {
         self.locale = locale
         self.unit = unit ?? Self.unit(for: locale)
         self.timeZone = timeZone

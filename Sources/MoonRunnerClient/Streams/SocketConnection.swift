@@ -46,10 +46,12 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
         var buffered: Int { inbox.count - inboxHead }
     }
 
-    /// The address to connect to (numeric IPv4 or `localhost`: the Reactor does no DNS).
+    /// The host to connect to: a name (resolved off the I/O thread) or a numeric IPv4 or IPv6 address.
     let host: String
     /// The TCP port.
     let port: UInt16
+    /// Seconds for resolving and connecting, shared out over the host's addresses.
+    let connectTimeout: Double
     private let io: ClientIOThread
     private let state = Mutex(State())
     /// The streams, held weakly: they own the connection.
@@ -61,9 +63,10 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
     /// Bytes read per system call.
     static let readChunk = 64 * 1024
 
-    init(host: String, port: UInt16, io: ClientIOThread) {
+    init(host: String, port: UInt16, connectTimeout: Double, io: ClientIOThread) {
         self.host = host
         self.port = port
+        self.connectTimeout = connectTimeout
         self.io = io
     }
 
@@ -159,19 +162,26 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
 
     // MARK: Loop thread
 
-    /// Connects off the shared I/O thread (a blocking connect to an unreachable host can take minutes, and
-    /// every client in the process shares that thread), then registers the socket back on it.
+    /// Resolves the host and connects off the shared I/O thread (a name lookup or a connect to an unreachable
+    /// host can take seconds, and every client in the process shares that thread), trying each of the host's
+    /// addresses in turn, then registers the socket back on it.
+    ///
+    /// On a thread of its own rather than a Dispatch global queue: that pool runs as many blocking items as
+    /// there are cores, so an app (or test) blocking a few of them would hold every connection attempt back.
+    /// Attempts are rare (one per connection, then backoff), so a thread each costs nothing that matters.
     private func connect() {
-        let host = self.host, port = self.port
-        DispatchQueue.global().async { [self] in
+        let host = self.host, port = self.port, timeout = connectTimeout
+        let thread = Thread { [self] in
             let result: Result<StreamSocket, IOError>
             do throws(IOError) {
-                result = .success(try StreamSocket.connect(host: host, port: port))
+                result = .success(try StreamSocket.connect(resolving: host, port: port, timeout: timeout))
             } catch {
                 result = .failure(error)
             }
             io.execute { [self] in finishConnecting(result) }
         }
+        thread.name = "moonrunner-connect"
+        thread.start()
     }
 
     private func finishConnecting(_ result: Result<StreamSocket, IOError>) {

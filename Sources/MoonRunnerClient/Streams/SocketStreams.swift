@@ -3,7 +3,7 @@ import Foundation
 
 /// An `InputStream` over a TCP socket, for Linux, where Foundation cannot make socket streams.
 ///
-/// Behaves like the streams `Stream.getStreamsToHost` returns on Apple platforms, with two documented
+/// Behaves like the streams Foundation's socket streams return on Apple platforms, with two documented
 /// differences: events are delivered on the client I/O thread whatever run loop it is scheduled in (so
 /// `schedule(in:forMode:)` and `remove(from:forMode:)` are accepted and ignored), and `read` never blocks —
 /// with nothing buffered it returns 0 while `streamStatus` stays `.open` (end of stream is `.atEnd`).
@@ -134,10 +134,11 @@ final class SocketOutputStream: OutputStream {
     override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
 }
 
-/// Makes a connected pair of socket streams (unopened, like `Stream.getStreamsToHost`).
+/// Makes a connected pair of socket streams (unopened, like Foundation's socket streams).
 enum SocketStreams {
-    static func make(host: String, port: UInt16, io: ClientIOThread) -> (InputStream, OutputStream) {
-        let connection = SocketConnection(host: host, port: port, io: io)
+    static func make(host: String, port: UInt16, connectTimeout: Double,
+                     io: ClientIOThread) -> (InputStream, OutputStream) {
+        let connection = SocketConnection(host: host, port: port, connectTimeout: connectTimeout, io: io)
         let input = SocketInputStream(connection: connection)
         let output = SocketOutputStream(connection: connection)
         connection.attach(input: input, output: output)

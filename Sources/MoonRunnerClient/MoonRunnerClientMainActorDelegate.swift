@@ -1,0 +1,96 @@
+import Wire
+
+/// Receives a client's events on the main actor, one method per kind (every method has an empty default):
+/// the delegate for a view model or any other `@MainActor` app code, which may keep plain mutable state.
+///
+/// ```swift
+/// @MainActor final class RunViewModel: MoonRunnerClientMainActorDelegate {
+///     var cheers = 0
+///     func client(_ client: MoonRunnerClient, didReceiveCheer event: CheerEvent) { cheers += 1 }
+/// }
+/// client.mainActorDelegate = model
+/// ```
+///
+/// **Delivery.** Each event is queued on the main dispatch queue, so calls come one at a time, in the order
+/// the lines arrived, after the I/O thread handled them (a `state` call may come after the next call returned).
+/// The main queue must be running: it is in an app, and in a command-line tool with an `async` entry point
+/// or `dispatchMain()`. Set both delegates if you like: the I/O-thread one hears each event first.
+@MainActor
+public protocol MoonRunnerClientMainActorDelegate: AnyObject, Sendable {
+    /// A run started.
+    func client(_ client: MoonRunnerClient, didStartRun event: RunStartedEvent)
+    /// Live measurements after an accepted fix.
+    func client(_ client: MoonRunnerClient, didReceivePace event: PaceEvent)
+    /// A badge was won.
+    func client(_ client: MoonRunnerClient, didWinBadge event: BadgeEvent)
+    /// A kilometre or mile was completed.
+    func client(_ client: MoonRunnerClient, didCompleteSplit event: SplitEvent)
+    /// A run ended.
+    func client(_ client: MoonRunnerClient, didEndRun event: RunEndedEvent)
+    /// A cheer arrived.
+    func client(_ client: MoonRunnerClient, didReceiveCheer event: CheerEvent)
+    /// The client's fixes up to `event.timestamp` are stored.
+    func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent)
+    /// The server explained why the client's fixes start no run yet (`note:`).
+    func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent)
+    /// A command succeeded.
+    func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent)
+    /// The server sent `err:`, or a request failed.
+    func client(_ client: MoonRunnerClient, didFailWith error: MoonRunnerClientError)
+    /// A history answer is complete.
+    func client(_ client: MoonRunnerClient, didReceiveHistory answer: HistoryAnswer)
+    /// Another line (`help:`, `stats:`, unclaimed answers).
+    func client(_ client: MoonRunnerClient, didReceive event: ServerEvent)
+    /// The connection changed state.
+    func client(_ client: MoonRunnerClient, didChangeState state: ConnectionState)
+}
+
+extension MoonRunnerClientMainActorDelegate {
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didStartRun event: RunStartedEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceivePace event: PaceEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didWinBadge event: BadgeEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didCompleteSplit event: SplitEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didEndRun event: RunEndedEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveCheer event: CheerEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didFailWith error: MoonRunnerClientError) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveHistory answer: HistoryAnswer) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceive event: ServerEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didChangeState state: ConnectionState) {}
+}
+
+extension ClientEvent {
+    /// Calls the main-actor delegate method for this event.
+    @MainActor func deliver(to delegate: any MoonRunnerClientMainActorDelegate, from client: MoonRunnerClient) {
+        switch self {
+        case .runStarted(let value): delegate.client(client, didStartRun: value)
+        case .pace(let value): delegate.client(client, didReceivePace: value)
+        case .badge(let value): delegate.client(client, didWinBadge: value)
+        case .split(let value): delegate.client(client, didCompleteSplit: value)
+        case .ended(let value): delegate.client(client, didEndRun: value)
+        case .cheer(let value): delegate.client(client, didReceiveCheer: value)
+        case .ack(let value): delegate.client(client, didReceiveAck: value)
+        case .note(let value): delegate.client(client, didReceiveNote: value)
+        case .ok(let value): delegate.client(client, didReceiveOK: value)
+        case .error(let value): delegate.client(client, didFailWith: value)
+        case .history(let value): delegate.client(client, didReceiveHistory: value)
+        case .other(let value): delegate.client(client, didReceive: value)
+        case .state(let value): delegate.client(client, didChangeState: value)
+        }
+    }
+}

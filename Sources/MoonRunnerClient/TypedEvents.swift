@@ -1,0 +1,50 @@
+import RunCore
+import Wire
+
+// Swift-shaped names and types over the wire events the API hands out. The events themselves stay Wire's
+// (the server formats the same values), so these are aliases and typed views rather than copies.
+
+/// One saved run in a page of `runs(of:)` — the wire's `item:` line.
+public typealias RunListItem = RunListItemEvent
+/// A run's totals in `run(id:)` — the wire's `summary:` line.
+public typealias RunSummary = RunSummaryEvent
+/// The stretch between two consecutive badges of a run — the wire's `checkpoint:` line.
+public typealias RunCheckpoint = CheckpointEvent
+/// One badge of a runner's board in `badges(of:)` — the wire's `board:` line.
+public typealias BadgeBoardEntry = BoardEvent
+
+extension BadgeEvent {
+    /// The tier as an enum: `.earned`, `.silver`, `.gold` or `.best`. Never nil for an event the server
+    /// sent (the parser refuses other words); nil only for a hand-made event with another `tier` text.
+    public var badgeTier: BadgeTier? { BadgeTier(rawValue: tier) }
+}
+
+extension SplitEvent {
+    /// The unit as an enum: `.kilometre` or `.mile`. Never nil for an event the server sent; nil only for a
+    /// hand-made event with another `unit` text.
+    public var splitUnit: SplitUnit? { SplitUnit(rawValue: unit) }
+}
+
+extension RunSummaryEvent {
+    /// Where a stored run is in its life.
+    public enum Status: String, Sendable, Hashable, CaseIterable {
+        /// Still running: the values are the ones so far.
+        case live
+        /// Ended with `stop:` (or by the server) and kept.
+        case saved
+        /// Ended with `stop:discard`.
+        case discarded
+        /// Ended by the server when the runner did not come back within the resume window.
+        case endedByTimeout = "ended_by_timeout"
+    }
+
+    /// The status as an enum; nil for a word this build does not know (the protocol lets the server add
+    /// statuses, which is why `status` keeps the text, to show as is).
+    public var runStatus: Status? { Status(rawValue: status) }
+}
+
+/// `ok:msg count=1` rather than the struct's fields: an `ok:` is mostly printed for people.
+extension OkEvent: CustomStringConvertible {
+    /// The line as the server sent it, e.g. `ok:msg count=1`.
+    public var description: String { line }
+}
