@@ -11,16 +11,16 @@ extension RunTracker {
     public mutating func pause() {
         guard projection != nil, !isPaused else { return }
         advanceWindow(committing: smoother.count)
-        gateSegmentStart = committed.count
+        gateSegmentStart = settledCount
         // A fresh smoother (made the way a new tracker makes it) has no previous step, so the next update
         // restarts the filter; the window is empty after the commit, so nothing else is lost.
         smoother = RunTracker(configuration: configuration).smoother
     }
 
     /// True between a ``pause()`` and the next accepted fix: the window is empty and the current segment
-    /// has no point yet (at any other time the newest point is in the window or, with no lag, committed
+    /// has no point yet (at any other time the newest point is in the window or, with no lag, settling or final
     /// after the segment's start).
-    public var isPaused: Bool { projection != nil && smoother.count == 0 && gateSegmentStart == committed.count }
+    public var isPaused: Bool { projection != nil && smoother.count == 0 && gateSegmentStart == settledCount }
 
     /// Offers one fix like ``add(_:now:)`` and says whether it began a new track segment: the first fix
     /// accepted after a ``pause()``, or one the filter re-anchored on after a jump. The first fix of the run
