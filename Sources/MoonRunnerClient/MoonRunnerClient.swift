@@ -7,7 +7,7 @@ import Wire
 /// reading history — over one TCP connection that reconnects by itself.
 ///
 /// Use it with `events()` (an `AsyncStream` of `ClientEvent`), a `mainActorDelegate` (typed callbacks on the
-/// main actor, for app code), a `delegate` (typed callbacks on the I/O thread), or any mix. CLIENT.md is the
+/// main actor, for app code), a `delegate` (typed callbacks on the I/O thread), or any mix. README's "Client library" section is the
 /// guide, with tested samples.
 ///
 /// ```swift

@@ -1,4 +1,4 @@
-// The code samples of CLIENT.md, verbatim (ClientGuideTests checks that every ```swift block of the guide
+// The code samples of README.md's "Client library" section, verbatim (ClientGuideTests checks that every ```swift block of the guide
 // appears here, and runs these against a real server). Like an app's file, it imports the client library only.
 import MoonRunnerClient
 

@@ -5,15 +5,15 @@ import MoonRunnerTestSupport
 import RunStore
 import Testing
 
-/// CLIENT.md's samples are the code of `ClientGuideSamples.swift`, which compiles with the client library
+/// README's "Client library" samples are the code of `ClientGuideSamples.swift`, which compiles with the client library
 /// alone; here they run against a real server.
 @Suite struct ClientGuideTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The ```swift blocks of CLIENT.md, in order.
+    /// The ```swift blocks of README.md (all in its "Client library" section), in order.
     static func guideBlocks() throws -> [String] {
-        let guide = try String(contentsOf: root.appendingPathComponent("CLIENT.md"), encoding: .utf8)
+        let guide = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         var blocks: [String] = []
         var current: [Substring]?
         for line in guide.split(separator: "\n", omittingEmptySubsequences: false) {
