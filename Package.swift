@@ -24,8 +24,9 @@ let package = Package(
         // Every URL of protocol.md Part 2 decoded into a typed route: the server's handlers get values.
         .target(name: "WebRoutes", dependencies: ["HTTP", "Wire", "WebAssets"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEpoll"),
-        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite"]),
+        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
                                                    "WebRoutes"]),

@@ -15,11 +15,6 @@ public enum RunnerKey {
     /// True when `key` hashes to `hash`. The comparison takes the same time wherever the hashes differ, so
     /// timing does not reveal how much of a guess was right.
     public static func verify(_ key: String, against hash: String) -> Bool {
-        let computed = Array(Self.hash(key).utf8)
-        let expected = Array(hash.lowercased().utf8)
-        guard computed.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for index in computed.indices { difference |= computed[index] ^ expected[index] }
-        return difference == 0
+        SHA256.constantTimeEqual(Array(Self.hash(key).utf8), Array(hash.lowercased().utf8))
     }
 }
