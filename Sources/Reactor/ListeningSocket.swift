@@ -2,7 +2,8 @@ import CEpoll
 import Glibc
 import Synchronization
 
-/// A listening TCP/IPv4 socket: non-blocking, close-on-exec, `SO_REUSEADDR`.
+/// A listening TCP socket, IPv4 or IPv6: non-blocking, close-on-exec, `SO_REUSEADDR`; on `::` dual-stack (IPv4
+/// clients too, as `::ffff:a.b.c.d`).
 ///
 /// Owns its descriptor and closes it in `deinit`. Sendable: `close()` is atomic and idempotent,
 /// though as with any descriptor, closing it while another thread uses it is a logic error.
@@ -13,16 +14,21 @@ public final class ListeningSocket: Sendable {
     public let port: UInt16
     private let closed = Atomic<Bool>(false)
 
-    /// Binds and listens on `host` (`"127.0.0.1"`, `"0.0.0.0"`, `"localhost"` or another dotted quad)
-    /// and `port` (0 = ephemeral).
+    /// Binds and listens on `host` — a numeric IPv4 (`127.0.0.1`, `0.0.0.0`) or IPv6 (`::1`, `::`, brackets
+    /// allowed) address, or `localhost` (127.0.0.1) — and `port` (0 = ephemeral).
     public init(host: String, port: UInt16, backlog: Int32 = 4096) throws(IOError) {
-        let address = try IPv4Address.make(host: host, port: port)
-        let fd = try Syscall.tcpSocket(nonBlocking: true)
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard let address = SocketAddress(numericHost: bare == "localhost" ? "127.0.0.1" : bare, port: port) else {
+            throw IOError(operation: "parse address \(host) (a numeric IPv4 or IPv6 address, or localhost)", errno: EINVAL)
+        }
+        let fd = try Syscall.tcpSocket(family: address.family, nonBlocking: true)
         do {
             try Syscall.setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+            // `::` takes IPv4 clients too (dual-stack), whatever the system's default for IPV6_V6ONLY.
+            if address.isIPv6 { try Syscall.setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }
             try Syscall.bind(fd, address)
             try Syscall.listen(fd, backlog: backlog)
-            self.port = UInt16(bigEndian: try Syscall.localAddress(fd).sin_port)
+            self.port = try Syscall.socketAddress(fd, peer: false).port
         } catch {
             try? Syscall.close(fd)
             throw error

@@ -71,8 +71,8 @@ public final class StreamSocket: Sendable {
     /// Asked of the kernel each time, so connections do not carry the string around.
     public var peerDescription: String {
         guard isOpen else { return "closed" }
-        guard let address = try? Syscall.peerAddress(fileDescriptor) else { return "unknown" }
-        return IPv4Address.describe(address)
+        guard let address = try? Syscall.socketAddress(fileDescriptor, peer: true) else { return "unknown" }
+        return address.description
     }
 
     /// Using a closed socket is reported as `EBADF` rather than touching a possibly reused fd number.

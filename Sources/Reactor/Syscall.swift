@@ -177,6 +177,29 @@ enum Syscall {
         return value
     }
 
+    /// Binds `fd` to an IPv4 or IPv6 address.
+    static func bind(_ fd: Int32, _ address: SocketAddress) throws(IOError) {
+        let result = address.withSockaddr { raw, length in Glibc.bind(fd, raw, length) }
+        if result == -1 { throw IOError(operation: "bind", errno: Glibc.errno) }
+    }
+
+    /// The local or remote (`peer`) address of a socket, IPv4 or IPv6.
+    static func socketAddress(_ fd: Int32, peer: Bool) throws(IOError) -> SocketAddress {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                peer ? Glibc.getpeername(fd, raw, &length) : Glibc.getsockname(fd, raw, &length)
+            }
+        }
+        if result == -1 { throw IOError(operation: peer ? "getpeername" : "getsockname", errno: Glibc.errno) }
+        let address = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+        }
+        guard let address else { throw IOError(operation: "getsockname", errno: EAFNOSUPPORT) }
+        return address
+    }
+
     /// The local address of a socket (used to learn an ephemeral port).
     static func localAddress(_ fd: Int32) throws(IOError) -> sockaddr_in {
         try address("getsockname") { raw, length in Glibc.getsockname(fd, raw, length) }
