@@ -145,8 +145,8 @@ extension Database {
                 } catch {
                     throw error.adding(context: "migration \(migration.id)")
                 }
-                record.bind(migration.id, at: 1)
-                record.bind(Date().timeIntervalSince1970, at: 2)
+                try record.bind(migration.id, at: 1)
+                try record.bind(Date().timeIntervalSince1970, at: 2)
                 try record.run()
                 applied.append(migration.id)
             }

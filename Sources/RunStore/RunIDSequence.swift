@@ -39,7 +39,7 @@ final class RunIDSequence: @unchecked Sendable {
                 RETURNING CAST(value AS INTEGER) - ?1
                 """)
             defer { reserve.reset() }
-            reserve.bind(blockSize, at: 1)
+            try reserve.bind(blockSize, at: 1)
             guard try reserve.step() else {
                 throw StoreError(code: SQLITE_CORRUPT, message: "store_meta has no next_run_id (migration missing)")
             }
@@ -61,9 +61,8 @@ final class RunIDSequence: @unchecked Sendable {
         if let database, next < end, let giveBack = try? database.prepare("""
             UPDATE store_meta SET value = ?1 WHERE key = 'next_run_id' AND CAST(value AS INTEGER) = ?2
             """) {
-            giveBack.bind(next, at: 1)
-            giveBack.bind(end, at: 2)
-            try? giveBack.run()  // best effort: a gap in the ids is harmless
+            // Best effort: a gap in the ids is harmless.
+            if (try? giveBack.bind(next, at: 1)) != nil, (try? giveBack.bind(end, at: 2)) != nil { try? giveBack.run() }
         }
         database = nil
     }

@@ -9,7 +9,7 @@ extension SQLiteRunStore {
                 SELECT runner, format, first_point_time, point_count, skipped_points, device_distance, pauses_before
                 FROM run_imports WHERE run = ?1
                 """)
-            select.bind(id, at: 1)
+            try select.bind(id, at: 1)
             // Reset when done: a statement left on a row keeps the read transaction (and its old snapshot) open.
             defer { select.reset() }
             guard try select.step() else { return nil }
@@ -30,9 +30,9 @@ extension SQLiteRunStore {
             let select = try database.cachedStatement("""
                 SELECT min(run) FROM run_imports WHERE runner = ?1 AND first_point_time = ?2 AND point_count = ?3
                 """)
-            select.bind(runner, at: 1)
-            select.bind(firstPointTime, at: 2)
-            select.bind(Int64(pointCount), at: 3)
+            try select.bind(runner, at: 1)
+            try select.bind(firstPointTime, at: 2)
+            try select.bind(Int64(pointCount), at: 3)
             defer { select.reset() }
             guard try select.step(), !select.isNull(at: 0) else { return nil }
             return select.int64(at: 0)

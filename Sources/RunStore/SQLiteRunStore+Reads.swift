@@ -9,7 +9,7 @@ extension SQLiteRunStore {
             let select = try database.cachedStatement(
                 "SELECT coalesce(max(distance), 0) FROM runs WHERE runner = ?1 AND status != 'discarded'")
             defer { select.reset() }
-            select.bind(runner, at: 1)
+            try select.bind(runner, at: 1)
             return try select.step() ? select.double(at: 0) : 0
         }
     }
@@ -17,7 +17,7 @@ extension SQLiteRunStore {
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
         try lookups.read { (database) throws(StoreError) -> RunnerRecord? in
             let select = try database.cachedStatement("SELECT name, key_hash, created FROM runners WHERE name = ?1")
-            select.bind(name, at: 1)
+            try select.bind(name, at: 1)
             guard try select.step() else { return nil }
             var runner = RunnerRecord(name: select.text(at: 0), keyHash: select.text(at: 1), created: select.double(at: 2))
             select.reset()
@@ -25,7 +25,7 @@ extension SQLiteRunStore {
                 SELECT badge, earned_at, reference_speed, silver_at, gold_at, best_speed
                 FROM badge_records WHERE runner = ?1
                 """)
-            records.bind(name, at: 1)
+            try records.bind(name, at: 1)
             while try records.step() {
                 runner.history.records[records.text(at: 0)] = BadgeHistory.Record(
                     earnedAt: records.double(at: 1), referenceSpeed: records.double(at: 2),
@@ -43,9 +43,9 @@ extension SQLiteRunStore {
                 SELECT \(Self.runColumns) FROM runs WHERE runner = ?1
                 ORDER BY started DESC, id DESC LIMIT ?2 OFFSET ?3
                 """)
-            select.bind(runner, at: 1)
-            select.bind(Int64(max(0, limit)), at: 2)
-            select.bind(Int64(max(0, offset)), at: 3)
+            try select.bind(runner, at: 1)
+            try select.bind(Int64(max(0, limit)), at: 2)
+            try select.bind(Int64(max(0, offset)), at: 3)
             var runs: [RunRecord] = []
             while try select.step() { runs.append(try Self.runRecord(select)) }
             return runs
@@ -57,7 +57,7 @@ extension SQLiteRunStore {
         try reader.read { (database) throws(StoreError) -> StoredRun? in
             let select = try database.cachedStatement(
                 "SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = ?1")
-            select.bind(id, at: 1)
+            try select.bind(id, at: 1)
             guard try select.step() else { return nil }
             let record = try Self.runRecord(select)
             let context = "run \(id)"
@@ -65,7 +65,7 @@ extension SQLiteRunStore {
             let checkpoints = try JSONColumn.decode([CheckpointSplit].self, from: select.text(at: Self.runColumnCount + 1),
                                                     context: context)
             select.reset()
-            let awards = try Self.awards(in: database, where: "run = ?1", { $0.bind(id, at: 1) })
+            let awards = try Self.awards(in: database, where: "run = ?1", { (statement) throws(StoreError) in try statement.bind(id, at: 1) })
             return StoredRun(record: record, splits: splits, checkpoints: checkpoints, awards: awards)
         }
     }
@@ -77,7 +77,7 @@ extension SQLiteRunStore {
                 SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
                 FROM fixes WHERE run = ?1 ORDER BY sequence
                 """)
-            select.bind(id, at: 1)
+            try select.bind(id, at: 1)
             var fixes: [StoredFix] = []
             while try select.step() {
                 // SQLite stores NaN as NULL; a rejected fix may well have had NaN in it.
@@ -102,7 +102,7 @@ extension SQLiteRunStore {
     /// All awards of a runner, in the order they were stored.
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] {
         try reader.read { (database) throws(StoreError) -> [StoredAward] in
-            try Self.awards(in: database, where: "runner = ?1", { $0.bind(runner, at: 1) })
+            try Self.awards(in: database, where: "runner = ?1", { (statement) throws(StoreError) in try statement.bind(runner, at: 1) })
         }
     }
 
@@ -140,13 +140,13 @@ extension SQLiteRunStore {
     }
 
     private static func awards(in database: Database, where condition: String,
-                               _ bind: (Statement) -> Void) throws(StoreError) -> [StoredAward] {
+                               _ bind: (Statement) throws(StoreError) -> Void) throws(StoreError) -> [StoredAward] {
         let select = try database.cachedStatement("""
             SELECT runner, run, badge, tier, timestamp, latitude, longitude, speed, elapsed,
                 badge_name, badge_distance, badge_information
             FROM badge_awards WHERE \(condition) ORDER BY rowid
             """)
-        bind(select)
+        try bind(select)
         var awards: [StoredAward] = []
         while try select.step() {
             guard let tier = BadgeTier(rawValue: select.text(at: 3)) else {

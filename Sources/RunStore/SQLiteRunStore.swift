@@ -65,7 +65,13 @@ public final class SQLiteRunStore: RunStore {
             afterCommit = { checkpointer.noteCommit() }
             beforeClose = { checkpointer.stop() }
         }
-        let sink = try SQLiteBatchSink(database: writer, afterCommit: afterCommit, beforeClose: beforeClose)
+        let sink: SQLiteBatchSink
+        do throws(StoreError) {
+            sink = try SQLiteBatchSink(database: writer, afterCommit: afterCommit, beforeClose: beforeClose)
+        } catch {
+            checkpointer?.stop()  // its thread would otherwise outlive the store that never opened
+            throw error
+        }
         queue = WriteQueue(configuration: configuration, sink: sink, label: path)
     }
 
@@ -93,7 +99,7 @@ public final class SQLiteRunStore: RunStore {
         try database.transaction(.immediate) { () throws(StoreError) in
             let probe = try database.prepare(
                 "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('last_opened', ?1)")
-            probe.bind(Date().timeIntervalSince1970, at: 1)
+            try probe.bind(Date().timeIntervalSince1970, at: 1)
             try probe.run()
         }
         guard journal?.lowercased() == "wal" else {

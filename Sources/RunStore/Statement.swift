@@ -25,31 +25,39 @@ final class Statement {
     }
 
     /// Binds a double (NULL for nil) to the 1-based parameter `index`.
-    func bind(_ value: Double?, at index: Int32) {
-        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    func bind(_ value: Double?, at index: Int32) throws(StoreError) {
+        try check(value.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index), index)
     }
 
     /// Binds an integer (NULL for nil).
-    func bind(_ value: Int64?, at index: Int32) {
-        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    func bind(_ value: Int64?, at index: Int32) throws(StoreError) {
+        try check(value.map { sqlite3_bind_int64(handle, index, $0) } ?? sqlite3_bind_null(handle, index), index)
     }
 
     /// Binds UTF-8 text (NULL for nil).
-    func bind(_ value: String?, at index: Int32) {
+    func bind(_ value: String?, at index: Int32) throws(StoreError) {
         guard var value else {
-            sqlite3_bind_null(handle, index)
+            try check(sqlite3_bind_null(handle, index), index)
             return
         }
-        value.withUTF8 { bytes in
+        let code = value.withUTF8 { bytes -> Int32 in
             // An empty buffer may have no base address; SQLite takes a NULL pointer with length 0 as NULL,
             // so empty text is bound from a static empty string instead.
             guard let base = bytes.baseAddress, !bytes.isEmpty else {
-                sqlite3_bind_text(handle, index, "", 0, transientDestructor)
-                return
+                return sqlite3_bind_text(handle, index, "", 0, transientDestructor)
             }
-            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
-                _ = sqlite3_bind_text(handle, index, characters, Int32(bytes.count), transientDestructor)
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
+                sqlite3_bind_text(handle, index, characters, Int32(bytes.count), transientDestructor)
             }
+        }
+        try check(code, index)
+    }
+
+    /// A bind's return code as the store's error (a wrong index, a value too big, out of memory).
+    private func check(_ code: Int32, _ index: Int32) throws(StoreError) {
+        guard code == SQLITE_OK else {
+            let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "statement"
+            throw database.error(code, "binding parameter \(index) of \(sql.prefix(80))")
         }
     }
 

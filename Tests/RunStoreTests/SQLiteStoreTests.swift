@@ -166,4 +166,16 @@ import Testing
         #expect(store.retainedWriteCount == 20_000)
         #expect(try store.fixes(ofRun: 3).isEmpty)  // the failed batch was rolled back as a whole
     }
+
+    @Test func aBindThatFailsIsTheStoresErrorNotSilence() throws {
+        let directory = TemporaryDirectory()
+        let database = try Database(path: directory.path("bind.sqlite"), busyTimeout: 1)
+        let statement = try database.prepare("SELECT ?1")
+        try statement.bind(Int64(1), at: 1)
+        #expect {
+            try statement.bind("x", at: 2)  // there is no parameter 2
+        } throws: { error in
+            "\(error)".contains("binding parameter 2")
+        }
+    }
 }
