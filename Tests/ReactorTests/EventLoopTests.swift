@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Reactor
 import Testing
@@ -65,15 +66,14 @@ import Testing
         let offLoop = Box(0)
         let running = try startLoop(loop)
         let perProducer = 500
-        await withTaskGroup(of: Void.self) { group in
-            for producer in 0..<2 {
-                group.addTask {
-                    for index in 0..<perProducer {
-                        loop.execute {
-                            if !loop.isInLoopThread { offLoop.value += 1 }
-                            seen.value[producer].append(index)
-                            if seen.value[0].count + seen.value[1].count == 2 * perProducer { loop.stop() }
-                        }
+        // Producers on threads of their own: tasks of the shared pool may wait behind other tests' blocking work.
+        for producer in 0..<2 {
+            Thread.detachNewThread {
+                for index in 0..<perProducer {
+                    loop.execute {
+                        if !loop.isInLoopThread { offLoop.value += 1 }
+                        seen.value[producer].append(index)
+                        if seen.value[0].count + seen.value[1].count == 2 * perProducer { loop.stop() }
                     }
                 }
             }
@@ -87,15 +87,15 @@ import Testing
 
     @Test func stopFromAnotherThreadEndsAnIdleRun() async throws {
         let loop = try EventLoop()
-        let running = try startLoop(loop)
+        // The safety timer stops the loop after 15 s and counts as a failure: `finished()` is true only when
+        // `stop()` from this thread ended the idle run first (timed by the loop, not by this task).
+        let running = try startLoop(loop, timeout: 15)
         // Wait until the loop has certainly entered run() and gone idle in epoll_wait.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { continuation.resume() }
         }
-        let started = ContinuousClock.now
         loop.stop()
         #expect(await running.finished())
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test func stopBeforeRunMakesRunReturnAfterOneTurn() throws {
