@@ -26,8 +26,14 @@ final class Connection: Peer {
 
     override func didClose() { server.lineConnectionCount -= 1 }
 
+    /// True while lines wait in the framer for this connection's next turn (it reads no more meanwhile).
+    var hasQueuedWork = false
+    /// True while the store is backlogged: the connection's lines wait until it has caught up.
+    var isWaitingForStore = false
+
     override var wantsToRead: Bool {
-        state == .open && !hasPeerClosed && !isDoomed && !isReadPaused && !isAwaitingAnswer
+        state == .open && !hasPeerClosed && !isDoomed && !isReadPaused && !isAwaitingAnswer && !hasQueuedWork
+            && !isWaitingForStore && framer.bufferedByteCount < server.configuration.readAhead
     }
 
     override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {

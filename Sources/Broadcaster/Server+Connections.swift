@@ -68,13 +68,20 @@ extension Server {
         }
     }
 
-    /// Handles the complete lines the framer holds, until the budget or the connection stops it.
+    /// Handles the complete lines the framer holds, until the budget or the connection stops it, at most
+    /// ``ServerConfiguration/linesPerTurn`` of them: the rest wait for the connection's next turn.
     func processBufferedLines(_ connection: Connection, now: Double) {
+        var handled = 0, fixes = 0
         while connection.state == .open {
             if connection.isAwaitingAnswer {
                 updateInterest(connection)  // stop reading until the answer is out
                 return
             }
+            if handled >= configuration.linesPerTurn {
+                queueForNextTurn(connection)
+                return
+            }
+            handled += 1
             guard connection.spendLine(now: now) else {
                 pauseReading(connection, now: now)
                 return
@@ -93,10 +100,77 @@ extension Server {
                 do {
                     let command = try Command.parse(bytes)
                     hub.received(command, from: connection.id, now: now)
+                    // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
+                    // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.
+                    if case .location = command {
+                        fixes += 1
+                        if fixes & 63 == 1 && checkStoreBacklog() {
+                            waitForStore(connection)
+                            return
+                        }
+                    }
                 } catch {
                     answerError(connection.id, error)
                 }
             }
+        }
+    }
+
+    /// The connection's remaining lines run in its next turn, after every other connection's events (round
+    /// robin); it reads nothing more until then.
+    func queueForNextTurn(_ connection: Connection) {
+        if !connection.hasQueuedWork {
+            connection.hasQueuedWork = true
+            queuedWork.append(connection)
+            updateInterest(connection)
+        }
+        guard !isQueuedWorkScheduled else { return }
+        isQueuedWorkScheduled = true
+        loop.execute { [unowned self] in runQueuedWork() }
+    }
+
+    /// One more turn for every connection whose lines were left over.
+    private func runQueuedWork() {
+        isQueuedWorkScheduled = false
+        let work = queuedWork
+        queuedWork.removeAll(keepingCapacity: true)
+        let now = Self.now()
+        for connection in work where connection.hasQueuedWork {
+            connection.hasQueuedWork = false
+            guard connection.state == .open else { continue }
+            processBufferedLines(connection, now: now)
+            updateInterest(connection)
+        }
+    }
+
+    /// True while the store has more writes waiting than its high-water mark (sticky until the low-water mark).
+    func checkStoreBacklog() -> Bool {
+        if !isStoreBacklogged && store.pendingWriteCount > configuration.storeQueueHighWater {
+            isStoreBacklogged = true
+            logger.write("store backlogged (\(store.pendingWriteCount) writes waiting): reading paused")
+        }
+        return isStoreBacklogged
+    }
+
+    /// Parks a connection until the store catches up; its lines stay in its framer and its socket unread.
+    private func waitForStore(_ connection: Connection) {
+        guard !connection.isWaitingForStore else { return }
+        connection.isWaitingForStore = true
+        storeWaiters.append(connection)
+        updateInterest(connection)
+    }
+
+    /// After a commit: once the store is below its low-water mark, the parked connections go on.
+    func resumeIfStoreCaughtUp() {
+        guard isStoreBacklogged, store.pendingWriteCount <= configuration.storeQueueLowWater else { return }
+        isStoreBacklogged = false
+        logger.write("store caught up: reading resumed")
+        let waiting = storeWaiters
+        storeWaiters.removeAll()
+        for connection in waiting {
+            connection.isWaitingForStore = false
+            guard connection.state == .open else { continue }
+            queueForNextTurn(connection)
         }
     }
 

@@ -43,6 +43,12 @@ public final class Server: @unchecked Sendable {
     var lineConnectionCount = 0
     var httpConnectionCount = 0
     var pendingFlush: [Peer] = []
+    /// Connections with lines left for their next turn, and whether that turn is scheduled.
+    var queuedWork: [Connection] = []
+    var isQueuedWorkScheduled = false
+    /// True while the store is over its high-water mark; the connections parked until it catches up.
+    var isStoreBacklogged = false
+    var storeWaiters: [Connection] = []
     /// Peers to close at the end of the turn (see ``closeAtTurnEnd(_:reason:)``).
     var doomed: [(Peer, String)] = []
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -142,6 +148,7 @@ public final class Server: @unchecked Sendable {
             self?.loop.execute { [weak self] in
                 guard let self else { return }
                 hub.committed(receipt)
+                resumeIfStoreCaughtUp()
                 answerDevices(after: receipt)
                 metrics.record(receipt, now: Self.now())
             }

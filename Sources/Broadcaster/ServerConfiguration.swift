@@ -61,6 +61,19 @@ public struct ServerConfiguration: Sendable {
     /// Default 20.
     public var deviceFailuresPerMinute = 20
 
+    /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other
+    /// connection's, so one runner's flood cannot hold the others up. Default 256.
+    public var linesPerTurn = 256
+    /// Bytes read ahead of what a connection had handled; past it the server stops reading from it (TCP pushes
+    /// back on the sender). Default 256 KiB.
+    public var readAhead = 256 * 1024
+    /// Writes waiting for the store above which the server stops reading from every connection until they
+    /// fall below ``storeQueueLowWater`` (so memory is bounded when the disk is slower than the runners).
+    /// Default 200,000.
+    public var storeQueueHighWater = 200_000
+    /// See ``storeQueueHighWater``. Default 50,000.
+    public var storeQueueLowWater = 50_000
+
     /// The defaults above.
     public init() {}
 }

@@ -39,6 +39,9 @@ public final class MemoryRunStore: RunStore {
         queue.setCommitHandler(handler)
     }
 
+    /// Writes submitted and not committed yet.
+    public var pendingWriteCount: Int { queue.pendingWriteCount }
+
     /// Blocks until everything submitted so far has been applied.
     public func flush() { queue.flush() }
 

@@ -79,6 +79,8 @@ public protocol RunStore: AnyObject, Sendable {
     func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void)
     /// Blocks until everything submitted so far has been committed or has failed (and been reported).
     func flush()
+    /// Writes submitted and not committed yet (the server stops reading from runners while this is high).
+    var pendingWriteCount: Int { get }
     /// Flushes, stops the writer thread and closes the database. Later submits are logged and ignored.
     func close()
 

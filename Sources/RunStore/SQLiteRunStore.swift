@@ -144,6 +144,9 @@ public final class SQLiteRunStore: RunStore {
         queue.setCommitHandler(handler)
     }
 
+    /// Writes submitted and not committed yet.
+    public var pendingWriteCount: Int { queue.pendingWriteCount }
+
     /// Blocks until everything submitted so far has been committed or has failed.
     public func flush() { queue.flush() }
 

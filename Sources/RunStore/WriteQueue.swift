@@ -68,6 +68,13 @@ final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Writes submitted and not yet committed (or failed and reported).
+    var pendingWriteCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return Int(submitted &- processed)
+    }
+
     /// Writes kept in memory after failed batches, waiting for a retry.
     var retainedWriteCount: Int {
         condition.lock()

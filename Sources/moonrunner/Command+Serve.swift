@@ -31,6 +31,11 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --sse-heartbeat S       seconds of silence before an event stream gets a comment heartbeat (default 15)
   --sse-backlog N         events kept per runner for event streams reconnecting with Last-Event-ID
                           (default 128)
+  --lines-per-turn N      lines one connection has handled per loop turn before the others' turn
+                          (default 256)
+  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 262144)
+  --store-high-water N    writes waiting for the store above which reading stops (default 200000)
+  --store-low-water N     ... and below which it resumes (default 50000)
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
                           (default 600)
   --device-failures N     wrong device tokens per source address per minute before HTTP 429 (default 20)
@@ -88,6 +93,10 @@ func runServeCommand(arguments: [String]) -> Int32 {
                                                                        default: configuration.httpLimits.maximumBodyBytes)
         configuration.eventStreamHeartbeat = try options.number("sse-heartbeat", default: configuration.eventStreamHeartbeat)
         configuration.eventBacklog = try options.number("sse-backlog", default: configuration.eventBacklog)
+        configuration.linesPerTurn = try options.number("lines-per-turn", default: configuration.linesPerTurn)
+        configuration.readAhead = try options.number("read-ahead", default: configuration.readAhead)
+        configuration.storeQueueHighWater = try options.number("store-high-water", default: configuration.storeQueueHighWater)
+        configuration.storeQueueLowWater = try options.number("store-low-water", default: configuration.storeQueueLowWater)
         configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)
         configuration.deviceFailuresPerMinute = try options.number("device-failures",
                                                                    default: configuration.deviceFailuresPerMinute)
