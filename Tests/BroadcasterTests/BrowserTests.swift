@@ -125,4 +125,29 @@ import Wire
             #expect(Set(swift).count >= 8, "a run of several paces uses many colours")
         }
     }
+
+    @Test func theRunnerConnectsAPhoneAndStopsTheRunFromThePage() throws {
+        guard Self.canRun else { return }
+        try withServer { server in
+            let port = try #require(server.httpPort)
+            let (ann, key) = try connectRunner("ann", to: server)
+            let browser = try WebDriver()
+            defer { browser.quit() }
+            try browser.open("http://127.0.0.1:\(port)/runners/ann")
+            try browser.script("document.getElementById('runner-tools').open = true")
+            try browser.type(key, into: "#runner-key", thenClick: "#device-make")
+            let token = try #require(try browser.waitFor("a device token", """
+                const text = document.getElementById('device-token').textContent;
+                return text.length === 32 ? text : null;
+                """) as? String)
+            // The token works for an app, and the app's position starts ann's run.
+            let app = try HTTPTestClient(port: port)
+            let now = Int(Date().timeIntervalSince1970)
+            #expect(try app.get("/osmand?id=\(token)&timestamp=\(now)&lat=48.85&lon=2.35&accuracy=5").status == 200)
+            try ann.expect("run:ann")
+            try browser.script("document.getElementById('run-stop').click()")
+            #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
+            try browser.waitFor("the page says so", "return document.getElementById('runner-tools-status').textContent.includes('stopped')")
+        }
+    }
 }

@@ -184,4 +184,44 @@
       $("cheer-send").disabled = false;
     }
   });
+  // --- The runner's own tools: a device token for a phone app, and stopping the run (with the key). ---
+  async function withKey(path) {
+    const key = $("runner-key").value.trim();
+    if (!key) { $("runner-tools-status").textContent = "Give your key first."; return null; }
+    const response = await fetch(`/runners/${encodeURIComponent(name)}/${path}`, {
+      method: "POST", headers: { Authorization: `Bearer ${key}` },
+    });
+    return response;
+  }
+  $("device-make").addEventListener("click", async () => {
+    try {
+      const response = await withKey("devices");
+      if (!response) return;
+      if (response.status !== 201) {
+        $("runner-tools-status").textContent = (await response.text()).trim() || `Refused (${response.status})`;
+        return;
+      }
+      const { token } = await response.json();
+      const base = `${location.protocol}//${location.host}`;
+      $("device-token").textContent = token;
+      $("device-url-traccar").textContent = `${base}/osmand`;
+      $("device-url-osmand").textContent = `${base}/osmand?id=${token}&lat={0}&lon={1}&timestamp={2}&hdop={3}&altitude={4}&speed={5}`;
+      $("device-url-owntracks").textContent = `${base}/owntracks`;
+      $("device-user").textContent = name;
+      $("device-settings").hidden = false;
+      $("runner-tools-status").textContent = "Paste the token into the app.";
+    } catch (error) {
+      $("runner-tools-status").textContent = "No connection to the server.";
+    }
+  });
+  $("run-stop").addEventListener("click", async () => {
+    try {
+      const response = await withKey("stop");
+      if (!response) return;
+      $("runner-tools-status").textContent = response.status === 200 ? "Run stopped and saved."
+        : (await response.text()).trim() || `Refused (${response.status})`;
+    } catch (error) {
+      $("runner-tools-status").textContent = "No connection to the server.";
+    }
+  });
 })();
