@@ -4,14 +4,28 @@ import RunStore
 import Wire
 
 extension Server {
-    /// Accepts every pending connection; past the limit a newcomer gets `err:busy` and is closed.
+    /// Accepts every pending line-protocol connection; past the limit a newcomer gets `err:busy` and is closed.
     func acceptConnections() {
+        acceptAll(from: listener, isFull: { [unowned self] in lineConnectionCount >= configuration.maximumConnections },
+                  refuse: { [unowned self] socket in
+                      connectionStatistics.connectionsRefused += 1
+                      var line: [UInt8] = []
+                      ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
+                      _ = line.withUnsafeBytes { try? socket.write($0) }
+                  },
+                  admit: { [unowned self] socket in admit(socket, now: Self.now()) })
+    }
+
+    /// The accept loop of both listeners: every pending connection is admitted and registered, or, past the
+    /// limit, told so (`refuse`) and closed. On `EMFILE` and friends the listener stays readable, so accepting
+    /// pauses briefly instead of spinning.
+    func acceptAll(from listener: ListeningSocket, isFull: () -> Bool, refuse: (StreamSocket) -> Void,
+                   admit: (StreamSocket) -> Peer) {
         while isAccepting {
             let accepted: IOResult<StreamSocket>
             do {
                 accepted = try listener.accept()
             } catch {
-                // EMFILE and friends: the listener stays readable, so pause accepting briefly instead of spinning.
                 logger.write("accept failed: \(error); pausing accepts for 100 ms")
                 try? loop.setInterest([], for: listener.fileDescriptor)
                 loop.schedule(after: 0.1) { [unowned self] in
@@ -20,21 +34,17 @@ extension Server {
                 return
             }
             guard case .processed(let socket) = accepted else { return }
-            let now = Self.now()
-            if lineConnectionCount >= configuration.maximumConnections {
-                connectionStatistics.connectionsRefused += 1
-                var line: [UInt8] = []
-                ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
-                _ = line.withUnsafeBytes { try? socket.write($0) }
+            if isFull() {
+                refuse(socket)
                 socket.close()
                 continue
             }
-            let connection = admit(socket, now: now)
+            let peer = admit(socket)
             do {
-                try loop.register(socket.fileDescriptor, interest: .readable, handler: connection)
+                try loop.register(socket.fileDescriptor, interest: .readable, handler: peer)
             } catch {
                 logger.write("register failed for \(socket.peerDescription): \(error)")
-                closeNow(connection, reason: "register failed")
+                closeNow(peer, reason: "register failed")
             }
         }
     }

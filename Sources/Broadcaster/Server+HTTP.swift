@@ -9,36 +9,18 @@ extension Server {
     /// Accepts every pending HTTP connection; past the limit a newcomer gets 503 and is closed.
     func acceptHTTPConnections() {
         guard let httpListener else { return }
-        while isAccepting {
-            let accepted: IOResult<StreamSocket>
-            do {
-                accepted = try httpListener.accept()
-            } catch {
-                logger.write("http accept failed: \(error); pausing accepts for 100 ms")
-                try? loop.setInterest([], for: httpListener.fileDescriptor)
-                loop.schedule(after: 0.1) { [unowned self] in
-                    if isAccepting { try? loop.setInterest(.readable, for: httpListener.fileDescriptor) }
-                }
-                return
-            }
-            guard case .processed(let socket) = accepted else { return }
-            if httpConnectionCount >= configuration.maximumHTTPConnections {
-                metrics.countResponse(503)
-                let refusal = HTTPResponse.text(.serviceUnavailable, "too many connections: try again later\n")
-                _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
-                socket.close()
-                continue
-            }
-            let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: Self.now())
-            connections[connection.id] = connection
-            httpConnectionCount += 1
-            do {
-                try loop.register(socket.fileDescriptor, interest: .readable, handler: connection)
-            } catch {
-                logger.write("register failed for \(socket.peerDescription): \(error)")
-                closeNow(connection, reason: "register failed")
-            }
-        }
+        acceptAll(from: httpListener, isFull: { [unowned self] in httpConnectionCount >= configuration.maximumHTTPConnections },
+                  refuse: { [unowned self] socket in
+                      metrics.countResponse(503)
+                      let refusal = HTTPResponse.text(.serviceUnavailable, "too many connections: try again later\n")
+                      _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
+                  },
+                  admit: { [unowned self] socket in
+                      let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: Self.now())
+                      connections[connection.id] = connection
+                      httpConnectionCount += 1
+                      return connection
+                  })
     }
 
     /// Reads what the socket has and answers the complete requests, in order.

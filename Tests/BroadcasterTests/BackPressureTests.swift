@@ -8,14 +8,6 @@ import Wire
 /// Bounded work per turn and per store: a slow store stops the reading, one connection's flood does not hold
 /// up another's lines.
 @Suite struct BackPressureTests {
-    /// Makes sure the loop has turned: another connection's ping round trip.
-    func settle(_ server: Server) throws {
-        let other = try TestClient(port: server.port)
-        try other.send("ping:")
-        try other.expectNext("ok:ping")
-        other.close()
-    }
-
     @Test func aBackloggedStoreStopsTheReadingUntilItCatchesUp() throws {
         let store = BackloggedStore()
         try withServer({ $0.storeQueueHighWater = 1000; $0.storeQueueLowWater = 100 }, store: store) { server in
@@ -25,8 +17,8 @@ import Wire
             store.pretendBacklog(5000)
             let run = straightRun(count: 300)
             try ann.write(Array(run.map { $0 + "\n" }.joined().utf8))
-            try settle(server)
-            try settle(server)
+            try settleLoop(of: server)
+            try settleLoop(of: server)
             // At most one check's worth of lines (64) went through before the server noticed.
             let seen = ann.received.filter { $0.hasPrefix("pace:ann") }.count
             #expect(seen <= 64, "\(seen) fixes handled with the store backlogged")

@@ -8,14 +8,6 @@ import Wire
 /// protocol.md §1: replies to one connection's commands go out in command order, history answers included,
 /// and `quit:` closes only after every earlier answer was written.
 @Suite struct ReplyOrderTests {
-    /// Makes sure the loop has handled what `client` sent before: another connection's ping round trip.
-    func settle(_ server: Server) throws {
-        let other = try TestClient(port: server.port)
-        try other.send("ping:")
-        try other.expectNext("ok:ping")
-        other.close()
-    }
-
     @Test func aHistoryAnswerIsNeitherOvertakenNorLostToQuit() throws {
         let store = GatedStore()
         try withServer(store: store) { server in
@@ -25,7 +17,7 @@ import Wire
             let script = try TestClient(port: server.port)
             // One write, as `printf 'runs:ann\nping:\nquit:\n' | nc` sends it.
             try script.write(Array("runs:ann\nping:\nquit:\n".utf8))
-            try settle(server)
+            try settleLoop(of: server)
             store.open()
             let lines = try script.awaitClose(timeout: 10)
             #expect(lines == ["done:runs count=0 more=no", "ok:ping", "ok:quit"])
@@ -37,7 +29,7 @@ import Wire
         try withServer(store: store) { server in
             let asker = try TestClient(port: server.port)
             try asker.write(Array("run:7\nping:\nrun:8\nhelp:\n".utf8))
-            try settle(server)
+            try settleLoop(of: server)
             store.open(times: 2)
             let lines = try asker.lines(until: "done:help", timeout: 10) { $0.hasPrefix("done:help") }
             let kinds = lines.map { $0.prefix { $0 != " " } }

@@ -138,6 +138,14 @@ public func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _
     return try body(server)
 }
 
+/// Makes sure the server's loop has handled what was sent to it before: another connection's ping round trip.
+public func settleLoop(of server: Server) throws {
+    let other = try TestClient(port: server.port)
+    try other.send("ping:")
+    try other.expectNext("ok:ping")
+    other.close()
+}
+
 /// A runner connection that has claimed `name`; returns the client and its key.
 public func connectRunner(_ name: String, to server: Server) throws -> (TestClient, String) {
     let client = try TestClient(port: server.port)
