@@ -52,6 +52,8 @@ rm -f "$work"/artifacts/*
 # hangs: libFuzzer and ASan print the stack themselves.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:symbolize=1}
+# Leaks are reported (libFuzzer's -detect_leaks), except the toolchain's own listed in Fuzz/lsan.supp.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0}
 echo "fuzz: $target ($product) for ${seconds}s, seeds $seeds, corpus $work/corpus"
 status=0
 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \

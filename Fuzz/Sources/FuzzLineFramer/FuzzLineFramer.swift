@@ -29,7 +29,7 @@ public func fuzzLineFramer(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
             switch appends % 3 {
             case 0: chunk.withUnsafeBytes { framer.append($0) }
             case 1: framer.append(chunk)
-            default: framer.append(([0x2A] + chunk + [0x2A])[1...chunk.count])  // a slice not starting at 0
+            default: framer.append(([0x2A] + chunk + [0x2A])[1..<chunk.count + 1])  // a slice not starting at 0
             }
             appends += 1
         case 2:
