@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in
-    thread) shift; exec swift test --sanitize=thread --scratch-path .build-tsan "$@" ;;
+    thread) shift; TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$PWD/.ci/tsan.supp} exec swift test --sanitize=thread --scratch-path .build-tsan "$@" ;;
     address) shift; ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} exec swift test --sanitize=address --scratch-path .build-asan "$@" ;;
     *) echo "usage: tools/sanitize.sh thread|address [swift test arguments]" >&2; exit 2 ;;
 esac
