@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(command line-framer server-event activity-file http-request)
-usage() { echo "usage: tools/fuzz.sh {${targets[*]// /|}|all} SECONDS [libFuzzer flags]" >&2; exit 2; }
+usage() { local IFS='|'; echo "usage: tools/fuzz.sh {${targets[*]}|all} SECONDS [libFuzzer flags]" >&2; exit 2; }
 (($# >= 2)) || usage
 target=$1 seconds=$2
 shift 2
