@@ -2,8 +2,9 @@
 # Runs one libFuzzer target for SECONDS: tools/fuzz.sh TARGET SECONDS [extra libFuzzer flags]
 #   TARGET: command | line-framer | server-event | activity-file | http-request | all (each for SECONDS)
 # Exits non-zero when the target crashed (trap, ASan report, timeout, leak), after printing the reproducer
-# and the command that replays it. Seeds are read from Fuzz/Corpus/<target>/ (http-request: the HTTP tests'
-# corpus, Tests/HTTPTests/Corpus/) and never written; what the fuzzer finds goes to .build/fuzz/<target>/.
+# and the command that replays it. Seeds are read from Fuzz/Corpus/<target>/ (http-request: also the HTTP
+# tests' corpus, Tests/HTTPTests/Corpus/) and never written; what the fuzzer finds goes to .build/fuzz/<target>/.
+# Files named crash-* in a seed folder are reproducers of bugs found before: they keep failing until fixed.
 #
 # Build: the targets live in their own package (Fuzz/) because an executable whose main is libFuzzer's only
 # links with -sanitize=fuzzer. `--sanitize=fuzzer --sanitize=address` alone is not enough on Swift 6.3.1:
@@ -30,7 +31,7 @@ case $target in
     line-framer) product=FuzzLineFramer seeds=Fuzz/Corpus/line-framer ;;
     server-event) product=FuzzServerEvent seeds=Fuzz/Corpus/server-event ;;
     activity-file) product=FuzzActivityFile seeds=Fuzz/Corpus/activity-file ;;
-    http-request) product=FuzzHTTPRequest seeds=Tests/HTTPTests/Corpus ;;
+    http-request) product=FuzzHTTPRequest seeds="Fuzz/Corpus/http-request Tests/HTTPTests/Corpus" ;;
     *) usage ;;
 esac
 
@@ -57,7 +58,7 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/Fuzz/lsan.supp:print_suppr
 echo "fuzz: $target ($product) for ${seconds}s, seeds $seeds, corpus $work/corpus"
 status=0
 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$seeds" >"$log" 2>&1 || status=$?
+    -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" $seeds >"$log" 2>&1 || status=$?
 grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|stat::new_units_added)|DONE' "$log" || true
 
 shopt -s nullglob

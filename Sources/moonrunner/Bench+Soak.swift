@@ -63,6 +63,8 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
         printError("moonrunner bench soak: \(wanted) open files needed")
         return 1
     }
+    // A closed stdout (`| head`) must not kill the bench before it stops the server it started.
+    signal(SIGPIPE, SIG_IGN)
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("moonrunner-soak-\(getpid())").path
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -87,7 +89,11 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
     print("soak: \(configuration.runners) runners at \(configuration.rate) fixes/s, \(configuration.spectators) + "
           + "\(configuration.webSpectators) web spectators, \(configuration.minutes) min, seed \(configuration.seed), "
           + "server pid \(server.processID.map(String.init) ?? "?"), load average \(machineLoadAverage())")
-    driver.run { print(soakReportLine($0)) }
+    // One line per report as it happens, also when stdout is a file or a pipe.
+    driver.run { sample in
+        print(soakReportLine(sample))
+        fflush(nil)
+    }
     let stopped = server.stop()
     let check = checkAcknowledgedFixes(of: driver.runners, in: database)
     let verdict = SoakVerdict(samples: driver.samples, tally: driver.tally, check: check,
