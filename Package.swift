@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "RunCore", targets: ["RunCore"]),
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "HTTP", targets: ["HTTP"]),
+        // For the fuzz package (Fuzz/): the GPX/TCX import target.
+        .library(name: "RunStore", targets: ["RunStore"]),
         .library(name: "MoonRunnerClient", targets: ["MoonRunnerClient"]),
         .executable(name: "moonrunner", targets: ["moonrunner"]),
     ],

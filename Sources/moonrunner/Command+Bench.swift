@@ -1,12 +1,13 @@
-/// `moonrunner bench core|store|load|import …`.
+/// `moonrunner bench core|store|load|import|soak …`.
 func runBenchCommand(arguments: [String]) -> Int32 {
     let benches: [String: ([String]) -> Int32] = [
         "core": runCoreBenchmark,
         "store": runStoreBenchmark,
         "load": runLoadBenchmark,
         "import": runImportBenchmark,
+        "soak": runSoakBenchmark,
     ]
-    let usage = "usage: moonrunner bench core|store|load|import [--help]"
+    let usage = "usage: moonrunner bench core|store|load|import|soak [--help]"
     guard let name = arguments.first, let bench = benches[name] else {
         if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
             printError("moonrunner bench: unknown benchmark '\(word)'\n\n\(usage)")

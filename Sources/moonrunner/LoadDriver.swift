@@ -143,6 +143,12 @@ final class LoadDriver {
         if result.firstServerError == nil { result.firstServerError = line }
     }
 
+    /// Connections that closed without the driver asking (read by `bench soak`).
+    var unexpectedCloseCount: Int { result.unexpectedCloses }
+
+    /// Why the first of them closed.
+    var firstUnexpectedCloseReason: String? { result.firstCloseReason }
+
     func noteUnexpectedClose(_ reason: String) {
         result.unexpectedCloses += 1
         if result.firstCloseReason == nil { result.firstCloseReason = reason }
@@ -342,7 +348,7 @@ final class LoadDriver {
     // MARK: Plumbing
 
     /// Connects (blocking connect: loopback handshakes are fast), makes the socket non-blocking and registers it.
-    private func connect<Peer: LoadPeer>(port: UInt16? = nil, _ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
+    func connect<Peer: LoadPeer>(port: UInt16? = nil, _ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
         do {
             let socket = try StreamSocket.connect(host: server.host, port: port ?? server.port)
             try socket.setBlocking(false)

@@ -1,0 +1,205 @@
+import Reactor
+import Wire
+
+/// One soak runner across all its connections: its name and key, the fixes it sent that no ack covers yet
+/// (resent after each reconnect, as protocol.md §6 asks of a client), and every fix an ack covered (what the
+/// store must hold at the end).
+///
+/// Fixes run north at 3 m/s from a distinct origin, stamped with the wall clock (µs, strictly increasing
+/// across sessions), accuracy 5: every one is acceptable, so a run starts on the first.
+final class SoakRunner {
+    /// Where the runner is in its churn.
+    enum Phase: Equatable {
+        /// Not connected; connects again at this monotonic time.
+        case offline(until: Double)
+        /// Connected, `iam:` sent, waiting for `ok:iam`.
+        case identifying
+        /// Streaming until this time, then the session ends.
+        case streaming(until: Double)
+        /// Waiting for the acks of everything sent (until the deadline), then `stop:`.
+        case draining(deadline: Double)
+        /// `stop:` sent, waiting for `end:`.
+        case stopping(deadline: Double)
+    }
+
+    /// The runner name.
+    let name: String
+    /// The key from `ok:iam … new=yes`, sent with every later `iam:`.
+    var key: String?
+    var phase = Phase.offline(until: 0)
+    /// The current connection, nil while offline.
+    var connection: SoakRunnerConnection?
+    /// Monotonic time the next fix is due.
+    var nextFixAt = 0.0
+    /// Fixes sent and not yet covered by an ack, oldest first: their `ts` in µs and their line.
+    private(set) var unacknowledged: [(micros: Int64, line: [UInt8])] = []
+    private var unacknowledgedHead = 0
+    /// The `ts` (µs) of every fix an ack covered.
+    private(set) var acknowledged: [Int64] = []
+    /// Fixes written, counting resends.
+    private(set) var linesSent = 0
+    private let originLatitude: Double
+    private let originLongitude: Double
+    private var firstMicros: Int64 = 0
+    private var lastMicros: Int64 = 0
+
+    init(index: Int, prefix: String) {
+        name = "\(prefix)-\(index)"
+        originLatitude = 47.0 + Double(index % 500) * 0.002
+        originLongitude = 8.0 + Double(index / 500) * 0.02
+    }
+
+    /// Fixes sent that no ack covers.
+    var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedHead }
+
+    /// True while a connection is open and identified.
+    var isOnline: Bool {
+        switch phase {
+        case .offline, .identifying: return false
+        case .streaming, .draining, .stopping: return true
+        }
+    }
+
+    /// The `iam:` line for the next connection.
+    var identifyLine: [UInt8] { Array("iam:\(name)\(key.map { " " + $0 } ?? "")\n".utf8) }
+
+    /// Makes the next fix (stamped now) and remembers it until an ack covers it; returns its line.
+    func nextFix() -> [UInt8] {
+        let micros = max(LoadClock.wallMicroseconds(), lastMicros + 1)
+        if firstMicros == 0 { firstMicros = micros }
+        lastMicros = micros
+        let latitude = originLatitude + Double(micros - firstMicros) / 1e6 * 3 / 111_320
+        var line = Array("loc:".utf8)
+        NumberFormat.append(latitude, decimals: 7, to: &line)
+        line.append(UInt8(ascii: ","))
+        NumberFormat.append(originLongitude, decimals: 7, to: &line)
+        line.append(contentsOf: ",5,".utf8)
+        LoadClock.appendTimestamp(micros, to: &line)
+        line.append(UInt8(ascii: "\n"))
+        unacknowledged.append((micros, line))
+        linesSent += 1
+        return line
+    }
+
+    /// Every unacknowledged fix again, in order (after `ok:iam`); the server skips those it has.
+    func resendLines() -> [UInt8] {
+        var bytes: [UInt8] = []
+        for index in unacknowledgedHead..<unacknowledged.count { bytes += unacknowledged[index].line }
+        linesSent += unacknowledgedCount
+        return bytes
+    }
+
+    /// `ack:NAME ts=TS`: every fix up to TS is stored.
+    func acknowledge(upTo micros: Int64) {
+        while unacknowledgedHead < unacknowledged.count && unacknowledged[unacknowledgedHead].micros <= micros {
+            acknowledged.append(unacknowledged[unacknowledgedHead].micros)
+            unacknowledgedHead += 1
+        }
+        if unacknowledgedHead >= 1024 && unacknowledgedHead * 2 >= unacknowledged.count {
+            unacknowledged.removeFirst(unacknowledgedHead)
+            unacknowledgedHead = 0
+        }
+    }
+}
+
+/// Counts shared by every soak connection.
+struct SoakTally {
+    var runnerSessions = 0
+    var resumes = 0
+    var drops = 0
+    var stops = 0
+    var quits = 0
+    var runsEnded = 0
+    var spectatorSessions = 0
+    var webSpectatorSessions = 0
+    var spectatorEvents = 0
+    var malformedSent = 0
+    var malformedAnswered = 0
+    var unexpectedErrors = 0
+    var firstUnexpectedError: String?
+    var connectFailures = 0
+    var firstConnectFailure: String?
+
+    mutating func noteUnexpected(_ line: String) {
+        unexpectedErrors += 1
+        if firstUnexpectedError == nil { firstUnexpectedError = line }
+    }
+}
+
+/// A runner's connection: answers `ok:iam`, `ack:`, `end:`; counts the `err:` answers to its malformed lines
+/// (any other `err:` is unexpected).
+final class SoakRunnerConnection: LoadPeer {
+    unowned let runner: SoakRunner
+    unowned let soak: SoakDriver
+    /// Malformed lines sent that expect an `err:` answer not yet received.
+    var pendingMalformed = 0
+
+    init(socket: StreamSocket, driver: LoadDriver, runner: SoakRunner, soak: SoakDriver) {
+        self.runner = runner
+        self.soak = soak
+        super.init(socket: socket, driver: driver)
+    }
+
+    override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
+        if line.starts(with: "ack:".utf8) {
+            guard let micros = LoadClock.timestampMicros(in: line) else {
+                return soak.tally.noteUnexpected("ack without ts: " + String(decoding: line, as: UTF8.self))
+            }
+            runner.acknowledge(upTo: micros)
+        } else if line.starts(with: "ok:iam".utf8) {
+            let event = try? Event.parse(line)
+            if let key = event?["key"] { runner.key = key }
+            if event?["resumed"] != nil { soak.tally.resumes += 1 }
+            soak.runnerIdentified(runner)
+        } else if line.starts(with: "end:".utf8) {
+            soak.tally.runsEnded += 1
+            if case .stopping = runner.phase { soak.runnerStopped(runner) }
+        } else if line.starts(with: "err:".utf8) {
+            if pendingMalformed > 0 {
+                pendingMalformed -= 1
+                soak.tally.malformedAnswered += 1
+            } else {
+                soak.tally.noteUnexpected("\(runner.name): " + String(decoding: line, as: UTF8.self))
+            }
+        }
+    }
+}
+
+/// A spectator on the line protocol (`watch:`) or the web (`GET /events?watch=`): counts what it is sent.
+final class SoakSpectator: LoadPeer {
+    unowned let soak: SoakDriver
+    /// When it leaves (monotonic seconds).
+    let leavesAt: Double
+    let isWeb: Bool
+
+    init(socket: StreamSocket, driver: LoadDriver, soak: SoakDriver, leavesAt: Double, web: Bool) {
+        self.soak = soak
+        self.leavesAt = leavesAt
+        isWeb = web
+        super.init(socket: socket, driver: driver)
+    }
+
+    /// Sends the opening request for `target` (a name or `*`).
+    func start(watching target: String) {
+        let request = isWeb ? "GET /events?watch=\(target) HTTP/1.1\r\nHost: soak\r\n\r\n" : "watch:\(target)\n"
+        send(Array(request.utf8))
+    }
+
+    override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
+        if isWeb {
+            if line.starts(with: "HTTP/1.1 200".utf8) {
+                state = .ready
+            } else if line.starts(with: "event: ".utf8) {
+                soak.tally.spectatorEvents += 1
+            } else if line.starts(with: "HTTP/1.1 ".utf8) {
+                soak.tally.noteUnexpected("web spectator: " + String(decoding: line, as: UTF8.self))
+            }
+        } else if line.starts(with: "ok:watch".utf8) {
+            state = .ready
+        } else if line.starts(with: "err:".utf8) {
+            soak.tally.noteUnexpected("spectator: " + String(decoding: line, as: UTF8.self))
+        } else {
+            soak.tally.spectatorEvents += 1
+        }
+    }
+}
