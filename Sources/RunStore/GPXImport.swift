@@ -64,10 +64,11 @@ struct GPXReader: XMLEventHandler {
         let parent = path.last
         path.append(element.name)
         switch element.name {
+        // Only gpx/trk/trkseg/trkpt counts: a <trk> inside something else (a waypoint, an extension) is no track.
         case "gpx" where parent == nil: sawGPX = true
-        case "trk" where parent == "gpx": tracks.append(ActivityBuilder())
-        case "trkseg" where parent == "trk": tracks[tracks.count - 1].breakSegment()
-        case "trkpt" where parent == "trkseg":
+        case "trk" where parent == "gpx" && path.count == 2: tracks.append(ActivityBuilder())
+        case "trkseg" where parent == "trk" && path.count == 3 && !tracks.isEmpty: tracks[tracks.count - 1].breakSegment()
+        case "trkpt" where parent == "trkseg" && path.count == 4 && !tracks.isEmpty:
             point = (element.attributes["lat"].flatMap(Double.init), element.attributes["lon"].flatMap(Double.init),
                      element.line)
             time = nil
@@ -84,7 +85,7 @@ struct GPXReader: XMLEventHandler {
             let owner = path.dropLast().last
             if name == "accuracy", owner == "trkpt", point != nil {
                 accuracy = Double(text).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-            } else if name == "deviceDistance", owner == "trk", !tracks.isEmpty {
+            } else if name == "deviceDistance", owner == "trk", path.count == 3, !tracks.isEmpty {
                 tracks[tracks.count - 1].deviceDistance = Double(text).flatMap { $0.isFinite ? $0 : nil }
             }
         }
@@ -98,9 +99,9 @@ struct GPXReader: XMLEventHandler {
             } else if local == "hdop" {
                 hdop = Double(text)
             }
-        } else if local == "name", parent == "trk", !tracks.isEmpty, !text.isEmpty {
+        } else if local == "name", parent == "trk", path.count == 2, !tracks.isEmpty, !text.isEmpty {
             tracks[tracks.count - 1].name = text
-        } else if local == "trkpt", let point {
+        } else if local == "trkpt", let point, !tracks.isEmpty {
             let accuracy = accuracy ?? hdop.map { $0 * GPXImport.metresPerHDOP } ?? GPXImport.defaultAccuracy
             tracks[tracks.count - 1].add(latitude: point.latitude, longitude: point.longitude, time: time,
                                          accuracy: accuracy, line: point.line, requiringTimes: requiringTimes)

@@ -40,7 +40,7 @@ struct TCXReader: XMLEventHandler {
         case ("Lap", "Activity"):
             tracksInLap = 0
         case ("Track", "Lap"):
-            if tracksInLap > 0 { activities[activities.count - 1].breakSegment() }
+            if tracksInLap > 0, !activities.isEmpty { activities[activities.count - 1].breakSegment() }
             tracksInLap += 1
         case ("Trackpoint", "Track") where !activities.isEmpty:
             inPoint = true

@@ -324,4 +324,16 @@ extension ActivityImportTests {
         #expect(again.fixes.map(\.fix.accuracy) == stored.filter(\.isAccepted).map(\.fix.accuracy))
         expectSameFigures(run, again.run)
     }
+
+    @Test(arguments: [
+        #"<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1"><wpt lat="1" lon="2"><trk><trkseg/></trk></wpt></gpx>"#,
+        #"<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1"><trkseg><trkpt lat="1" lon="2"/></trkseg></gpx>"#,
+        #"<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activity><Lap><Track/><Track/></Lap></Activity></TrainingCenterDatabase>"#,
+    ])
+    func misplacedTracksAreRefusedNotACrash(document: String) {
+        // Found by the fuzzer: a track element outside its proper parents used to index an empty list. Now it is
+        // no track at all: either the file is refused or it holds no activity.
+        let file = try? ActivityFile.read(Data(document.utf8))
+        #expect(file?.activities.isEmpty ?? true)
+    }
 }
