@@ -44,3 +44,28 @@ import Testing
         }
     }
 }
+
+/// Every input the fuzzer keeps (Fuzz/Corpus/http-request, its reproducers included) goes through the fuzz
+/// entry point in the plain test run too, so a regression shows without a fuzzing build.
+@Suite struct FuzzCorpusReplayTests {
+    static let files: [URL] = {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/http-request")
+        return ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }()
+
+    @Test func theFuzzCorpusIsThere() {
+        #expect(!Self.files.isEmpty)
+    }
+
+    @Test(arguments: files.map(\.lastPathComponent))
+    func readsTheSameWholeAndInPieces(name: String) throws {
+        let url = try #require(Self.files.first { $0.lastPathComponent == name })
+        let data = try Data(contentsOf: url)
+        let whole = data.withUnsafeBytes { HTTPRequestParser.outcome(of: $0) }
+        let bytewise = data.withUnsafeBytes { HTTPRequestParser.outcome(of: $0, pieceSize: 1) }
+        let uneven = data.withUnsafeBytes { HTTPRequestParser.outcome(of: $0, pieceSize: 7) }
+        #expect(whole == bytewise && whole == uneven, "\(name): \(whole) vs \(bytewise)")
+    }
+}
