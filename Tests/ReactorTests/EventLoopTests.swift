@@ -87,13 +87,18 @@ import Testing
 
     @Test func stopFromAnotherThreadEndsAnIdleRun() async throws {
         let loop = try EventLoop()
-        // The safety timer stops the loop after 15 s and counts as a failure: `finished()` is true only when
-        // `stop()` from this thread ended the idle run first (timed by the loop, not by this task).
-        let running = try startLoop(loop, timeout: 15)
-        // Wait until the loop has certainly entered run() and gone idle in epoll_wait.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { continuation.resume() }
-        }
+        // The safety timer stops the loop after 60 s and counts as a failure: `finished()` is true only when
+        // `stop()` from this thread ended the idle run. (Generous: on a loaded machine this task itself may
+        // wait a long time for a thread of the shared pool; the loop's own timer is what tells.)
+        let running = try startLoop(loop, timeout: 60)
+        // Wait until the loop has certainly entered run() and gone idle in epoll_wait (a semaphore, not a
+        // continuation: it needs no pool thread to wake).
+        let idle = DispatchSemaphore(value: 0)
+        loop.execute { idle.signal() }
+        idle.wait()
+        loop.stop()
+        #expect(await running.finished())
+    }
         loop.stop()
         #expect(await running.finished())
     }
