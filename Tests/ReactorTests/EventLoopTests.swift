@@ -99,9 +99,6 @@ import Testing
         loop.stop()
         #expect(await running.finished())
     }
-        loop.stop()
-        #expect(await running.finished())
-    }
 
     @Test func stopBeforeRunMakesRunReturnAfterOneTurn() throws {
         let loop = try EventLoop()
