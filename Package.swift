@@ -36,9 +36,15 @@ let package = Package(
         .target(name: "MoonRunnerClient", dependencies: [
             "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),
         ]),
+        // What the command-line programs share: option parsing, messages, file access.
+        .target(name: "ToolSupport"),
         .executableTarget(
             name: "moonrunner",
-            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient"]),
+            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient", "ToolSupport"]),
+        // The benchmarks, in their own executable (not in the product users run).
+        .executableTarget(
+            name: "moonrunner-bench",
+            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "ToolSupport"]),
         // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
         .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "Wire"],
                 path: "Tests/Support"),

@@ -6,5 +6,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 swift build -c release --product moonrunner >&2
+swift build -c release --product moonrunner-bench >&2
 if [ "$#" -eq 0 ]; then set -- --scenario all; fi
-exec .build/release/moonrunner bench load "$@"
+exec .build/release/moonrunner-bench load "$@"

@@ -1,3 +1,4 @@
+import ToolSupport
 import Broadcaster
 import Foundation
 import MoonRunnerClient

@@ -1,3 +1,4 @@
+import ToolSupport
 import Foundation
 import RunCore
 import RunStore

@@ -1,3 +1,4 @@
+import ToolSupport
 import Broadcaster
 import RunStore
 

@@ -1,3 +1,4 @@
+import ToolSupport
 import Foundation
 import MoonRunnerClient
 import RunCore
@@ -82,9 +83,9 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
         if let writeGPX {
             let document = gpxDocument(name: routeName ?? "route", samples: base, start: 1_735_714_800)
             do {
-                try document.write(toFile: writeGPX, atomically: true, encoding: .utf8)
+                try FileAccess.write(Data(document.utf8), to: writeGPX)
             } catch {
-                throw Options.UsageError(description: fileProblem(writeGPX, error, writing: true))
+                throw Options.UsageError(description: error.description)
             }
             print("wrote \(base.count) points to \(writeGPX)")
             return 0
@@ -143,9 +144,9 @@ func paceSeconds(_ text: String) throws(Options.UsageError) -> Double {
 func gpxSamples(file: String, pace: Double) throws -> [TrackSample] {
     let data: Data
     do {
-        data = try Data(contentsOf: URL(fileURLWithPath: file))
+        data = try FileAccess.read(file)
     } catch {
-        throw Options.UsageError(description: fileProblem(file, error))
+        throw Options.UsageError(description: error.description)
     }
     let tracks = try GPXImport.tracks(from: data, requiringTimes: false)
     guard let track = tracks.first, let first = track.first else {

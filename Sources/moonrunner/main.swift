@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ToolSupport
 import Glibc
 #endif
 
@@ -16,7 +17,6 @@ usage: moonrunner COMMAND [OPTIONS]    (moonrunner COMMAND --help for each)
   demo       a server, three simulated runners and a watch view in one go
   export     a saved run as GPX, TCX, GeoJSON or SVG
   import     GPX or TCX files as runs
-  bench      benchmarks: core | store | load
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,7 +24,6 @@ let subcommands: [String: ([String]) -> Int32] = [
     "serve": runServeCommand,
     "export": runExportCommand,
     "import": runImportCommand,
-    "bench": runBenchCommand,
     "simulate": runSimulateCommand,
     "watch": runWatchCommand,
     "coach": runCoachCommand,

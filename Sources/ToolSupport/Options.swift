@@ -1,11 +1,10 @@
 import Foundation
-import MoonRunnerClient
 
 /// A tiny command-line reader: `--name value` options, `--flag` switches and positional arguments.
 /// (No ArgumentParser here: the machine fetches no packages.)
-struct Options {
+public struct Options {
     /// Positional arguments in order.
-    private(set) var positional: [String] = []
+    public private(set) var positional: [String] = []
     private var values: [String: String] = [:]
     private var switches: Set<String> = []
     /// Options that were given but never asked for (reported as errors).
@@ -14,14 +13,17 @@ struct Options {
     private var missingValues: Set<String> = []
 
     /// An error a subcommand prints before exiting with status 2.
-    struct UsageError: Error, CustomStringConvertible {
+    public struct UsageError: Error, CustomStringConvertible {
         /// What was wrong.
-        let description: String
+        public let description: String
+
+        /// Creates an error.
+        public init(description: String) { self.description = description }
     }
 
     /// Reads `arguments`; `switchNames` are the options that take no value; `optionalValues` may be given
     /// bare (`--noise` alone, or followed by another option) and then read as an empty string.
-    init(_ arguments: [String], switches switchNames: Set<String> = [],
+    public init(_ arguments: [String], switches switchNames: Set<String> = [],
          optionalValues: Set<String> = []) throws(UsageError) {
         var index = 0
         while index < arguments.count {
@@ -58,41 +60,35 @@ struct Options {
     }
 
     /// True when `--help` or `-h` was given.
-    var wantsHelp: Bool { switches.contains("help") }
+    public var wantsHelp: Bool { switches.contains("help") }
 
     /// True when the option was given at all (with or without a value).
-    func isPresent(_ name: String) -> Bool {
+    public func isPresent(_ name: String) -> Bool {
         values[name] != nil || switches.contains(name)
     }
 
     /// A switch's presence.
-    mutating func flag(_ name: String) -> Bool {
+    public mutating func flag(_ name: String) -> Bool {
         unread.remove(name)
         return switches.contains(name)
     }
 
     /// A string option.
-    mutating func string(_ name: String, alias: String? = nil) -> String? {
+    public mutating func string(_ name: String, alias: String? = nil) -> String? {
         unread.remove(name)
         if let alias { unread.remove(alias) }
         return values[name] ?? alias.flatMap { values[$0] }
     }
 
     /// A numeric option, or `fallback` when absent (or given bare, for an optional value).
-    mutating func number<T: LosslessStringConvertible>(_ name: String, default fallback: T) throws(UsageError) -> T {
+    public mutating func number<T: LosslessStringConvertible>(_ name: String, default fallback: T) throws(UsageError) -> T {
         guard let text = string(name), !text.isEmpty else { return fallback }
         guard let value = T(text) else { throw UsageError(description: "--\(name): not a valid number: \(text)") }
         return value
     }
 
-    /// `--host` and `--port` of a client tool, defaulting to the client library's (the server's) address.
-    mutating func serverAddress() throws(UsageError) -> (host: String, port: UInt16) {
-        let defaults = ClientConfiguration()
-        return (string("host") ?? defaults.host, try number("port", default: defaults.port))
-    }
-
     /// Fails when an option was given that the subcommand does not know.
-    func finish() throws(UsageError) {
+    public func finish() throws(UsageError) {
         if let name = unread.sorted().first {
             throw UsageError(description: "unknown option '\(name.count == 1 ? "-" : "--")\(name)'")
         }
@@ -102,37 +98,18 @@ struct Options {
     }
 }
 
-/// A file error as a person reads it: `cannot read nonexist.gpx: no such file` (no Foundation error dumps).
-func fileProblem(_ path: String, _ error: any Error, writing: Bool = false) -> String {
-    let verb = writing ? "write" : "read"
-    let nsError = error as NSError
-    var reason: String
-    if let posix = (nsError.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap({ $0.domain == NSPOSIXErrorDomain ? $0 : nil })
-        ?? (nsError.domain == NSPOSIXErrorDomain ? nsError : nil) {
-        reason = String(cString: strerror(Int32(posix.code))).lowercased()
-    } else {
-        switch nsError.code {
-        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: reason = "no such file"
-        case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: reason = "permission denied"
-        case NSFileReadCorruptFileError: reason = "not a readable file"
-        case NSFileWriteOutOfSpaceError: reason = "no space left on the device"
-        case NSFileWriteVolumeReadOnlyError: reason = "read-only file system"
-        default: reason = nsError.domain == NSCocoaErrorDomain ? "cannot \(verb) the file" : "\(error)"
-        }
-    }
-    if reason == "no such file or directory" { reason = "no such file" }
-    return "cannot \(verb) \(path): \(reason)"
-}
-
 /// Prints to stderr.
-func printError(_ message: String) {
+public func printError(_ message: String) {
     var standardError = StandardError()
     print(message, to: &standardError)
 }
 
 /// stderr as a TextOutputStream.
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
+public struct StandardError: TextOutputStream {
+    /// The stream.
+    public init() {}
+
+    public mutating func write(_ string: String) {
         FileHandle.standardError.write(Data(string.utf8))
     }
 }

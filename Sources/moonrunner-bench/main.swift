@@ -1,4 +1,12 @@
-/// `moonrunner bench core|store|load|import|soak …`.
+#if canImport(Glibc)
+import Glibc
+#endif
+import ToolSupport
+
+// moonrunner-bench: the benchmarks, out of the product binary. `moonrunner` is what users run; this is what we
+// run to measure it (it starts `moonrunner serve` from the same build folder).
+
+/// `moonrunner-bench core|store|load|import|soak …`.
 func runBenchCommand(arguments: [String]) -> Int32 {
     let benches: [String: ([String]) -> Int32] = [
         "core": runCoreBenchmark,
@@ -7,10 +15,10 @@ func runBenchCommand(arguments: [String]) -> Int32 {
         "import": runImportBenchmark,
         "soak": runSoakBenchmark,
     ]
-    let usage = "usage: moonrunner bench core|store|load|import|soak [--help]"
+    let usage = "usage: moonrunner-bench core|store|load|import|soak [--help]"
     guard let name = arguments.first, let bench = benches[name] else {
         if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
-            printError("moonrunner bench: unknown benchmark '\(word)'\n\n\(usage)")
+            printError("moonrunner-bench: unknown benchmark '\(word)'\n\n\(usage)")
             return 2
         }
         print(usage)
@@ -18,3 +26,5 @@ func runBenchCommand(arguments: [String]) -> Int32 {
     }
     return bench(Array(arguments.dropFirst()))
 }
+
+exit(runBenchCommand(arguments: Array(CommandLine.arguments.dropFirst())))

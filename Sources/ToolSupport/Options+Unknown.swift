@@ -2,7 +2,7 @@ extension Options {
     /// The first option in `arguments` that is none of `values` (options that take a value, which is then
     /// skipped) and none of `switches`, as the user wrote it (`--x`, `-x`; without an `=value`), so that a
     /// command can say `unknown option '--x'` before anything else.
-    static func firstUnknownOption(in arguments: [String], values: Set<String>,
+    public static func firstUnknownOption(in arguments: [String], values: Set<String>,
                                    switches: Set<String> = ["help", "h"]) -> String? {
         var index = 0
         while index < arguments.count {

@@ -5,11 +5,11 @@ import Glibc
 
 /// Reading and writing the files a user names, with errors that read like `cannot read run.gpx: no such
 /// file` (Foundation's errors print as NSCocoaErrorDomain dumps).
-enum FileAccess {
+public enum FileAccess {
     /// A file that could not be read or written.
-    struct Problem: Error, CustomStringConvertible {
+    public struct Problem: Error, CustomStringConvertible {
         /// "cannot read run.gpx: no such file".
-        let description: String
+        public let description: String
 
         init(_ verb: String, _ path: String, errno code: Int32) {
             description = "cannot \(verb) \(path): \(FileAccess.reason(code))"
@@ -17,7 +17,7 @@ enum FileAccess {
     }
 
     /// The whole file.
-    static func read(_ path: String) throws(Problem) -> Data {
+    public static func read(_ path: String) throws(Problem) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Problem("read", path, errno: errno) }
         defer { close(descriptor) }
@@ -38,7 +38,7 @@ enum FileAccess {
     }
 
     /// Writes `data` to `path`, replacing it.
-    static func write(_ data: Data, to path: String) throws(Problem) {
+    public static func write(_ data: Data, to path: String) throws(Problem) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Problem("write", path, errno: errno) }
         var offset = 0

@@ -1,9 +1,10 @@
+import ToolSupport
 import Foundation
 import Reactor
 import RunStore
 
 let soakBenchHelp = """
-usage: moonrunner bench soak [--minutes N] [options]
+usage: moonrunner-bench soak [--minutes N] [options]
 
 Starts this executable's `serve` on a fresh SQLite file and keeps a steady churn going against it: runners
 join, stream, drop the connection or quit or stop, and come back with their key (iam:NAME KEY), resending
@@ -26,7 +27,7 @@ connections stay within 4, no acked fix is missing, and no connection failed or 
   --server-bin PATH     executable to start as `PATH serve` (default: this one)
 """
 
-/// `moonrunner bench soak`.
+/// `moonrunner-bench soak`.
 func runSoakBenchmark(arguments: [String]) -> Int32 {
     var configuration = SoakConfiguration()
     var keptDatabase: String?
@@ -55,12 +56,12 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
                                      + "--malformed within 0...1")
         }
     } catch {
-        printError("moonrunner bench soak: \(error)\n\(soakBenchHelp)")
+        printError("moonrunner-bench soak: \(error)\n\(soakBenchHelp)")
         return 2
     }
     let wanted = configuration.runners + configuration.spectators + configuration.webSpectators + 256
     guard ProcessLimits.raiseOpenFileLimit(to: wanted) >= wanted else {
-        printError("moonrunner bench soak: \(wanted) open files needed")
+        printError("moonrunner-bench soak: \(wanted) open files needed")
         return 1
     }
     // A closed stdout (`| head`) must not kill the bench before it stops the server it started.
@@ -76,14 +77,14 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
     do throws(LoadServerProcess.StartError) {
         server = try LoadServerProcess(binary: serverBinary, host: "127.0.0.1", database: database)
     } catch {
-        printError("moonrunner bench soak: \(error)")
+        printError("moonrunner-bench soak: \(error)")
         return 1
     }
     do throws(LoadSetupError) {
         driver = try SoakDriver(configuration: configuration, server: server)
     } catch {
         _ = server.stop()
-        printError("moonrunner bench soak: \(error)")
+        printError("moonrunner-bench soak: \(error)")
         return 1
     }
     print("soak: \(configuration.runners) runners at \(configuration.rate) fixes/s, \(configuration.spectators) + "

@@ -1,9 +1,10 @@
+import ToolSupport
 import Foundation
 import RunCore
 import RunStore
 
 let storeBenchHelp = """
-usage: moonrunner bench store [--fixes N] [--runs N] [--batch-size N] [--keep]
+usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--keep]
 
 Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
 fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
@@ -12,7 +13,7 @@ per 1000 fixes. --batch-size overrides the store's maximum batch size (default 4
 for meaningful figures. --keep leaves the database file in place.
 """
 
-/// `moonrunner bench store …` (`arguments` are the words after `store`).
+/// `moonrunner-bench store …` (`arguments` are the words after `store`).
 func runStoreBenchmark(arguments: [String]) -> Int32 {
     let fixCount: Int
     let runCount: Int
@@ -33,14 +34,14 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
             throw Options.UsageError(description: "--fixes, --runs and --batch-size must be positive")
         }
     } catch {
-        printError("moonrunner bench store: \(error)\n\n\(storeBenchHelp)")
+        printError("moonrunner-bench store: \(error)\n\n\(storeBenchHelp)")
         return 2
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moonrunner-bench-\(UUID().uuidString)")
     do {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     } catch {
-        printError("moonrunner bench store: cannot create \(directory.path): \(error)")
+        printError("moonrunner-bench store: cannot create \(directory.path): \(error)")
         return 1
     }
     defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
@@ -49,7 +50,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     do {
         store = try SQLiteRunStore(path: path, configuration: configuration)
     } catch {
-        printError("moonrunner bench store: \(error)")
+        printError("moonrunner-bench store: \(error)")
         return 1
     }
     let receipts = BenchCounter()
@@ -61,7 +62,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     do {
         runIDs = try (0..<runCount).map { _ throws(StoreError) in try store.allocateRunID() }
     } catch {
-        printError("moonrunner bench store: \(error)")
+        printError("moonrunner-bench store: \(error)")
         return 1
     }
     for id in runIDs { store.submit(.runStarted(id: id, runner: "bench", started: start)) }

@@ -2,7 +2,7 @@ import Foundation
 import Reactor
 import Wire
 
-/// What one load run does. Every field is a flag of `moonrunner bench load`.
+/// What one load run does. Every field is a flag of `moonrunner-bench load`.
 struct LoadConfiguration: Sendable {
     /// Connections that identify as runners and stream fixes.
     var runners = 0

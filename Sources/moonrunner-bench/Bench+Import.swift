@@ -1,14 +1,15 @@
+import ToolSupport
 import Foundation
 import RunCore
 import RunStore
 
-/// `moonrunner bench import [FILE] [--repeat N]`: points per second of importing a GPX or TCX file
+/// `moonrunner-bench import [FILE] [--repeat N]`: points per second of importing a GPX or TCX file
 /// (tools/routes/marathon.gpx by default): reading it (XMLParser, the points in segments), and the whole
 /// import (reading, the engine, and every fix, award and the run stored) into an SQLite file in a temporary
 /// directory. The best of N rounds (default 5) is reported, in wall-clock time and in the process's CPU
 /// time (which other load on the machine disturbs less). Returns the process exit status.
 func runImportBenchmark(arguments: [String]) -> Int32 {
-    let usage = "usage: moonrunner bench import [FILE] [--repeat N]   (default tools/routes/marathon.gpx, 5 rounds)"
+    let usage = "usage: moonrunner-bench import [FILE] [--repeat N]   (default tools/routes/marathon.gpx, 5 rounds)"
     if arguments.contains("--help") || arguments.contains("-h") {
         print(usage)
         return 0
@@ -27,7 +28,7 @@ func runImportBenchmark(arguments: [String]) -> Int32 {
         }
         file = options.positional.first ?? "tools/routes/marathon.gpx"
     } catch {
-        printError("moonrunner bench import: \(error)")
+        printError("moonrunner-bench import: \(error)")
         return 2
     }
     do {
@@ -73,7 +74,7 @@ func runImportBenchmark(arguments: [String]) -> Int32 {
                      Double(points) / cpuImport))
         return 0
     } catch {
-        printError("moonrunner bench import: \(error)")
+        printError("moonrunner-bench import: \(error)")
         return 1
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Reactor
 
-/// What a soak run does; every field is a flag of `moonrunner bench soak`.
+/// What a soak run does; every field is a flag of `moonrunner-bench soak`.
 struct SoakConfiguration: Sendable {
     /// Minutes of churn.
     var minutes = 5.0

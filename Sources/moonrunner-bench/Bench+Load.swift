@@ -1,8 +1,9 @@
+import ToolSupport
 import Foundation
 import Reactor
 
 let loadBenchHelp = """
-usage: moonrunner bench load [options]
+usage: moonrunner-bench load [options]
 
 Drives runners, spectators and idle connections on loopback against a server (by default one it starts:
 this executable's `serve --port 0` on a fresh temporary SQLite file, stopped with SIGTERM at the end) and
@@ -39,13 +40,13 @@ prints one `key: value` per line and a one-line summary per scenario.
   --prefix WORD         runner names are WORD-N (default load)
 """
 
-/// `moonrunner bench load`.
+/// `moonrunner-bench load`.
 func runLoadBenchmark(arguments: [String]) -> Int32 {
     let plan: LoadPlan
     do {
         plan = try LoadPlan(arguments: arguments)
     } catch {
-        printError("moonrunner bench load: \(error)\n\(loadBenchHelp)")
+        printError("moonrunner-bench load: \(error)\n\(loadBenchHelp)")
         return 2
     }
     guard !plan.wantsHelp else {
@@ -56,7 +57,7 @@ func runLoadBenchmark(arguments: [String]) -> Int32 {
     let wanted = (connections.max() ?? 0) + 256
     let limit = ProcessLimits.raiseOpenFileLimit(to: wanted)
     if limit < wanted {
-        printError("moonrunner bench load: only \(limit) open files allowed, \(wanted) needed")
+        printError("moonrunner-bench load: only \(limit) open files allowed, \(wanted) needed")
         return 1
     }
     for (number, scenario) in plan.scenarios.enumerated() {
@@ -75,7 +76,7 @@ private func runLoadScenario(_ scenario: LoadScenario, plan: LoadPlan) -> Bool {
         do {
             server = try LoadServerProcess(binary: plan.serverBinary, host: plan.host, database: plan.database)
         } catch {
-            printError("moonrunner bench load: \(scenario.name): \(error)")
+            printError("moonrunner-bench load: \(scenario.name): \(error)")
             return false
         }
     }
@@ -89,7 +90,7 @@ private func runLoadScenario(_ scenario: LoadScenario, plan: LoadPlan) -> Bool {
     let stopped = server.stop()
     switch outcome {
     case .failure(let error):
-        printError("moonrunner bench load: \(scenario.name): setup failed: \(error)")
+        printError("moonrunner-bench load: \(scenario.name): setup failed: \(error)")
         return false
     case .success(let result):
         let report = LoadReport(scenario: scenario, result: result, shutdown: stopped,

@@ -1,12 +1,13 @@
+import ToolSupport
 import Foundation
 import RunCore
 
-/// `moonrunner bench core [fixes] [interval]`: nanoseconds per fix of the whole RunCore pipeline (filter,
+/// `moonrunner-bench core [fixes] [interval]`: nanoseconds per fix of the whole RunCore pipeline (filter,
 /// Kalman smoothing, geodesy, live metrics, splits and badges) on a synthetic noisy run, 1,000,000 fixes by
 /// default, one a second. A shorter interval (say 0.001) replays the same fixes flat out, as a backlog or a
 /// hostile client would send them. Returns the process exit status.
 func runCoreBenchmark(arguments: [String]) -> Int32 {
-    let usage = "usage: moonrunner bench core [FIXES [INTERVAL]]   (default 1000000 fixes, 1 s apart)"
+    let usage = "usage: moonrunner-bench core [FIXES [INTERVAL]]   (default 1000000 fixes, 1 s apart)"
     if arguments.contains("--help") || arguments.contains("-h") {
         print(usage)
         return 0
@@ -14,7 +15,7 @@ func runCoreBenchmark(arguments: [String]) -> Int32 {
     let count = arguments.first.map { Int($0) ?? -1 } ?? 1_000_000
     let interval = arguments.dropFirst().first.map { Double($0) ?? -1 } ?? 1
     guard count > 0, interval > 0, interval.isFinite, arguments.count <= 2 else {
-        printError("moonrunner bench core: FIXES is a positive whole number and INTERVAL positive seconds\n\n\(usage)")
+        printError("moonrunner-bench core: FIXES is a positive whole number and INTERVAL positive seconds\n\n\(usage)")
         return 2
     }
     let fixes = benchmarkFixes(count: count, interval: interval)

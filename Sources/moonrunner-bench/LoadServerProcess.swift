@@ -16,7 +16,7 @@ final class LoadServerProcess {
     private(set) var httpPort: UInt16?
     /// Its process id, when known (RSS and CPU are read from /proc), else nil.
     let processID: Int32?
-    private let child: Process?
+    private let child: SpawnedServer?
     private let logPath: String?
     private let temporaryDirectory: String?
 
@@ -48,32 +48,26 @@ final class LoadServerProcess {
         }
         let log = directory + "/server.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", host, "--port", "0", "--http-port", "0", "--db", database ?? directory + "/load.sqlite"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        guard let logHandle = FileHandle(forWritingAtPath: log) else {
-            throw StartError(description: "cannot open \(log)")
-        }
-        process.standardError = logHandle
+        let process: SpawnedServer
         do {
-            try process.run()
+            process = try SpawnedServer(executable: binary, arguments: ["serve", "--host", host, "--port", "0",
+                "--http-port", "0", "--db", database ?? directory + "/load.sqlite"], logPath: log)
         } catch {
-            throw StartError(description: "cannot start \(binary): \(error)")
+            throw StartError(description: error.description)
         }
-        try? logHandle.close()
         let deadline = LoadClock.monotonicSeconds() + 15
         var found: UInt16?
-        while found == nil && LoadClock.monotonicSeconds() < deadline && process.isRunning {
+        // Both lines: `listening on …` then `http on …` (a child's log has no event to wait for: polled).
+        while (found == nil || Self.httpPort(inLog: log) == nil) && LoadClock.monotonicSeconds() < deadline
+                && process.isRunning {
             found = Self.listeningPort(inLog: log)
-            if found == nil { usleep(10_000) }
+            usleep(10_000)
         }
         found = found ?? Self.listeningPort(inLog: log)
         guard let port = found else {
             if process.isRunning {
                 process.terminate()
-                process.waitUntilExit()
+                _ = process.waitUntilExit()
             }
             let logged = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(atPath: directory)
@@ -82,7 +76,7 @@ final class LoadServerProcess {
         self.host = host
         self.port = port
         httpPort = Self.httpPort(inLog: log)
-        processID = process.processIdentifier
+        processID = process.processID
         child = process
         logPath = log
         temporaryDirectory = directory
@@ -107,8 +101,10 @@ final class LoadServerProcess {
     }
 
     /// The path of this executable, to start as the server by default.
+    /// The `moonrunner` next to this benchmark in the build folder: the server it starts by default.
     static func ownExecutable() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("moonrunner").path
     }
 
     /// The server's resident set size in bytes (`VmRSS` of /proc/PID/status), nil when unknown.
@@ -150,8 +146,8 @@ final class LoadServerProcess {
         guard let child else { return nil }
         let started = LoadClock.monotonicSeconds()
         if child.isRunning { child.terminate() }
-        child.waitUntilExit()
-        let result = (LoadClock.monotonicSeconds() - started, child.terminationStatus)
+        let status = child.waitUntilExit()
+        let result = (LoadClock.monotonicSeconds() - started, status)
         if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
         return result
     }
