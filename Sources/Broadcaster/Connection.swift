@@ -26,6 +26,8 @@ final class Connection: Peer {
 
     override func didClose() { server.lineConnectionCount -= 1 }
 
+    override var owesAnAnswer: Bool { isAwaitingAnswer }
+
     /// True while lines wait in the framer for this connection's next turn (it reads no more meanwhile).
     var hasQueuedWork = false
     /// True while the store is backlogged: the connection's lines wait until it has caught up.

@@ -37,6 +37,8 @@ final class HTTPConnection: Peer {
 
     override func didClose() { server.httpConnectionCount -= 1 }
 
+    override var owesAnAnswer: Bool { isAwaitingResponse }
+
     override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
         if writable { server.flush(self) }
         if (readable || hangup) && state == .open { server.readHTTP(self) }

@@ -39,6 +39,9 @@ class Peer: EventHandler {
         self.server = server
     }
 
+    /// True while an answer is being made off the loop: at end of stream the peer closes only after it.
+    var owesAnAnswer: Bool { false }
+
     /// True when epoll should report readability now (subclasses pause reading for their own reasons).
     var wantsToRead: Bool { state == .open && !hasPeerClosed && !isDoomed }
 

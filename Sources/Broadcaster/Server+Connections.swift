@@ -52,28 +52,33 @@ extension Server {
     /// Reads what the socket has, frames lines and hands each to the hub, within the line budget.
     func read(_ connection: Connection) {
         loop.assertLoopThread()
-        var now = Self.now()
-        processBufferedLines(connection, now: now)
-        // A few reads per event, so a fire hose cannot keep the loop on one connection.
-        for _ in 0..<4 where connection.wantsToRead {
+        processBufferedLines(connection, now: Self.now())
+        readChunks(connection) { bytes in
+            connection.framer.append(bytes)
+            processBufferedLines(connection, now: Self.now())
+        }
+    }
+
+    /// A few reads per event (so a fire hose cannot keep the loop on one peer), each chunk to `consume`, while
+    /// the peer wants to read. At end of stream (the peer shut its sending half, as `printf … | nc` does) what
+    /// it asked for is still answered, then it closes.
+    func readChunks(_ peer: Peer, _ consume: (UnsafeRawBufferPointer) -> Void) {
+        for _ in 0..<4 where peer.wantsToRead {
             let result: IOResult<Int>
             do {
-                result = try connection.socket.read(into: readBuffer)
+                result = try peer.socket.read(into: readBuffer)
             } catch {
-                closeNow(connection, reason: "read error: \(error)")
+                closeNow(peer, reason: "read error: \(error)")
                 return
             }
             guard case .processed(let count) = result else { return }
             if count == 0 {
-                // The peer shut its sending half (`printf … | nc` does): what it asked for is still answered.
-                connection.hasPeerClosed = true
-                if !connection.isAwaitingAnswer { closeAfterOutput(connection, reason: "closed by peer") }
-                updateInterest(connection)
+                peer.hasPeerClosed = true
+                if !peer.owesAnAnswer { closeAfterOutput(peer, reason: "closed by peer") }
+                updateInterest(peer)
                 return
             }
-            connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-            now = Self.now()
-            processBufferedLines(connection, now: now)
+            consume(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
             if count < readBuffer.count { return }
         }
     }

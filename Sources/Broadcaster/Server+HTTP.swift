@@ -26,26 +26,9 @@ extension Server {
     /// Reads what the socket has and answers the complete requests, in order.
     func readHTTP(_ connection: HTTPConnection) {
         loop.assertLoopThread()
-        for _ in 0..<4 where connection.wantsToRead {
-            let result: IOResult<Int>
-            do {
-                result = try connection.socket.read(into: readBuffer)
-            } catch {
-                closeNow(connection, reason: "read error: \(error)")
-                return
-            }
-            guard case .processed(let count) = result else { break }
-            if count == 0 {
-                connection.hasPeerClosed = true
-                if !connection.isAwaitingResponse { closeAfterOutput(connection, reason: "closed by peer") }
-                updateInterest(connection)
-                return
-            }
+        readChunks(connection) { bytes in
             // An event stream only listens; whatever its browser sends is ignored.
-            if connection.stream == nil {
-                connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-            }
-            if count < readBuffer.count { break }
+            if connection.stream == nil { connection.parser.append(bytes) }
         }
         answerRequests(connection, now: Self.now())
     }
