@@ -8,45 +8,49 @@ import Wire
 /// Bounded work per turn and per store: a slow store stops the reading, one connection's flood does not hold
 /// up another's lines.
 @Suite struct BackPressureTests {
-    @Test func aBackloggedStoreStopsTheReadingUntilItCatchesUp() throws {
-        let store = BackloggedStore()
-        try withServer({ $0.storeQueueHighWater = 1000; $0.storeQueueLowWater = 100 }, store: store) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            try ann.send("ping:")
-            try ann.expectNext("ok:ping")
-            store.pretendBacklog(5000)
-            let run = straightRun(count: 300)
-            try ann.write(Array(run.map { $0 + "\n" }.joined().utf8))
-            try settleLoop(of: server)
-            try settleLoop(of: server)
-            // At most one check's worth of lines (64) went through before the server noticed.
-            let seen = ann.received.filter { $0.hasPrefix("pace:ann") }.count
-            #expect(seen <= 64, "\(seen) fixes handled with the store backlogged")
-            // The store catches up: the next commit resumes the reading, and every fix is handled.
-            store.pretendBacklog(nil)
-            let (bob, _) = try connectRunner("bob", to: server)  // a claim is a write: a commit follows
-            bob.close()
-            let stamp = run.last!.split(separator: ",").last!
-            try ann.lines(until: "the last fix's pace", timeout: 20) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(stamp)") }
+    @Test func aBackloggedStoreStopsTheReadingUntilItCatchesUp() async throws {
+        try await onItsOwnThread {
+            let store = BackloggedStore()
+            try withServer({ $0.storeQueueHighWater = 1000; $0.storeQueueLowWater = 100 }, store: store) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("ping:")
+                try ann.expectNext("ok:ping")
+                store.pretendBacklog(5000)
+                let run = straightRun(count: 300)
+                try ann.write(Array(run.map { $0 + "\n" }.joined().utf8))
+                try settleLoop(of: server)
+                try settleLoop(of: server)
+                // At most one check's worth of lines (64) went through before the server noticed.
+                let seen = ann.received.filter { $0.hasPrefix("pace:ann") }.count
+                #expect(seen <= 64, "\(seen) fixes handled with the store backlogged")
+                // The store catches up: the next commit resumes the reading, and every fix is handled.
+                store.pretendBacklog(nil)
+                let (bob, _) = try connectRunner("bob", to: server)  // a claim is a write: a commit follows
+                bob.close()
+                let stamp = run.last!.split(separator: ",").last!
+                try ann.lines(until: "the last fix's pace", timeout: 20) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(stamp)") }
+            }
         }
     }
 
-    @Test func oneConnectionsFloodWaitsItsTurnAndOthersAreServedMeanwhile() throws {
-        try withServer({ $0.linesPerTurn = 32 }) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            let asker = try TestClient(port: server.port)
-            try asker.send("ping:")
-            try asker.expectNext("ok:ping")
-            // 20,000 fixes in one write (as a phone replaying its backlog), then one line from someone else.
-            let flood = straightRun(count: 20_000, speed: 3)
-            try ann.write(Array(flood.map { $0 + "\n" }.joined().utf8))
-            try asker.send("stats:")
-            let stats = try StatsEvent(event: Event.parse(asker.expect("stats:server", timeout: 20)))
-            // The asker's line waited for one turn of the flood, not for all of it.
-            let accepted = stats["fixes_accepted"] ?? 0
-            #expect(accepted < 2_000, "the flood had \(accepted) of 20,000 fixes handled before another's line")
-            let stamp = flood.last!.split(separator: ",").last!
-            try ann.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(stamp)") }
+    @Test func oneConnectionsFloodWaitsItsTurnAndOthersAreServedMeanwhile() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.linesPerTurn = 32 }) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let asker = try TestClient(port: server.port)
+                try asker.send("ping:")
+                try asker.expectNext("ok:ping")
+                // 20,000 fixes in one write (as a phone replaying its backlog), then one line from someone else.
+                let flood = straightRun(count: 20_000, speed: 3)
+                try ann.write(Array(flood.map { $0 + "\n" }.joined().utf8))
+                try asker.send("stats:")
+                let stats = try StatsEvent(event: Event.parse(asker.expect("stats:server", timeout: 20)))
+                // The asker's line waited for one turn of the flood, not for all of it.
+                let accepted = stats["fixes_accepted"] ?? 0
+                #expect(accepted < 2_000, "the flood had \(accepted) of 20,000 fixes handled before another's line")
+                let stamp = flood.last!.split(separator: ",").last!
+                try ann.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(stamp)") }
+            }
         }
     }
 }

@@ -31,123 +31,131 @@ import Wire
         return lines
     }
 
-    @Test func theRunnerPageFollowsARunLiveAndSendsCheers() throws {
-        guard Self.canRun else { return }
-        try withServer { server in
-            let port = try #require(server.httpPort)
-            let browser = try WebDriver()
-            defer { browser.quit() }
-            let (ann, _) = try connectRunner("ann", to: server)
-            let start = Date().timeIntervalSince1970.rounded(.down)
-            // Slow, steady, fast: three paces the map must tell apart. The first part is on before the page opens.
-            let run = Self.fixes([(240, 2.0), (240, 3.2), (240, 4.6)], start: start)
-            for line in run[..<300] { try ann.send(line) }
-            try ann.expect("badge:ann id=earth")
-            try browser.open("http://127.0.0.1:\(port)/runners/ann")
-            let firstDistance = try browser.waitFor("a distance", """
-                const text = document.getElementById('distance').textContent;
-                return /[0-9]/.test(text) ? text : null;
-                """) as? String
-            // The late joiner sees the run so far, badges included.
-            try browser.waitFor("the Earth badge", "return document.querySelectorAll('#badges li').length >= 1")
-            for line in run[300...] { try ann.send(line) }
-            try browser.waitFor("the distance to grow", """
-                return document.getElementById('distance').textContent !== arguments[0];
-                """.replacingOccurrences(of: "arguments[0]", with: "'\(firstDistance ?? "")'"))
-            try browser.waitFor("two badges", "return document.querySelectorAll('#badges li').length >= 2")
-            let colours = try browser.waitFor("three pace colours", """
-                const strokes = new Set([...document.querySelectorAll('svg#track [stroke]')]
-                    .filter(e => e.tagName !== 'svg' && e.tagName !== 'g')
-                    .map(e => e.getAttribute('stroke').toUpperCase()));
-                return strokes.size >= 3 ? [...strokes] : null;
-                """) as? [String]
-            #expect((colours?.count ?? 0) >= 3, "\(colours ?? [])")
+    @Test func theRunnerPageFollowsARunLiveAndSendsCheers() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                let (ann, _) = try connectRunner("ann", to: server)
+                let start = Date().timeIntervalSince1970.rounded(.down)
+                // Slow, steady, fast: three paces the map must tell apart. The first part is on before the page opens.
+                let run = Self.fixes([(240, 2.0), (240, 3.2), (240, 4.6)], start: start)
+                for line in run[..<300] { try ann.send(line) }
+                try ann.expect("badge:ann id=earth")
+                try browser.open("http://127.0.0.1:\(port)/runners/ann")
+                let firstDistance = try browser.waitFor("a distance", """
+                    const text = document.getElementById('distance').textContent;
+                    return /[0-9]/.test(text) ? text : null;
+                    """) as? String
+                // The late joiner sees the run so far, badges included.
+                try browser.waitFor("the Earth badge", "return document.querySelectorAll('#badges li').length >= 1")
+                for line in run[300...] { try ann.send(line) }
+                try browser.waitFor("the distance to grow", """
+                    return document.getElementById('distance').textContent !== arguments[0];
+                    """.replacingOccurrences(of: "arguments[0]", with: "'\(firstDistance ?? "")'"))
+                try browser.waitFor("two badges", "return document.querySelectorAll('#badges li').length >= 2")
+                let colours = try browser.waitFor("three pace colours", """
+                    const strokes = new Set([...document.querySelectorAll('svg#track [stroke]')]
+                        .filter(e => e.tagName !== 'svg' && e.tagName !== 'g')
+                        .map(e => e.getAttribute('stroke').toUpperCase()));
+                    return strokes.size >= 3 ? [...strokes] : null;
+                    """) as? [String]
+                #expect((colours?.count ?? 0) >= 3, "\(colours ?? [])")
 
-            let folder = ProcessInfo.processInfo.environment["MOONRUNNER_SCREENSHOT_DIR"] ?? temporaryFolder().path
-            let shot = try browser.screenshot()
-            #expect(shot.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-            try shot.write(to: URL(fileURLWithPath: folder).appendingPathComponent("runner-page.png"))
+                let folder = ProcessInfo.processInfo.environment["MOONRUNNER_SCREENSHOT_DIR"] ?? temporaryFolder().path
+                let shot = try browser.screenshot()
+                #expect(shot.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+                try shot.write(to: URL(fileURLWithPath: folder).appendingPathComponent("runner-page.png"))
 
-            try browser.type("Allez Ann!", into: "#cheer-text", thenClick: "#cheer-send")
-            let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann", timeout: 10)))
-            #expect(cheer.text == "Allez Ann!")
+                try browser.type("Allez Ann!", into: "#cheer-text", thenClick: "#cheer-send")
+                let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann", timeout: 10)))
+                #expect(cheer.text == "Allez Ann!")
 
-        }
-    }
-
-    @Test func theOverviewListsLiveRunnersByDistance() throws {
-        guard Self.canRun else { return }
-        try withServer { server in
-            let port = try #require(server.httpPort)
-            let browser = try WebDriver()
-            defer { browser.quit() }
-            try browser.open("http://127.0.0.1:\(port)/")
-            let start = Date().timeIntervalSince1970.rounded(.down)
-            let (ann, _) = try connectRunner("ann", to: server)
-            let (bob, _) = try connectRunner("bob", to: server)
-            for line in Self.fixes([(120, 3)], start: start) { try ann.send(line) }
-            for line in Self.fixes([(120, 4)], start: start) { try bob.send(line) }
-            let order = try browser.waitFor("both runners, farthest first", """
-                const rows = [...document.querySelectorAll('#overview tbody tr')].map(r => r.dataset.runner);
-                return rows.length === 2 && rows[0] === 'bob' ? rows : null;
-                """) as? [String]
-            #expect(order == ["bob", "ann"])
-        }
-    }
-
-    @Test func thePageColoursTheTrackByTheSameRuleAsTheExports() throws {
-        guard Self.canRun else { return }
-        try withServer { server in
-            let port = try #require(server.httpPort)
-            let browser = try WebDriver()
-            defer { browser.quit() }
-            try browser.open("http://127.0.0.1:\(port)/runners/nobody")
-            try browser.waitFor("the page's script", "return typeof MR !== 'undefined' && typeof MR.paceColours === 'function'")
-            // A run with a slow start, a walk break and a fast finish, as the page gets it: [lat, lon, dist, time].
-            let start = 1_800_000_000.0
-            var fixes: [Fix] = []
-            var metres = 0.0, second = 0.0
-            for (seconds, speed) in [(300, 2.4), (200, 3.2), (60, 1.2), (300, 3.4), (120, 4.5)] as [(Int, Double)] {
-                for _ in 0..<seconds {
-                    fixes.append(Fix(latitude: 48.85 + metres / 111_229, longitude: 2.35 + sin(metres / 400) * 0.002,
-                                     accuracy: 4, timestamp: start + second))
-                    metres += speed
-                    second += 1
-                }
             }
-            let points = String(decoding: TrackSnapshot.points(fixes, started: start), as: UTF8.self)
-            let page = try #require(try browser.script("return MR.paceColours(\(points)).colours") as? [String])
-            let swift = PaceColours.colours(for: fixes).map(\.hex)
-            #expect(page.count == swift.count)
-            let same = zip(page, swift).filter { $0 == $1 }.count
-            // Identical but for rounding at a step's edge (the page reads distances to the centimetre).
-            #expect(same * 100 >= swift.count * 99, "\(same) of \(swift.count) segments coloured alike")
-            #expect(Set(swift).count >= 8, "a run of several paces uses many colours")
         }
     }
 
-    @Test func theRunnerConnectsAPhoneAndStopsTheRunFromThePage() throws {
-        guard Self.canRun else { return }
-        try withServer { server in
-            let port = try #require(server.httpPort)
-            let (ann, key) = try connectRunner("ann", to: server)
-            let browser = try WebDriver()
-            defer { browser.quit() }
-            try browser.open("http://127.0.0.1:\(port)/runners/ann")
-            try browser.script("document.getElementById('runner-tools').open = true")
-            try browser.type(key, into: "#runner-key", thenClick: "#device-make")
-            let token = try #require(try browser.waitFor("a device token", """
-                const text = document.getElementById('device-token').textContent;
-                return text.length === 32 ? text : null;
-                """) as? String)
-            // The token works for an app, and the app's position starts ann's run.
-            let app = try HTTPTestClient(port: port)
-            let now = Int(Date().timeIntervalSince1970)
-            #expect(try app.get("/osmand?id=\(token)&timestamp=\(now)&lat=48.85&lon=2.35&accuracy=5").status == 200)
-            try ann.expect("run:ann")
-            try browser.script("document.getElementById('run-stop').click()")
-            #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
-            try browser.waitFor("the page says so", "return document.getElementById('runner-tools-status').textContent.includes('stopped')")
+    @Test func theOverviewListsLiveRunnersByDistance() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                try browser.open("http://127.0.0.1:\(port)/")
+                let start = Date().timeIntervalSince1970.rounded(.down)
+                let (ann, _) = try connectRunner("ann", to: server)
+                let (bob, _) = try connectRunner("bob", to: server)
+                for line in Self.fixes([(120, 3)], start: start) { try ann.send(line) }
+                for line in Self.fixes([(120, 4)], start: start) { try bob.send(line) }
+                let order = try browser.waitFor("both runners, farthest first", """
+                    const rows = [...document.querySelectorAll('#overview tbody tr')].map(r => r.dataset.runner);
+                    return rows.length === 2 && rows[0] === 'bob' ? rows : null;
+                    """) as? [String]
+                #expect(order == ["bob", "ann"])
+            }
+        }
+    }
+
+    @Test func thePageColoursTheTrackByTheSameRuleAsTheExports() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                try browser.open("http://127.0.0.1:\(port)/runners/nobody")
+                try browser.waitFor("the page's script", "return typeof MR !== 'undefined' && typeof MR.paceColours === 'function'")
+                // A run with a slow start, a walk break and a fast finish, as the page gets it: [lat, lon, dist, time].
+                let start = 1_800_000_000.0
+                var fixes: [Fix] = []
+                var metres = 0.0, second = 0.0
+                for (seconds, speed) in [(300, 2.4), (200, 3.2), (60, 1.2), (300, 3.4), (120, 4.5)] as [(Int, Double)] {
+                    for _ in 0..<seconds {
+                        fixes.append(Fix(latitude: 48.85 + metres / 111_229, longitude: 2.35 + sin(metres / 400) * 0.002,
+                                         accuracy: 4, timestamp: start + second))
+                        metres += speed
+                        second += 1
+                    }
+                }
+                let points = String(decoding: TrackSnapshot.points(fixes, started: start), as: UTF8.self)
+                let page = try #require(try browser.script("return MR.paceColours(\(points)).colours") as? [String])
+                let swift = PaceColours.colours(for: fixes).map(\.hex)
+                #expect(page.count == swift.count)
+                let same = zip(page, swift).filter { $0 == $1 }.count
+                // Identical but for rounding at a step's edge (the page reads distances to the centimetre).
+                #expect(same * 100 >= swift.count * 99, "\(same) of \(swift.count) segments coloured alike")
+                #expect(Set(swift).count >= 8, "a run of several paces uses many colours")
+            }
+        }
+    }
+
+    @Test func theRunnerConnectsAPhoneAndStopsTheRunFromThePage() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let (ann, key) = try connectRunner("ann", to: server)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                try browser.open("http://127.0.0.1:\(port)/runners/ann")
+                try browser.script("document.getElementById('runner-tools').open = true")
+                try browser.type(key, into: "#runner-key", thenClick: "#device-make")
+                let token = try #require(try browser.waitFor("a device token", """
+                    const text = document.getElementById('device-token').textContent;
+                    return text.length === 32 ? text : null;
+                    """) as? String)
+                // The token works for an app, and the app's position starts ann's run.
+                let app = try HTTPTestClient(port: port)
+                let now = Int(Date().timeIntervalSince1970)
+                #expect(try app.get("/osmand?id=\(token)&timestamp=\(now)&lat=48.85&lon=2.35&accuracy=5").status == 200)
+                try ann.expect("run:ann")
+                try browser.script("document.getElementById('run-stop').click()")
+                #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
+                try browser.waitFor("the page says so", "return document.getElementById('runner-tools-status').textContent.includes('stopped')")
+            }
         }
     }
 }

@@ -57,100 +57,108 @@ import Wire
     }
 
     @Test(arguments: Format.allCases)
-    func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) throws {
-        let store = MemoryRunStore()
-        try withServer({ $0.deviceIdle = 1 }, store: store) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            let token = try Self.deviceToken(ann)
-            ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
-            let tcp = try TestClient(port: server.port)
-            try tcp.send("watch:ann")
-            try tcp.expectNext("ok:watch")
-            let web = try HTTPTestClient(port: try #require(server.httpPort))
-            _ = try web.openStream("watch=ann")
-            let app = try HTTPTestClient(port: try #require(server.httpPort))
-            let fixes = Array(Self.recorded.prefix(250))
-            for fix in fixes {
-                try app.send(format.request(fix, token: token, runner: "ann"))
-                let answer = try app.response()
-                #expect(answer.status == 200, "\(answer)")
-                if format == .ownTracksBasic || format == .ownTracksHeaders { #expect(answer.text == "[]\n") }
+    func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer({ $0.deviceIdle = 1 }, store: store) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let token = try Self.deviceToken(ann)
+                ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
+                let tcp = try TestClient(port: server.port)
+                try tcp.send("watch:ann")
+                try tcp.expectNext("ok:watch")
+                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                _ = try web.openStream("watch=ann")
+                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let fixes = Array(Self.recorded.prefix(250))
+                for fix in fixes {
+                    try app.send(format.request(fix, token: token, runner: "ann"))
+                    let answer = try app.response()
+                    #expect(answer.status == 200, "\(answer)")
+                    if format == .ownTracksBasic || format == .ownTracksHeaders { #expect(answer.text == "[]\n") }
+                }
+                // Every answered position is stored, once.
+                let run = try RunStartedEvent(event: Event.parse(tcp.expect("run:ann")))
+                #expect(try store.fixes(ofRun: run.runID).count == fixes.count)
+                // The idle gap ends the run, saved, for both spectators.
+                let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 10)))
+                #expect(end.reason == .idle && end.saved && end.distance > 1000)
+                let streamed = try web.events(until: "end", timeout: 10)
+                #expect(streamed.contains { $0.event == "badge" })
+                #expect(streamed.last?.json["reason"] as? String == "idle")
+                // The next position starts a new run.
+                let later = Fix(latitude: fixes[0].latitude, longitude: fixes[0].longitude, accuracy: 5,
+                                timestamp: Date().timeIntervalSince1970.rounded(.down))
+                try app.send(format.request(later, token: token, runner: "ann"))
+                #expect(try app.response().status == 200)
+                #expect(try RunStartedEvent(event: Event.parse(tcp.expect("run:ann"))).runID != run.runID)
             }
-            // Every answered position is stored, once.
-            let run = try RunStartedEvent(event: Event.parse(tcp.expect("run:ann")))
-            #expect(try store.fixes(ofRun: run.runID).count == fixes.count)
-            // The idle gap ends the run, saved, for both spectators.
-            let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 10)))
-            #expect(end.reason == .idle && end.saved && end.distance > 1000)
-            let streamed = try web.events(until: "end", timeout: 10)
-            #expect(streamed.contains { $0.event == "badge" })
-            #expect(streamed.last?.json["reason"] as? String == "idle")
-            // The next position starts a new run.
-            let later = Fix(latitude: fixes[0].latitude, longitude: fixes[0].longitude, accuracy: 5,
-                            timestamp: Date().timeIntervalSince1970.rounded(.down))
-            try app.send(format.request(later, token: token, runner: "ann"))
-            #expect(try app.response().status == 200)
-            #expect(try RunStartedEvent(event: Event.parse(tcp.expect("run:ann"))).runID != run.runID)
         }
     }
 
-    @Test func unknownWrongUserAndRevokedTokensAre403AndGuessingIsLimited() throws {
-        try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            let token = try Self.deviceToken(ann)
-            let app = try HTTPTestClient(port: try #require(server.httpPort))
-            let fix = Self.recorded[0]
-            #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
-                .status == 200)
-            // OwnTracks naming another runner with ann's token.
-            try app.send(Format.ownTracksBasic.request(fix, token: token, runner: "bob"))
-            #expect(try app.response().status == 403)
-            try ann.send("undevice:\(token)")
-            #expect(try OkEvent(event: Event.parse(ann.expect("ok:undevice")))["count"] == "1")
-            #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp) + 1)&lat=1&lon=1").status == 403)
-            #expect(try app.get("/osmand?id=guess1&timestamp=1&lat=1&lon=1").status == 403)
-            #expect(try app.get("/osmand?id=guess2&timestamp=1&lat=1&lon=1").status == 429, "after three wrong tokens")
-            #expect(try app.awaitClose())
-            try ann.send("undevice:nosuchtoken")
-            try ann.expect("err:not_found")
-        }
-    }
-
-    @Test func theRunnersPageConnectsAPhoneAndStopsTheRunWithTheKey() throws {
-        try withServer { server in
-            let (ann, key) = try connectRunner("ann", to: server)
-            let web = try HTTPTestClient(port: try #require(server.httpPort))
-            try web.send("POST /runners/ann/devices HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(key)\r\nContent-Length: 0\r\n\r\n")
-            let made = try web.response()
-            #expect(made.status == 201, "\(made)")
-            let token = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["token"] as? String)
-            let fix = Self.recorded[0]
-            #expect(try web.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
-                .status == 200)
-            let runID = try RunStartedEvent(event: Event.parse(ann.expect("run:ann"))).runID
-            #expect(try web.post("/runners/ann/stop", body: "key=wrong0", type: "application/x-www-form-urlencoded").status == 403)
-            let stopped = try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded")
-            #expect(stopped.status == 200 && stopped.text == #"{"run":\#(runID)}"#, "\(stopped)")
-            #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
-            #expect(try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded").status == 409)
-            #expect(try web.post("/runners/nobody/devices", body: "key=\(key)", type: "application/x-www-form-urlencoded")
-                .status == 403)
-        }
-    }
-
-    @Test func malformedPositionsAre400AndChangeNothing() throws {
-        let store = MemoryRunStore()
-        try withServer(store: store) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            let token = try Self.deviceToken(ann)
-            let app = try HTTPTestClient(port: try #require(server.httpPort))
-            for query in ["id=\(token)&lat=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
-                let answer = try app.get("/osmand?\(query)")
-                #expect(answer.status == 400 && !answer.text.isEmpty, "\(query): \(answer)")
+    @Test func unknownWrongUserAndRevokedTokensAre403AndGuessingIsLimited() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let token = try Self.deviceToken(ann)
+                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let fix = Self.recorded[0]
+                #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
+                    .status == 200)
+                // OwnTracks naming another runner with ann's token.
+                try app.send(Format.ownTracksBasic.request(fix, token: token, runner: "bob"))
+                #expect(try app.response().status == 403)
+                try ann.send("undevice:\(token)")
+                #expect(try OkEvent(event: Event.parse(ann.expect("ok:undevice")))["count"] == "1")
+                #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp) + 1)&lat=1&lon=1").status == 403)
+                #expect(try app.get("/osmand?id=guess1&timestamp=1&lat=1&lon=1").status == 403)
+                #expect(try app.get("/osmand?id=guess2&timestamp=1&lat=1&lon=1").status == 429, "after three wrong tokens")
+                #expect(try app.awaitClose())
+                try ann.send("undevice:nosuchtoken")
+                try ann.expect("err:not_found")
             }
-            #expect(try app.post("/owntracks", body: "not json", type: "application/json").status == 400)
-            store.flush()
-            #expect(try store.runs(of: "ann", offset: 0, limit: 5).isEmpty)
+        }
+    }
+
+    @Test func theRunnersPageConnectsAPhoneAndStopsTheRunWithTheKey() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, key) = try connectRunner("ann", to: server)
+                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                try web.send("POST /runners/ann/devices HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(key)\r\nContent-Length: 0\r\n\r\n")
+                let made = try web.response()
+                #expect(made.status == 201, "\(made)")
+                let token = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["token"] as? String)
+                let fix = Self.recorded[0]
+                #expect(try web.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
+                    .status == 200)
+                let runID = try RunStartedEvent(event: Event.parse(ann.expect("run:ann"))).runID
+                #expect(try web.post("/runners/ann/stop", body: "key=wrong0", type: "application/x-www-form-urlencoded").status == 403)
+                let stopped = try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded")
+                #expect(stopped.status == 200 && stopped.text == #"{"run":\#(runID)}"#, "\(stopped)")
+                #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
+                #expect(try web.post("/runners/ann/stop", body: "key=\(key)", type: "application/x-www-form-urlencoded").status == 409)
+                #expect(try web.post("/runners/nobody/devices", body: "key=\(key)", type: "application/x-www-form-urlencoded")
+                    .status == 403)
+            }
+        }
+    }
+
+    @Test func malformedPositionsAre400AndChangeNothing() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let token = try Self.deviceToken(ann)
+                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                for query in ["id=\(token)&lat=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
+                    let answer = try app.get("/osmand?\(query)")
+                    #expect(answer.status == 400 && !answer.text.isEmpty, "\(query): \(answer)")
+                }
+                #expect(try app.post("/owntracks", body: "not json", type: "application/json").status == 400)
+                store.flush()
+                #expect(try store.runs(of: "ann", offset: 0, limit: 5).isEmpty)
+            }
         }
     }
 }

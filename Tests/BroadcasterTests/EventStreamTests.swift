@@ -9,100 +9,110 @@ import Wire
 @Suite struct EventStreamTests {
     func http(_ server: Server) throws -> HTTPTestClient { try HTTPTestClient(port: try #require(server.httpPort)) }
 
-    @Test func aStreamCarriesTheRunAsJSONWithTheLinesFields() throws {
-        try withServer { server in
-            let web = try http(server)
-            let head = try web.openStream("watch=ann")
-            #expect(head.status == 200 && head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
-            let tcp = try TestClient(port: server.port)
-            try tcp.send("watch:ann")
-            try tcp.expectNext("ok:watch")
-            let (ann, _) = try connectRunner("ann", to: server)
-            for line in straightRun(count: 5) { try ann.send(line) }
-            try ann.send("stop:")
-            let events = try web.events(until: "end")
-            #expect(events.map { $0.event ?? "" }.filter { $0 != "pace" } == ["run", "badge", "end"], "\(events)")
-            // Every event's JSON has the fields of the same line a TCP spectator got.
-            let lines = try tcp.lines(until: "end:ann") { $0.hasPrefix("end:ann") }
-            for (event, line) in zip(events, lines) {
-                let parsed = try Event.parse(line)
-                #expect(event.event == parsed.kind)
-                let json = event.json
-                #expect(json["runner"] as? String == "ann")
-                for field in parsed.fields { if let key = field.key { #expect(json[key] != nil, "\(key) in \(event.data)") } }
+    @Test func aStreamCarriesTheRunAsJSONWithTheLinesFields() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let web = try http(server)
+                let head = try web.openStream("watch=ann")
+                #expect(head.status == 200 && head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
+                let tcp = try TestClient(port: server.port)
+                try tcp.send("watch:ann")
+                try tcp.expectNext("ok:watch")
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 5) { try ann.send(line) }
+                try ann.send("stop:")
+                let events = try web.events(until: "end")
+                #expect(events.map { $0.event ?? "" }.filter { $0 != "pace" } == ["run", "badge", "end"], "\(events)")
+                // Every event's JSON has the fields of the same line a TCP spectator got.
+                let lines = try tcp.lines(until: "end:ann") { $0.hasPrefix("end:ann") }
+                for (event, line) in zip(events, lines) {
+                    let parsed = try Event.parse(line)
+                    #expect(event.event == parsed.kind)
+                    let json = event.json
+                    #expect(json["runner"] as? String == "ann")
+                    for field in parsed.fields { if let key = field.key { #expect(json[key] != nil, "\(key) in \(event.data)") } }
+                }
+                let ids = events.compactMap { $0.id.flatMap(UInt64.init) }
+                #expect(ids.count == events.count && ids == ids.sorted(), "increasing ids: \(ids)")
             }
-            let ids = events.compactMap { $0.id.flatMap(UInt64.init) }
-            #expect(ids.count == events.count && ids == ids.sorted(), "increasing ids: \(ids)")
         }
     }
 
-    @Test func aLateJoinerGetsTheWholeRunSoFarAsATrack() throws {
-        try withServer { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
-            try ann.expect("badge:ann id=atmosphere", timeout: 20)
-            let web = try http(server)
-            _ = try web.openStream("watch=ann")
-            let first = try web.nextEvent()
-            #expect(first.event == "track", "\(first)")
-            let track = first.json
-            #expect(track["runner"] as? String == "ann")
-            #expect((track["points"] as? [[Double]])?.count ?? 0 > 250)
-            let badges = (track["badges"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-            #expect(badges == ["earth", "atmosphere"])
-            #expect((track["splits"] as? [[String: Any]])?.first?["unit"] as? String == "km")
-            #expect((track["pace"] as? [String: Any])?["dist"] as? Double ?? 0 > 1000)
+    @Test func aLateJoinerGetsTheWholeRunSoFarAsATrack() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
+                try ann.expect("badge:ann id=atmosphere", timeout: 20)
+                let web = try http(server)
+                _ = try web.openStream("watch=ann")
+                let first = try web.nextEvent()
+                #expect(first.event == "track", "\(first)")
+                let track = first.json
+                #expect(track["runner"] as? String == "ann")
+                #expect((track["points"] as? [[Double]])?.count ?? 0 > 250)
+                let badges = (track["badges"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+                #expect(badges == ["earth", "atmosphere"])
+                #expect((track["splits"] as? [[String: Any]])?.first?["unit"] as? String == "km")
+                #expect((track["pace"] as? [String: Any])?["dist"] as? Double ?? 0 > 1000)
+            }
         }
     }
 
-    @Test func aReconnectWithLastEventIDGetsExactlyWhatItMissed() throws {
-        try withServer { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            let run = straightRun(count: 20)
-            for line in run[..<5] { try ann.send(line) }
-            let web = try http(server)
-            _ = try web.openStream("watch=ann")
-            _ = try web.events(until: "track")
-            for line in run[5..<8] { try ann.send(line) }
-            var last = try web.nextEvent()
-            while !(last.event == "pace" && last.json["time"] as? Double == 7) { last = try web.nextEvent() }
-            let lastID = try #require(last.id)
-            web.close()
-            // Away for a while: three fixes' events go by.
-            for line in run[8..<11] { try ann.send(line) }
-            try ann.lines(until: "pace of fix 11") { $0.contains("ts=\(run[10].split(separator: ",").last!)") }
-            let back = try http(server)
-            _ = try back.openStream("watch=ann", headers: "Last-Event-ID: \(lastID)\r\n")
-            var resumed: [HTTPTestClient.StreamEvent] = []
-            while resumed.count < 3 { resumed.append(try back.nextEvent()) }
-            #expect(resumed.allSatisfy { $0.event == "pace" }, "\(resumed)")
-            #expect(resumed.map { $0.id.flatMap(UInt64.init)! }.allSatisfy { $0 > UInt64(lastID)! })
-            let times = resumed.map { $0.json["time"] as? Double ?? 0 }
-            #expect(times == [8, 9, 10], "the three missed fixes, in order: \(times)")
+    @Test func aReconnectWithLastEventIDGetsExactlyWhatItMissed() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let run = straightRun(count: 20)
+                for line in run[..<5] { try ann.send(line) }
+                let web = try http(server)
+                _ = try web.openStream("watch=ann")
+                _ = try web.events(until: "track")
+                for line in run[5..<8] { try ann.send(line) }
+                var last = try web.nextEvent()
+                while !(last.event == "pace" && last.json["time"] as? Double == 7) { last = try web.nextEvent() }
+                let lastID = try #require(last.id)
+                web.close()
+                // Away for a while: three fixes' events go by.
+                for line in run[8..<11] { try ann.send(line) }
+                try ann.lines(until: "pace of fix 11") { $0.contains("ts=\(run[10].split(separator: ",").last!)") }
+                let back = try http(server)
+                _ = try back.openStream("watch=ann", headers: "Last-Event-ID: \(lastID)\r\n")
+                var resumed: [HTTPTestClient.StreamEvent] = []
+                while resumed.count < 3 { resumed.append(try back.nextEvent()) }
+                #expect(resumed.allSatisfy { $0.event == "pace" }, "\(resumed)")
+                #expect(resumed.map { $0.id.flatMap(UInt64.init)! }.allSatisfy { $0 > UInt64(lastID)! })
+                let times = resumed.map { $0.json["time"] as? Double ?? 0 }
+                #expect(times == [8, 9, 10], "the three missed fixes, in order: \(times)")
+            }
         }
     }
 
-    @Test func coachesGetNoPaceAndBadNamesAre400() throws {
-        try withServer { server in
-            let coach = try http(server)
-            _ = try coach.openStream("coach=*")
-            let (ann, _) = try connectRunner("ann", to: server)
-            for line in straightRun(count: 5) { try ann.send(line) }
-            try ann.send("stop:")
-            let events = try coach.events(until: "end")
-            #expect(events.map { $0.event ?? "" } == ["run", "badge", "end"])
-            let bad = try http(server)
-            #expect(try bad.get("/events?watch=no%20such").status == 400)
-            #expect(try http(server).get("/events").status == 400)
+    @Test func coachesGetNoPaceAndBadNamesAre400() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let coach = try http(server)
+                _ = try coach.openStream("coach=*")
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 5) { try ann.send(line) }
+                try ann.send("stop:")
+                let events = try coach.events(until: "end")
+                #expect(events.map { $0.event ?? "" } == ["run", "badge", "end"])
+                let bad = try http(server)
+                #expect(try bad.get("/events?watch=no%20such").status == 400)
+                #expect(try http(server).get("/events").status == 400)
+            }
         }
     }
 
-    @Test func anIdleStreamGetsHeartbeats() throws {
-        try withServer({ $0.eventStreamHeartbeat = 1 }) { server in
-            let web = try http(server)
-            try web.send("GET /events?watch=* HTTP/1.1\r\nHost: t\r\n\r\n")
-            let raw = try TestClientBytes.read(web, containing: ": heartbeat", timeout: 5)
-            #expect(raw.contains(": heartbeat"))
+    @Test func anIdleStreamGetsHeartbeats() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.eventStreamHeartbeat = 1 }) { server in
+                let web = try http(server)
+                try web.send("GET /events?watch=* HTTP/1.1\r\nHost: t\r\n\r\n")
+                let raw = try TestClientBytes.read(web, containing: ": heartbeat", timeout: 5)
+                #expect(raw.contains(": heartbeat"))
+            }
         }
     }
 }

@@ -9,123 +9,137 @@ import Wire
 @Suite struct WebServerTests {
     func http(_ server: Server) throws -> HTTPTestClient { try HTTPTestClient(port: try #require(server.httpPort)) }
 
-    @Test func pagesAndAssetsAreServedWithTheirTypes() throws {
-        try withServer { server in
-            let client = try http(server)
-            for (path, type) in [("/", "text/html"), ("/runners/ann", "text/html"), ("/runners/ann/badges", "text/html"),
-                                 ("/runs/3", "text/html"), ("/assets/app.css", "text/css"), ("/assets/common.js", "text/javascript")] {
-                let response = try client.get(path)
-                #expect(response.status == 200, "\(path)")
-                #expect(response.header("Content-Type")?.hasPrefix(type) == true, "\(path): \(response)")
-            }
-            #expect(try client.get("/nowhere").status == 404)
-            #expect(try client.get("/runners/bad%20name").status == 404)
-            let post = try client.post("/", body: "x")
-            #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
-            // Still the same keep-alive connection.
-            #expect(try client.get("/healthz").text == "ok\n")
-        }
-    }
-
-    @Test func malformedRequestsGet400AndAreClosedWithoutHarmingOthers() throws {
-        try withServer { server in
-            let bad = try http(server)
-            try bad.send("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n")
-            #expect(try bad.response().status == 400)
-            #expect(try bad.awaitClose())
-            let huge = try http(server)
-            try huge.send("GET / HTTP/1.1\r\nHost: a\r\nX-Pad: \(String(repeating: "a", count: 9000))\r\n\r\n")
-            #expect(try huge.response().status == 431)
-            let big = try http(server)
-            #expect(try big.post("/runners/ann/cheers", body: String(repeating: "b", count: 17_000)).status == 413)
-            let good = try http(server)
-            #expect(try good.get("/healthz").status == 200)
-        }
-    }
-
-    @Test func aRequestThatNeverEndsTimesOutWith408() throws {
-        try withServer({ $0.httpHeaderTimeout = 1 }) { server in
-            let slow = try http(server)
-            try slow.send("GET / HTTP/1.1\r\nHost: a\r\n")  // the head never ends
-            let response = try slow.response(timeout: 5)
-            #expect(response.status == 408)
-            #expect(try slow.awaitClose())
-        }
-    }
-
-    @Test func pastTheConnectionLimitANewcomerGets503() throws {
-        try withServer({ $0.maximumHTTPConnections = 2 }) { server in
-            let first = try http(server), second = try http(server)
-            #expect(try first.get("/healthz").status == 200)
-            #expect(try second.get("/healthz").status == 200)
-            let third = try http(server)
-            #expect(try third.response().status == 503)
-        }
-    }
-
-    @Test func aCheerFromThePageReachesTheRunnersConnection() throws {
-        try withServer { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            for line in straightRun(count: 3) { try ann.send(line) }
-            try ann.expect("pace:ann")
-            let client = try http(server)
-            let sent = try client.post("/runners/ann/cheers", body: "text=Allez+Ann+%21", type: "application/x-www-form-urlencoded")
-            #expect(sent.status == 202, "\(sent)")
-            let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann")))
-            #expect(cheer.text == "Allez Ann !" && cheer.from == "anon")
-            #expect(try client.post("/runners/ann/cheers", body: "plain text works too").status == 202)
-            #expect(try CheerEvent(event: Event.parse(ann.expect("msg:ann"))).text == "plain text works too")
-            #expect(try client.post("/runners/ann/cheers", body: String(repeating: "x", count: 281)).status == 422)
-            #expect(try client.post("/runners/ann/cheers", body: "").status == 422)
-            #expect(try client.post("/runners/nobody/cheers", body: "hi").status == 404)
-        }
-    }
-
-    @Test func theJSONAPIMatchesTheLineProtocol() throws {
-        let store = MemoryRunStore()
-        try withServer(store: store) { server in
-            let (ann, _) = try connectRunner("ann", to: server)
-            for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
-            try ann.send("stop:")
-            let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
-            let client = try http(server)
-            let run = try JSONSerialization.jsonObject(with: Data(client.get("/api/runs/\(end.runID)").body)) as? [String: Any]
-            let summary = try #require(run?["summary"] as? [String: Any])
-            #expect(summary["run"] as? Int == Int(end.runID) && summary["status"] as? String == "saved")
-            #expect(abs((summary["dist"] as? Double ?? 0) - end.distance) < 0.01)
-            #expect((run?["points"] as? [[Double]])?.count ?? 0 > 200)
-            #expect((run?["badges"] as? [[String: Any]])?.contains { $0["id"] as? String == "atmosphere" } == true)
-            let runs = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann/runs?limit=5").body)) as? [String: Any]
-            #expect((runs?["runs"] as? [[String: Any]])?.first?["run"] as? Int == Int(end.runID))
-            let board = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann/badges").body)) as? [String: Any]
-            #expect((board?["badges"] as? [Any])?.count == 33 && board?["next"] as? String == "moon")
-            let runner = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann").body)) as? [String: Any]
-            #expect(runner?["live"] as? Bool == false && runner?["last_run"] as? Int == Int(end.runID))
-            #expect(runner?["track"] is NSNull)
-            #expect(runs?["limit"] as? Int == 5 && runs?["more"] as? Bool == false)
-            #expect(try client.get("/api/runners/nobody").status == 404)
-            #expect(try client.get("/api/runs/999").status == 404)
-            #expect(try client.get("/api/runners/ann/runs?limit=0").status == 400)
-            let catalogue = try JSONSerialization.jsonObject(with: Data(client.get("/api/badges").body)) as? [[String: Any]]
-            #expect(catalogue?.count == 33 && catalogue?.first?["id"] as? String == "earth")
-            for format in ["gpx", "geojson", "svg"] {
-                let export = try client.get("/runs/\(end.runID).\(format)")
-                #expect(export.status == 200 && export.header("Content-Disposition")?.contains("run-\(end.runID).\(format)") == true)
+    @Test func pagesAndAssetsAreServedWithTheirTypes() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let client = try http(server)
+                for (path, type) in [("/", "text/html"), ("/runners/ann", "text/html"), ("/runners/ann/badges", "text/html"),
+                                     ("/runs/3", "text/html"), ("/assets/app.css", "text/css"), ("/assets/common.js", "text/javascript")] {
+                    let response = try client.get(path)
+                    #expect(response.status == 200, "\(path)")
+                    #expect(response.header("Content-Type")?.hasPrefix(type) == true, "\(path): \(response)")
+                }
+                #expect(try client.get("/nowhere").status == 404)
+                #expect(try client.get("/runners/bad%20name").status == 404)
+                let post = try client.post("/", body: "x")
+                #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
+                // Still the same keep-alive connection.
+                #expect(try client.get("/healthz").text == "ok\n")
             }
         }
     }
 
-    @Test func metricsAndHealthSpeakPrometheusAndPlainText() throws {
-        try withServer { server in
-            let client = try http(server)
-            _ = try client.get("/nowhere")
-            let metrics = try client.get("/metrics")
-            #expect(metrics.status == 200 && metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
-            for name in ["moonrunner_http_responses_total{code=\"404\"} 1", "# TYPE moonrunner_loop_turn_duration_seconds histogram",
-                         "moonrunner_store_commit_duration_seconds_count", "moonrunner_event_streams 0"] {
-                #expect(metrics.text.contains(name), "\(name)")
+    @Test func malformedRequestsGet400AndAreClosedWithoutHarmingOthers() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let bad = try http(server)
+                try bad.send("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n")
+                #expect(try bad.response().status == 400)
+                #expect(try bad.awaitClose())
+                let huge = try http(server)
+                try huge.send("GET / HTTP/1.1\r\nHost: a\r\nX-Pad: \(String(repeating: "a", count: 9000))\r\n\r\n")
+                #expect(try huge.response().status == 431)
+                let big = try http(server)
+                #expect(try big.post("/runners/ann/cheers", body: String(repeating: "b", count: 17_000)).status == 413)
+                let good = try http(server)
+                #expect(try good.get("/healthz").status == 200)
             }
-            #expect(try client.get("/healthz").text == "ok\n")
+        }
+    }
+
+    @Test func aRequestThatNeverEndsTimesOutWith408() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.httpHeaderTimeout = 1 }) { server in
+                let slow = try http(server)
+                try slow.send("GET / HTTP/1.1\r\nHost: a\r\n")  // the head never ends
+                let response = try slow.response(timeout: 5)
+                #expect(response.status == 408)
+                #expect(try slow.awaitClose())
+            }
+        }
+    }
+
+    @Test func pastTheConnectionLimitANewcomerGets503() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.maximumHTTPConnections = 2 }) { server in
+                let first = try http(server), second = try http(server)
+                #expect(try first.get("/healthz").status == 200)
+                #expect(try second.get("/healthz").status == 200)
+                let third = try http(server)
+                #expect(try third.response().status == 503)
+            }
+        }
+    }
+
+    @Test func aCheerFromThePageReachesTheRunnersConnection() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 3) { try ann.send(line) }
+                try ann.expect("pace:ann")
+                let client = try http(server)
+                let sent = try client.post("/runners/ann/cheers", body: "text=Allez+Ann+%21", type: "application/x-www-form-urlencoded")
+                #expect(sent.status == 202, "\(sent)")
+                let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann")))
+                #expect(cheer.text == "Allez Ann !" && cheer.from == "anon")
+                #expect(try client.post("/runners/ann/cheers", body: "plain text works too").status == 202)
+                #expect(try CheerEvent(event: Event.parse(ann.expect("msg:ann"))).text == "plain text works too")
+                #expect(try client.post("/runners/ann/cheers", body: String(repeating: "x", count: 281)).status == 422)
+                #expect(try client.post("/runners/ann/cheers", body: "").status == 422)
+                #expect(try client.post("/runners/nobody/cheers", body: "hi").status == 404)
+            }
+        }
+    }
+
+    @Test func theJSONAPIMatchesTheLineProtocol() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
+                try ann.send("stop:")
+                let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
+                let client = try http(server)
+                let run = try JSONSerialization.jsonObject(with: Data(client.get("/api/runs/\(end.runID)").body)) as? [String: Any]
+                let summary = try #require(run?["summary"] as? [String: Any])
+                #expect(summary["run"] as? Int == Int(end.runID) && summary["status"] as? String == "saved")
+                #expect(abs((summary["dist"] as? Double ?? 0) - end.distance) < 0.01)
+                #expect((run?["points"] as? [[Double]])?.count ?? 0 > 200)
+                #expect((run?["badges"] as? [[String: Any]])?.contains { $0["id"] as? String == "atmosphere" } == true)
+                let runs = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann/runs?limit=5").body)) as? [String: Any]
+                #expect((runs?["runs"] as? [[String: Any]])?.first?["run"] as? Int == Int(end.runID))
+                let board = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann/badges").body)) as? [String: Any]
+                #expect((board?["badges"] as? [Any])?.count == 33 && board?["next"] as? String == "moon")
+                let runner = try JSONSerialization.jsonObject(with: Data(client.get("/api/runners/ann").body)) as? [String: Any]
+                #expect(runner?["live"] as? Bool == false && runner?["last_run"] as? Int == Int(end.runID))
+                #expect(runner?["track"] is NSNull)
+                #expect(runs?["limit"] as? Int == 5 && runs?["more"] as? Bool == false)
+                #expect(try client.get("/api/runners/nobody").status == 404)
+                #expect(try client.get("/api/runs/999").status == 404)
+                #expect(try client.get("/api/runners/ann/runs?limit=0").status == 400)
+                let catalogue = try JSONSerialization.jsonObject(with: Data(client.get("/api/badges").body)) as? [[String: Any]]
+                #expect(catalogue?.count == 33 && catalogue?.first?["id"] as? String == "earth")
+                for format in ["gpx", "geojson", "svg"] {
+                    let export = try client.get("/runs/\(end.runID).\(format)")
+                    #expect(export.status == 200 && export.header("Content-Disposition")?.contains("run-\(end.runID).\(format)") == true)
+                }
+            }
+        }
+    }
+
+    @Test func metricsAndHealthSpeakPrometheusAndPlainText() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let client = try http(server)
+                _ = try client.get("/nowhere")
+                let metrics = try client.get("/metrics")
+                #expect(metrics.status == 200 && metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+                for name in ["moonrunner_http_responses_total{code=\"404\"} 1", "# TYPE moonrunner_loop_turn_duration_seconds histogram",
+                             "moonrunner_store_commit_duration_seconds_count", "moonrunner_event_streams 0"] {
+                    #expect(metrics.text.contains(name), "\(name)")
+                }
+                #expect(try client.get("/healthz").text == "ok\n")
+            }
         }
     }
 

@@ -124,7 +124,7 @@ final class IPv6Listener: Sendable {
     /// The next connection (waiting up to 10 s).
     func accept() throws -> Int32 {
         var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&ready, 1, 10_000) == 1 else { throw Failure(call: "poll", code: ETIMEDOUT) }
+        guard poll(&ready, 1, 30_000) == 1 else { throw Failure(call: "poll", code: ETIMEDOUT) }
         let peer = Glibc.accept(descriptor, nil, nil)
         guard peer >= 0 else { throw Failure(call: "accept", code: errno) }
         return peer
@@ -136,7 +136,7 @@ final class IPv6Listener: Sendable {
         var byte: UInt8 = 0
         while bytes.count < 4096 {
             var ready = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, 10_000) == 1, read(peer, &byte, 1) == 1 else { throw Failure(call: "read", code: errno) }
+            guard poll(&ready, 1, 30_000) == 1, read(peer, &byte, 1) == 1 else { throw Failure(call: "read", code: errno) }
             if byte == 0x0A { break }
             bytes.append(byte)
         }

@@ -99,7 +99,7 @@ public final class FakePeer: @unchecked Sendable {
 /// Swift concurrency threads the client's own tasks (and other tests) need meanwhile.
 extension FakeServer {
     /// `accept(timeout:)` off the concurrency pool.
-    public func accepted(timeout: Double = 10) async throws -> FakePeer {
+    public func accepted(timeout: Double = 30) async throws -> FakePeer {
         try await offPool { try self.accept(timeout: timeout) }
     }
 }
@@ -122,6 +122,16 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
         DispatchQueue.global().async {
             continuation.resume(with: Result { try work() })
         }
+    }
+}
+
+/// Runs a test's blocking body (sockets, polls, child processes, a browser) on a thread of its own, so it never
+/// holds one of the few threads of the concurrency pool that other tests' tasks need to make progress.
+public func onItsOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }
 

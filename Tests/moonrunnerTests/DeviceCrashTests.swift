@@ -37,53 +37,55 @@ import Wire
         throw TestClient.Unexpected(expected: "a 2xx before the deadline", got: "\(attempts) attempts")
     }
 
-    @Test func killNineMidRunLosesNoPositionAndStoresNoneTwice() throws {
-        let folder = temporaryFolder()
-        let database = folder.appendingPathComponent("device-crash.sqlite").path
-        let start = Date().timeIntervalSince1970.rounded(.down)
-        let route = Self.route(count: 400, start: start)
-        let killAfter = Int.random(in: 80...320)
-        var reference = RunTracker()
-        for fix in route { _ = reference.add(fix, now: fix.timestamp) }
-        let expected = reference.finish().distance
+    @Test func killNineMidRunLosesNoPositionAndStoresNoneTwice() async throws {
+        try await onItsOwnThread {
+            let folder = temporaryFolder()
+            let database = folder.appendingPathComponent("device-crash.sqlite").path
+            let start = Date().timeIntervalSince1970.rounded(.down)
+            let route = Self.route(count: 400, start: start)
+            let killAfter = Int.random(in: 80...320)
+            var reference = RunTracker()
+            for fix in route { _ = reference.add(fix, now: fix.timestamp) }
+            let expected = reference.finish().distance
 
-        let first = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
-        let httpPort = try first.httpPort()
-        let phone = try TestClient(port: try first.listeningPort())
-        try phone.send("iam:ann")
-        let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
-        try phone.send("device:")
-        let token = try #require(try OkEvent(event: Event.parse(phone.expect("ok:device")))["token"])
-        phone.close()
+            let first = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", database])
+            let httpPort = try first.httpPort()
+            let phone = try TestClient(port: try first.listeningPort())
+            try phone.send("iam:ann")
+            let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
+            try phone.send("device:")
+            let token = try #require(try OkEvent(event: Event.parse(phone.expect("ok:device")))["token"])
+            phone.close()
 
-        let deadline = Date().addingTimeInterval(120)
-        for fix in route[..<killAfter] { _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline) }
-        first.signal(SIGKILL)
-        _ = first.awaitExit()
-        // Back on the same HTTP port (the app's URL does not change).
-        let second = try ChildProcess(["serve", "--port", "0", "--http-port", String(httpPort), "--db", database])
-        defer { second.signal(SIGTERM); _ = second.awaitExit() }
-        _ = try second.httpPort()
-        for fix in route[killAfter...] { _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline) }
-        // The app resends what it had in flight at the kill: nothing is stored twice.
-        for fix in route[max(0, killAfter - 3)..<killAfter] {
-            _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline)
+            let deadline = Date().addingTimeInterval(120)
+            for fix in route[..<killAfter] { _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline) }
+            first.signal(SIGKILL)
+            _ = first.awaitExit()
+            // Back on the same HTTP port (the app's URL does not change).
+            let second = try ChildProcess(["serve", "--port", "0", "--http-port", String(httpPort), "--db", database])
+            defer { second.signal(SIGTERM); _ = second.awaitExit() }
+            _ = try second.httpPort()
+            for fix in route[killAfter...] { _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline) }
+            // The app resends what it had in flight at the kill: nothing is stored twice.
+            for fix in route[max(0, killAfter - 3)..<killAfter] {
+                _ = try Self.sendUntilAccepted(fix, token: token, port: httpPort, deadline: deadline)
+            }
+
+            let runner = try TestClient(port: try second.listeningPort())
+            try runner.send("iam:ann \(key)")
+            let ok = try OkEvent(event: Event.parse(runner.expectNext("ok:iam")))
+            let runID = try #require(ok["resumed"].flatMap { Int64($0) }, "the run survived the crash")
+            try runner.send("stop:")
+            let end = try RunEndedEvent(event: Event.parse(runner.expect("end:ann")))
+            #expect(abs(end.distance - expected) < 0.01, "killed after \(killAfter): \(end.distance) vs \(expected)")
+            second.signal(SIGTERM)
+            #expect(second.awaitExit() == 0)
+
+            let store = try SQLiteRunStore(path: database)
+            defer { store.close() }
+            let timestamps = try store.fixes(ofRun: runID).map(\.fix.timestamp)
+            #expect(Set(timestamps).count == timestamps.count, "every position exactly once")
+            #expect(timestamps.count == route.count, "every position kept (killed after \(killAfter))")
         }
-
-        let runner = try TestClient(port: try second.listeningPort())
-        try runner.send("iam:ann \(key)")
-        let ok = try OkEvent(event: Event.parse(runner.expectNext("ok:iam")))
-        let runID = try #require(ok["resumed"].flatMap { Int64($0) }, "the run survived the crash")
-        try runner.send("stop:")
-        let end = try RunEndedEvent(event: Event.parse(runner.expect("end:ann")))
-        #expect(abs(end.distance - expected) < 0.01, "killed after \(killAfter): \(end.distance) vs \(expected)")
-        second.signal(SIGTERM)
-        #expect(second.awaitExit() == 0)
-
-        let store = try SQLiteRunStore(path: database)
-        defer { store.close() }
-        let timestamps = try store.fixes(ofRun: runID).map(\.fix.timestamp)
-        #expect(Set(timestamps).count == timestamps.count, "every position exactly once")
-        #expect(timestamps.count == route.count, "every position kept (killed after \(killAfter))")
     }
 }
