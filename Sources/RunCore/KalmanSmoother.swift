@@ -137,6 +137,9 @@ struct KalmanSmoother: Sendable {
     /// Smoothed state of the step at `index`.
     func smoothed(at index: Int) -> SIMD4<Double> { steps[head + index].smoothed }
 
+    /// The gate's past point of the oldest step (the earliest any step reads), nil when the window is empty.
+    var oldestGatePast: Int? { count > 0 ? steps[head].gatePast : nil }
+
     /// Records the gate's past point of the newest step.
     mutating func setNewestGatePast(_ index: Int) {
         steps[steps.count - 1].gatePast = index
