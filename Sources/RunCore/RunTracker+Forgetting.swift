@@ -11,7 +11,7 @@ extension RunTracker {
     /// Points the tracker holds in memory now: final points (kept, or forgotten but not yet dropped from
     /// storage), settling points and the smoothing window's steps. With ``TrackerConfiguration/keepsTrack``
     /// false it is bounded by the configuration's windows (a few hundred at 1 fix/s), whatever the run's length.
-    public var storedPointCount: Int { committed.storedCount + settling.storedCount + smoother.count }
+    public var storedPointCount: Int { committed.storedCount + settling.storedCount + smoother.storedCount }
 
     /// Measures the splits and checkpoints that the final points added now complete.
     mutating func measureFinalPoints() {

@@ -319,7 +319,9 @@ struct SettlingTrack: Sendable {
         head += settled
         finalCount += settled
         dirtyFrom = max(dirtyFrom, finalCount)
-        if head >= 256 {
+        // Batches of at least the settling points' number, so each is copied at most once on average, and at
+        // least 64, so a live run's storage stays small.
+        if head >= max(64, points.count - head) {
             points.removeFirst(head)
             head = 0
         }

@@ -150,10 +150,9 @@ struct ForgettingTrackTests {
             if (1_000..<2_000).contains(index + 1) { mostInFirstThousands = max(mostInFirstThousands, stored) }
         }
         let atEnd = forgetting.storedPointCount
-        print("STORED", atThousand, mostInFirstThousands, mostAfterThousand, atEnd, forgetting.committed.storedCount, forgetting.settling.storedCount, forgetting.smoother.count, MemoryLayout<TrackPoint>.stride, MemoryLayout<SettlingPoint>.stride, MemoryLayout<KalmanSmoother.Step>.stride)
         // The same bound at fix 50,000 as at fix 1,000: a few hundred points (the settling track's minute,
         // the lag window, the newest final points, and storage not compacted yet).
-        #expect(atThousand <= 500)
+        #expect(atThousand <= 300)
         #expect(mostAfterThousand <= mostInFirstThousands)
         #expect(atEnd <= mostInFirstThousands)
         // A tracker keeping its track holds every point.
