@@ -45,8 +45,10 @@ struct FinalTrack: Sendable {
         let index = min(index, count)
         guard index > startIndex else { return }
         startIndex = index
+        // Compacted when at least as many points are forgotten as kept, so each is copied at most once on
+        // average (fixes sent flat out keep a long window's worth: the cursors follow time, not counts).
         let dropped = index - base
-        if dropped >= Self.compactionBatch {
+        if dropped >= max(Self.compactionBatch, points.count - dropped) {
             points.removeFirst(dropped)
             base = index
         }

@@ -196,9 +196,9 @@ struct KalmanSmoother: Sendable {
     /// Forgets the oldest `count` steps once the caller has committed them.
     mutating func dropOldest(_ count: Int) {
         head += count
-        // Batches of at least the window's size, so each step is copied at most once on average, and at
-        // least 64, so storage stays small.
-        if head >= max(64, steps.count - head) {
+        // Batches of at least twice the window's size, so each step is copied at most half a time on average,
+        // and at least 64, so storage stays small.
+        if head >= max(64, 2 * (steps.count - head)) {
             steps.removeFirst(head)
             head = 0
         }

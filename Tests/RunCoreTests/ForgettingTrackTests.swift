@@ -133,6 +133,30 @@ struct ForgettingTrackTests {
         #expect(kept.summary.rejections[.jump, default: 0] > 0)
     }
 
+    @Test("a final track keeps absolute indices when it forgets, and searches from its first kept point")
+    func finalTrackIndices() {
+        var track = FinalTrack(), full: [TrackPoint] = []
+        for index in 0..<1_000 {
+            let point = TrackPoint(east: Double(index), north: 0, timestamp: 1000 + Double(index), accuracy: 5,
+                                   moving: true, distance: 2.5 * Double(index), movingTime: Double(index))
+            track.append(point)
+            full.append(point)
+        }
+        let whole = FinalTrack(full)
+        track.forget(before: 900)
+        track.forget(before: 800)  // cursors only move forward: forgetting less changes nothing
+        #expect(track.count == 1_000 && track.startIndex == 900)
+        #expect(track.keptPoints.map(\.east) == (900..<1_000).map(Double.init))
+        #expect(track[950] == full[950])
+        #expect(track.storedCount == 100)
+        // A distance beyond the first kept point's is found where the whole track finds it, bit for bit.
+        #expect(track.crossing(of: 2_400.7) == whole.crossing(of: 2_400.7))
+        #expect(track.lastIndex(atOrBefore: 1_990.5) == 990)
+        // Forgetting a few more keeps storage until a batch is worth copying.
+        track.forget(before: 910)
+        #expect(track.startIndex == 910 && track.storedCount == 100 && track[910] == full[910])
+    }
+
     @Test("a live run's stored points do not grow with its length")
     func boundedMemory() {
         // 50,000 fixes at 1 Hz, 3 m/s, with noise: nearly 14 hours.
