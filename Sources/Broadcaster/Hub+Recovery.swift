@@ -30,7 +30,8 @@ extension Hub {
         }
         let entry = runners[runner.name] ?? RunnerEntry(name: runner.name, keyHash: runner.keyHash, history: runner.history)
         runners[runner.name] = entry
-        let run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
+        let run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
+                                              history: entry.history))
         run.phase = .running(id: record.id, started: record.started)
         var lastProgress: RunProgress?
         var lastAccepted: Fix?

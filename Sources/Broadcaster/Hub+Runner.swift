@@ -85,7 +85,9 @@ extension Hub {
         if let current = entry.run {
             run = current
         } else {
-            run = LiveRun(tracker: RunTracker(configuration: configuration.tracker, history: entry.history))
+            // A live run keeps only the points its next fixes need: whole tracks are replayed from the store.
+            run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
+                                              history: entry.history))
             entry.run = run
         }
         // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on disk:

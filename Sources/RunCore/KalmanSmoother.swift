@@ -137,6 +137,12 @@ struct KalmanSmoother: Sendable {
     /// Smoothed state of the step at `index`.
     func smoothed(at index: Int) -> SIMD4<Double> { steps[head + index].smoothed }
 
+    /// Steps held in storage (the window's, and dropped ones not yet removed from it).
+    var storedCount: Int { steps.count }
+
+    /// The gate's past point of the oldest step (the earliest any step reads), nil when the window is empty.
+    var oldestGatePast: Int? { count > 0 ? steps[head].gatePast : nil }
+
     /// Records the gate's past point of the newest step.
     mutating func setNewestGatePast(_ index: Int) {
         steps[steps.count - 1].gatePast = index
@@ -190,7 +196,9 @@ struct KalmanSmoother: Sendable {
     /// Forgets the oldest `count` steps once the caller has committed them.
     mutating func dropOldest(_ count: Int) {
         head += count
-        if head >= 256 {
+        // Batches of at least twice the window's size, so each step is copied at most half a time on average,
+        // and at least 64, so storage stays small.
+        if head >= max(64, 2 * (steps.count - head)) {
             steps.removeFirst(head)
             head = 0
         }

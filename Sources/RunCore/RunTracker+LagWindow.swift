@@ -65,6 +65,7 @@ extension RunTracker {
             lastCommittedTimestamp = pass.lastCommittedTimestamp
             for point in commits { settling.append(point, segmentStart: gateSegmentStart, final: committed) }
             settling.settle(into: &committed)
+            if !configuration.keepsTrack { measureFinalPoints() }
             smoother.dropOldest(commitCount)
             pass.gate.future = max(pass.gate.future - commitCount, 0)
             swap(&commits, &commitBuffer)
@@ -147,20 +148,21 @@ struct WindowPass {
 
     /// Calls `body` with the track as the gate sees it.
     @inline(__always)
-    private func withTrack<Result>(_ window: KalmanSmoother, _ committed: [TrackPoint], _ settling: SettlingTrack,
+    private func withTrack<Result>(_ window: KalmanSmoother, _ committed: FinalTrack, _ settling: SettlingTrack,
                                    _ body: (UnsafeBufferPointer<KalmanSmoother.Step>, WindowTrack) -> Result) -> Result {
         window.withWindow { steps in
-            committed.withUnsafeBufferPointer { committed in
+            committed.withUnsafeBufferPointer { committed, base in
                 settling.points.withUnsafeBufferPointer { all in
                     let settling = UnsafeBufferPointer(rebasing: all[settling.head...])
-                    return body(steps, WindowTrack(committed: committed, settling: settling, steps: steps.baseAddress!))
+                    return body(steps, WindowTrack(committed: committed, committedBase: base, settling: settling,
+                                                   steps: steps.baseAddress!))
                 }
             }
         }
     }
 
     /// Measures the oldest `commitCount` steps of `window` as final points, appending them to `commits`.
-    mutating func commit(_ commitCount: Int, over window: KalmanSmoother, committed: [TrackPoint],
+    mutating func commit(_ commitCount: Int, over window: KalmanSmoother, committed: FinalTrack,
                          settling: SettlingTrack, into commits: inout [SettlingPoint]) {
         withTrack(window, committed, settling) { steps, track in
             let base = steps.baseAddress!
@@ -186,7 +188,7 @@ struct WindowPass {
 
     /// Measures the window's steps as the provisional tail after `previous` (the settled track's newest
     /// point), keeping the newest and, when `tail` is given, writing every one there.
-    mutating func measureTail(over window: KalmanSmoother, after previous: TrackPoint?, committed: [TrackPoint],
+    mutating func measureTail(over window: KalmanSmoother, after previous: TrackPoint?, committed: FinalTrack,
                               settling: SettlingTrack, into tail: UnsafeMutablePointer<TrackPoint>?) {
         withTrack(window, committed, settling) { steps, track in
             walkTail(steps, track: track, after: previous, into: tail)
@@ -253,19 +255,22 @@ struct WindowPass {
 
 /// The track as the gate sees it during a walk: the final track, the settling points, then the window's
 /// steps. A window step's point has the step's smoothed position and timestamp, which is all the gate reads.
+/// Indices are absolute: the final track's stored points start at `committedBase`.
 struct WindowTrack {
     let committed: UnsafeBufferPointer<TrackPoint>
+    let committedBase: Int
     let settling: UnsafeBufferPointer<SettlingPoint>
     let steps: UnsafePointer<KalmanSmoother.Step>
 
     /// Time and position of the point at `index` in the track.
     @inline(__always)
     subscript(index: Int) -> (timestamp: Double, east: Double, north: Double) {
-        if index < committed.count {
-            let point = committed[index]
+        let final = index - committedBase
+        if final < committed.count {
+            let point = committed[final]
             return (point.timestamp, point.east, point.north)
         }
-        let settled = index - committed.count
+        let settled = final - committed.count
         if settled < settling.count {
             let point = settling[settled]
             return (point.timestamp, point.east, point.north)

@@ -1,7 +1,9 @@
 /// The committed track followed by the provisional tail, seen as one track.
 struct LiveTrack: CumulativeTrack {
-    let committed: [TrackPoint]
+    let committed: FinalTrack
     let tail: [TrackPoint]
+
+    var startIndex: Int { committed.startIndex }
 
     var pointCount: Int { committed.count + tail.count }
 
@@ -72,10 +74,12 @@ extension RunTracker {
     /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds of moving time; nil when the
     /// runner is standing still or the run is younger than the window.
     private mutating func currentPace(_ last: TrackPoint) -> Double? {
-        guard last.moving else { return nil }
         let cutoff = last.timestamp - configuration.currentPaceWindow
         // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
+        // It moves while the runner stands too (the cutoffs only grow, so it lands where a later move would), so
+        // a tracker that forgets its track need not keep a long stop's points for it.
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
+        guard last.moving else { return nil }
         let reference: TrackPoint
         // The tail's first point is the lag window's first step.
         if smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff {

@@ -37,8 +37,13 @@ public struct RunTracker: Sendable {
     var projection: LocalProjection?
     /// Timestamp of the first accepted fix.
     var startTimestamp = 0.0
-    /// Final track points (older than the lag and the settling horizon).
-    var committed: [TrackPoint] = []
+    /// Final track points (older than the lag and the settling horizon); only the newest when the tracker
+    /// does not keep its track (``TrackerConfiguration/keepsTrack``).
+    var committed = FinalTrack()
+    /// When the tracker does not keep its track: the splits and checkpoints measured on the final track so
+    /// far, and where their search stands (``finish()`` measures the rest on the points not final yet).
+    var finalSplits: [Split] = [], finalSplitCounter = SplitCounter()
+    var finalCheckpoints: [CheckpointSplit] = [], finalCheckpointCounter = CheckpointCounter()
     /// Points older than the lag whose still/moving verdict awaits the long horizon.
     var settling: SettlingTrack
     /// The settling track's newest point, measured with the judgement as it stands (nil when it is empty).
@@ -139,6 +144,7 @@ public struct RunTracker: Sendable {
             awards += newAwards
         }
         measureLive(at: last)
+        if !configuration.keepsTrack { forgetUnreachablePoints() }
         return .accepted(RunProgress(started: started,
                                      snapshot: Self.snapshot(at: last, currentPace: latestCurrentPace,
                                                              start: startTimestamp, projection: projection,
@@ -161,18 +167,28 @@ public struct RunTracker: Sendable {
     /// several times the smoother's memory, and the tail is smoothed over every fix received, so this is the
     /// smoothed track; splits and checkpoints are measured on it. Awards are the ones made live (they already
     /// updated ``history``).
+    ///
+    /// When the tracker does not keep its track (``TrackerConfiguration/keepsTrack`` false) every value is
+    /// the same, but the summary's `track` holds only the points kept: the newest minute or so of the run.
     public func finish() -> RunSummary {
         let track = liveTrack
         guard let last = track.last else {
             return RunSummary(distance: 0, elapsed: 0, movingTime: 0, averagePace: nil, splits: [], checkpoints: [],
                               awards: awards, track: [], rejections: rejections)
         }
-        var counter = SplitCounter()
-        let splits = counter.collect(upTo: last.distance, start: startTimestamp, on: track)
+        let splits: [Split], checkpoints: [CheckpointSplit]
+        if configuration.keepsTrack {
+            var counter = SplitCounter()
+            splits = counter.collect(upTo: last.distance, start: startTimestamp, on: track)
+            checkpoints = self.checkpoints(on: track)
+        } else {
+            (splits, checkpoints) = measuredToEnd(of: track)
+        }
         return RunSummary(distance: last.distance, elapsed: last.timestamp - startTimestamp,
                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
-                          splits: splits, checkpoints: checkpoints(on: track), awards: awards,
-                          track: (track.committed + track.tail).map { $0.fix(in: projection!) }, rejections: rejections)
+                          splits: splits, checkpoints: checkpoints, awards: awards,
+                          track: (track.committed.keptPoints + track.tail).map { $0.fix(in: projection!) },
+                          rejections: rejections)
     }
 
     /// Seconds per kilometre, nil without distance.

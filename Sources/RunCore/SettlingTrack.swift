@@ -109,6 +109,13 @@ struct SettlingTrack: Sendable {
     /// Number of settling points.
     var count: Int { points.count - head }
 
+    /// Points held in storage (the settling ones, and final ones not yet dropped from it).
+    var storedCount: Int { points.count }
+
+    /// Track index of the oldest point the newest interval's ends reach (final points before it are not read
+    /// again: the ends only move forward).
+    var oldestIndexInUse: Int { min(min(start, quarter), min(middle, threeQuarters)) }
+
     /// Track index one past the newest settling point.
     var endIndex: Int { finalCount + count }
 
@@ -156,7 +163,7 @@ struct SettlingTrack: Sendable {
 
     /// Time and position of the point at track index `index`, final or settling.
     @inline(__always)
-    private func position(_ index: Int, _ final: [TrackPoint]) -> (Double, Double, Double, accuracy: Double) {
+    private func position(_ index: Int, _ final: FinalTrack) -> (Double, Double, Double, accuracy: Double) {
         if index < finalCount {
             let point = final[index]
             return (point.timestamp, point.east, point.north, point.accuracy)
@@ -167,7 +174,7 @@ struct SettlingTrack: Sendable {
 
     /// Adds the next final point and judges the interval ending at it; `segmentStart` is the track index
     /// where the current segment began (intervals do not reach across a re-anchor).
-    mutating func append(_ newPoint: SettlingPoint, segmentStart: Int, final: [TrackPoint]) {
+    mutating func append(_ newPoint: SettlingPoint, segmentStart: Int, final: FinalTrack) {
         points.append(newPoint)
         let newest = endIndex - 1, time = newPoint.timestamp
         dirtyFrom = min(dirtyFrom, newest)
@@ -300,7 +307,7 @@ struct SettlingTrack: Sendable {
 
     /// Moves the points whose verdict is final (older than the newest interval's start, or beyond the
     /// capacity) to `final`.
-    mutating func settle(into final: inout [TrackPoint]) {
+    mutating func settle(into final: inout FinalTrack) {
         var settled = max(start - finalCount, 0)
         settled = max(settled, count - capacity)
         guard settled > 0 else { return }
@@ -312,7 +319,9 @@ struct SettlingTrack: Sendable {
         head += settled
         finalCount += settled
         dirtyFrom = max(dirtyFrom, finalCount)
-        if head >= 256 {
+        // Batches of at least the settling points' number, so each is copied at most once on average, and at
+        // least 64, so a live run's storage stays small.
+        if head >= max(64, points.count - head) {
             points.removeFirst(head)
             head = 0
         }

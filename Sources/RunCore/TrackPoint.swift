@@ -35,17 +35,24 @@ struct Crossing: Sendable, Hashable {
 
 /// A run's track seen as a sequence of points with non-decreasing cumulative distance.
 protocol CumulativeTrack {
-    /// Number of points.
+    /// Index of the first point that can be read (0, or later for a track that forgets its oldest points).
+    var startIndex: Int { get }
+    /// Number of points (one past the newest point's index).
     var pointCount: Int { get }
     /// The point at an index.
     func point(at index: Int) -> TrackPoint
 }
 
 extension CumulativeTrack {
+    /// Every point can be read.
+    var startIndex: Int { 0 }
+
     /// The crossing of `distance` metres, nil when the track does not reach it.
     func crossing(of distance: Double) -> Crossing? {
         guard pointCount > 0, point(at: pointCount - 1).distance >= distance else { return nil }
-        var low = 0, high = pointCount - 1  // first index whose distance >= target
+        // The first index whose distance >= target. A track that forgets keeps a point short of every distance
+        // still searched for, so the search from its first kept point finds the same one.
+        var low = startIndex, high = pointCount - 1
         while low < high {
             let mid = (low + high) / 2
             if point(at: mid).distance < distance { low = mid + 1 } else { high = mid }
@@ -60,7 +67,7 @@ extension CumulativeTrack {
 
     /// The last index whose timestamp is at or before `timestamp`, nil when none.
     func lastIndex(atOrBefore timestamp: Double) -> Int? {
-        var low = 0, high = pointCount  // first index whose timestamp > target
+        var low = startIndex, high = pointCount  // first index whose timestamp > target
         while low < high {
             let mid = (low + high) / 2
             if point(at: mid).timestamp <= timestamp { low = mid + 1 } else { high = mid }

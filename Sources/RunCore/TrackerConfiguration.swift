@@ -84,7 +84,26 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var slowAccelerationNoise: Double = 0.005
     /// The filtered speed at and above which the full ``accelerationNoise`` applies, m/s. Default 2.5.
     public var fullNoiseSpeed: Double = 2.5
+    /// Whether the tracker keeps the run's whole final track. Default true: ``RunSummary/track`` from
+    /// ``RunTracker/finish()`` is then every point of the run, as importers, exports and replays need.
+    ///
+    /// When false the tracker keeps only the final points the next fixes can still read (the short gate's
+    /// window, the current pace's window, the long horizon's interval, the newest final point) and forgets the
+    /// older ones, so a live run costs the same memory at hour 4 as at minute 1 (see
+    /// ``RunTracker/storedPointCount``). Everything it reports is the same to the last bit — every
+    /// ``RunProgress``, and ``RunTracker/finish()``'s distance, elapsed and moving time, splits, checkpoints,
+    /// awards and rejections — except that the summary's `track` holds only the newest points (the last
+    /// minute or so): a whole track is rebuilt by replaying the run's stored fixes through a tracker that
+    /// keeps it. The server's live runs use false.
+    public var keepsTrack = true
 
     /// Creates the default configuration.
     public init() {}
+
+    /// This configuration with ``keepsTrack`` set to `keeps`.
+    public func keepingTrack(_ keeps: Bool) -> TrackerConfiguration {
+        var configuration = self
+        configuration.keepsTrack = keeps
+        return configuration
+    }
 }

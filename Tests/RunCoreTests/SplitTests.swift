@@ -5,10 +5,10 @@ import Testing
 struct SplitTests {
     /// A hand-made track: cumulative distance and time at each point.
     static func track(_ points: [(distance: Double, seconds: Double)]) -> LiveTrack {
-        LiveTrack(committed: points.map {
+        LiveTrack(committed: FinalTrack(points.map {
             TrackPoint(east: 0, north: 0, timestamp: 1000 + $0.seconds,
                        accuracy: 5, moving: true, distance: $0.distance, movingTime: $0.seconds)
-        }, tail: [])
+        }), tail: [])
     }
 
     @Test("splits are interpolated inside the crossing segment")
