@@ -29,6 +29,10 @@ protocol XMLEventHandler {
 enum XMLEvents {
     /// Parses `data`, calling `handler`; the first error (the handler's, or malformed XML) ends the parse.
     static func parse<Handler: XMLEventHandler>(_ data: Data, into handler: inout Handler) throws(StoreError) {
+        if let encoding = declaredEncoding(in: data), !isReadable(encoding: encoding) {
+            throw StoreError.invalidInput("line 1: the file declares encoding \"\(encoding)\"; "
+                + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
@@ -43,6 +47,33 @@ enum XMLEvents {
             throw StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML (\(Self.describe(code: code)))")
         }
         handler = delegate.handler
+    }
+
+    /// The `encoding` of an ASCII-compatible XML declaration at the start of `data` (after a UTF-8 BOM), if any.
+    static func declaredEncoding(in data: Data) -> String? {
+        var bytes = data.prefix(256)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard bytes.starts(with: Array("<?xml".utf8)), let end = bytes.firstRange(of: Array("?>".utf8)) else { return nil }
+        let declaration = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
+        guard let key = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard rest.first == "=" else { return nil }
+        let value = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
+        return String(value.dropFirst().prefix { $0 != quote })
+    }
+
+    /// Whether libxml2 reads `encoding` safely. Stateful and multi-byte code pages go through iconv, and
+    /// libxml2 2.9 crashes on some broken UTF-7 or ISO-2022 input (found by the fuzzer): no watch exports
+    /// them, so they are refused rather than parsed.
+    static func isReadable(encoding: String) -> Bool {
+        let name = encoding.uppercased().replacingOccurrences(of: "_", with: "-")
+        if ["UTF-8", "UTF8", "US-ASCII", "ASCII", "UTF-16", "UTF-16LE", "UTF-16BE", "UCS-2", "LATIN1", "ISO-LATIN-1",
+            "KOI8-R", "KOI8-U"].contains(name) { return true }
+        for prefix in ["ISO-8859-", "WINDOWS-125", "CP125"] where name.hasPrefix(prefix) {
+            return name.dropFirst(prefix.count).allSatisfy(\.isNumber) && name.count > prefix.count
+        }
+        return false
     }
 
     /// Words for the libxml2 error codes (`xmlParserErrors`) that broken GPX and TCX files give.

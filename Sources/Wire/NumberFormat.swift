@@ -148,7 +148,8 @@ public enum NumberFormat {
         if newPoint <= 0 {
             result += "0." + String(repeating: "0", count: -newPoint) + String(digits)
         } else if newPoint >= digits.count {
-            result += String(digits) + String(repeating: "0", count: newPoint - digits.count) + ".0"
+            // No ".0" here: a 40-digit field (the most the parser reads) must not grow past 40 when written back.
+            result += String(digits) + String(repeating: "0", count: newPoint - digits.count)
         } else {
             result += String(digits[..<newPoint]) + "." + String(digits[newPoint...])
         }

@@ -79,11 +79,25 @@ func fixture(_ name: String) throws -> Data {
         ("<kml></kml>", "line 1: not a GPX or TCX document (the root element is <kml>)"),
         ("<gpx>&nbsp;</gpx>", "line 1: not well-formed XML (an undeclared entity)"),
         ("", "the file is empty"),
+        // The fuzzer crashed libxml2 with broken UTF-7: such encodings are refused before parsing.
+        ("<?xml version=\"1.0\" encoding=\"UTF-7\"?>\n<gpx></gpx>",
+         "line 1: the file declares encoding \"UTF-7\"; GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages"),
+        ("<?xml version='1.0' encoding = 'iso-2022-jp' ?><gpx></gpx>",
+         "line 1: the file declares encoding \"iso-2022-jp\"; GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages"),
     ])
     func malformedDocumentsAreErrorsNamingTheLine(gpx: String, message: String) {
         let error = #expect(throws: StoreError.self) { try ActivityFile.read(Data(gpx.utf8)) }
         #expect(error?.code == StoreError.invalidInputCode)
         #expect(error?.message == message)
+    }
+
+    @Test(arguments: ["UTF-8", "utf-8", "ISO-8859-1", "windows-1252", "US-ASCII"])
+    func commonEncodingsAreRead(encoding: String) throws {
+        let gpx = "<?xml version=\"1.0\" encoding=\"\(encoding)\"?><gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">"
+            + "<trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt>"
+            + "<trkpt lat=\"1.0001\" lon=\"2\"><time>2020-01-01T00:00:05Z</time></trkpt></trkseg></trk></gpx>"
+        let tracks = try GPXImport.tracks(from: Data(gpx.utf8))
+        #expect(tracks.first?.count == 2)
     }
 
     @Test func pointsWithoutAValidPositionAreSkippedAndCounted() throws {

@@ -38,6 +38,10 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         ("loc:1,2,3,0001732950000.50", fix(1, 2, 3, 1_732_950_000.5, "0001732950000.50")),
         ("loc:1.23456789012345678,2,3,4", fix(1.23456789012345678, 2, 3, 4, "4")),
         ("loc:1,2,3,4\r", fix(1, 2, 3, 4, "4")),
+        // Found by the fuzzer: a 40-digit accuracy, the longest a field may be, must still round-trip.
+        ("loc: 48.8566 , 2.3522 , 5333333333333333333333333333333333333330, 1",
+         fix(48.8566, 2.3522, 5333333333333333333333333333333333333330, 1, "1")),
+        ("loc:1,2,-533333333333333333333333333333333333333,4", fix(1, 2, -533333333333333333333333333333333333333, 4, "4")),
         ("stop:", .stop(save: true)),
         ("stop:discard", .stop(save: false)),
         ("watch:ann", .watch(.runner("ann"))),
