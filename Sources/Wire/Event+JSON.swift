@@ -92,25 +92,7 @@ public enum JSONSyntax {
     }
 
     /// `"…"` with `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`, and the rest as UTF-8.
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
     public static func appendString(_ text: String, to buffer: inout [UInt8]) {
-        let hex = hexDigits
-        buffer.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F:
-                buffer.append(contentsOf: "\\u00".utf8)
-                buffer.append(hex[Int(byte >> 4)])
-                buffer.append(hex[Int(byte & 0xF)])
-            default: buffer.append(byte)
-            }
-        }
-        buffer.append(UInt8(ascii: "\""))
+        EventSyntax.appendQuoted(text, otherControls: .unicodeEscaped, to: &buffer)
     }
 }

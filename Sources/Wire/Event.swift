@@ -138,8 +138,19 @@ enum EventSyntax {
         }
     }
 
-    /// Writes `"value"` with `\"`, `\\`, `\n`, `\r`, `\t` escaped and other ASCII controls replaced by U+FFFD.
-    static func appendQuoted(_ value: String, to buffer: inout [UInt8]) {
+    /// What a quoted value does with ASCII controls other than `\n`, `\r` and `\t`.
+    enum OtherControls {
+        /// Replaced by U+FFFD (the line protocol: no reader should meet a raw control).
+        case replaced
+        /// Written as `\u00XX` (JSON).
+        case unicodeEscaped
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Writes `"value"` with `\"`, `\\`, `\n`, `\r`, `\t` escaped and other ASCII controls as `otherControls` says;
+    /// the one escaper behind both the line protocol and JSON.
+    static func appendQuoted(_ value: String, otherControls: OtherControls = .replaced, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -148,7 +159,14 @@ enum EventSyntax {
             case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F: buffer.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            case 0..<0x20, 0x7F:
+                switch otherControls {
+                case .replaced: buffer.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                case .unicodeEscaped:
+                    buffer.append(contentsOf: "\\u00".utf8)
+                    buffer.append(hexDigits[Int(byte >> 4)])
+                    buffer.append(hexDigits[Int(byte & 0xF)])
+                }
             default: buffer.append(byte)
             }
         }
