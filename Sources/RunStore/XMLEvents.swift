@@ -49,18 +49,24 @@ enum XMLEvents {
         handler = delegate.handler
     }
 
-    /// The `encoding` of an ASCII-compatible XML declaration at the start of `data` (after a UTF-8 BOM), if any.
+    /// The `encoding` named by the XML declaration at the start of `data`, if it names one. The probe is
+    /// lenient where libxml2 is: UTF-8 or UTF-16 byte-order marks and NULs (UTF-16's ASCII) are skipped,
+    /// and a declaration need not be closed. A value that cannot be read is returned as written (so refused).
     static func declaredEncoding(in data: Data) -> String? {
-        var bytes = data.prefix(256)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        guard bytes.starts(with: Array("<?xml".utf8)), let end = bytes.firstRange(of: Array("?>".utf8)) else { return nil }
-        let declaration = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
+        var bytes = data.prefix(512).filter { $0 != 0 }
+        for mark in [[0xEF, 0xBB, 0xBF], [0xFF, 0xFE], [0xFE, 0xFF]] as [[UInt8]] where bytes.starts(with: mark) {
+            bytes = Data(bytes.dropFirst(mark.count))
+            break
+        }
+        guard bytes.starts(with: Array("<?xml".utf8)) else { return nil }
+        let declaration = String(decoding: bytes.prefix { $0 != UInt8(ascii: ">") }, as: UTF8.self)
         guard let key = declaration.range(of: "encoding") else { return nil }
-        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard rest.first == "=" else { return nil }
-        let value = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
-        return String(value.dropFirst().prefix { $0 != quote })
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        let rest = declaration[key.upperBound...].drop(while: isSpace)
+        guard rest.first == "=" else { return String(rest.prefix(40)) }
+        let value = rest.dropFirst().drop(while: isSpace)
+        guard let quote = value.first, quote == "\"" || quote == "'" else { return String(value.prefix(40)) }
+        return String(value.dropFirst().prefix { $0 != quote }.prefix(40))
     }
 
     /// Whether libxml2 reads `encoding` safely. Stateful and multi-byte code pages go through iconv, and

@@ -82,6 +82,8 @@ func fixture(_ name: String) throws -> Data {
         // The fuzzer crashed libxml2 with broken UTF-7: such encodings are refused before parsing.
         ("<?xml version=\"1.0\" encoding=\"UTF-7\"?>\n<gpx></gpx>",
          "line 1: the file declares encoding \"UTF-7\"; GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages"),
+        ("<?xml version=\"1.0\" encoding=\"UTF-7\"?\u{1}<gpx></gpx>",
+         "line 1: the file declares encoding \"UTF-7\"; GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages"),
         ("<?xml version='1.0' encoding = 'iso-2022-jp' ?><gpx></gpx>",
          "line 1: the file declares encoding \"iso-2022-jp\"; GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages"),
     ])
@@ -98,6 +100,21 @@ func fixture(_ name: String) throws -> Data {
             + "<trkpt lat=\"1.0001\" lon=\"2\"><time>2020-01-01T00:00:05Z</time></trkpt></trkseg></trk></gpx>"
         let tracks = try GPXImport.tracks(from: Data(gpx.utf8))
         #expect(tracks.first?.count == 2)
+    }
+
+    @Test func utf16FilesAreReadAndTheirDeclaredEncodingChecked() throws {
+        func utf16LE(_ text: String) -> Data {
+            Data([0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        }
+        let body = "<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>"
+            + "<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt>"
+            + "<trkpt lat=\"1.0001\" lon=\"2\"><time>2020-01-01T00:00:05Z</time></trkpt></trkseg></trk></gpx>"
+        let tracks = try GPXImport.tracks(from: utf16LE("<?xml version=\"1.0\" encoding=\"UTF-16\"?>" + body))
+        #expect(tracks.first?.count == 2)
+        let error = #expect(throws: StoreError.self) {
+            try ActivityFile.read(utf16LE("<?xml version=\"1.0\" encoding=\"UTF-7\"?>" + body))
+        }
+        #expect(error?.message.contains("declares encoding \"UTF-7\"") == true)
     }
 
     @Test func pointsWithoutAValidPositionAreSkippedAndCounted() throws {
