@@ -200,29 +200,6 @@ enum Syscall {
         return address
     }
 
-    /// The local address of a socket (used to learn an ephemeral port).
-    static func localAddress(_ fd: Int32) throws(IOError) -> sockaddr_in {
-        try address("getsockname") { raw, length in Glibc.getsockname(fd, raw, length) }
-    }
-
-    /// The remote address of a connected socket.
-    static func peerAddress(_ fd: Int32) throws(IOError) -> sockaddr_in {
-        try address("getpeername") { raw, length in Glibc.getpeername(fd, raw, length) }
-    }
-
-    private static func address(
-        _ operation: String,
-        _ body: (UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
-    ) throws(IOError) -> sockaddr_in {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let result = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in body(raw, &length) }
-        }
-        if result == -1 { throw IOError(operation: operation, errno: Glibc.errno) }
-        return address
-    }
-
     /// Shuts down one or both directions (`SHUT_WR`, `SHUT_RDWR`).
     static func shutdown(_ fd: Int32, _ how: Int32) throws(IOError) {
         try blocking("shutdown") { Glibc.shutdown(fd, how) }

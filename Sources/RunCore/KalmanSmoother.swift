@@ -51,8 +51,6 @@ struct KalmanSmoother: Sendable {
     private var state = SIMD4<Double>.zero
     private var covariance = Covariance(pp: 0, pv: 0, vv: 0)
     private var lastTimestamp: Double?
-    /// The highest filtered speed lately (decaying over ``memory`` seconds), which sets the process noise: a
-    /// runner who has just stopped is not yet a walker.
     /// Recent normalised innovations squared (two axes: 2 when the filter's model fits), averaged over a
     /// couple of steps.
     private var surprise = 2.0

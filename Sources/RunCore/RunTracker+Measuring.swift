@@ -83,10 +83,16 @@ extension RunTracker {
         let reference: TrackPoint
         // The tail's first point is the lag window's first step.
         if smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff {
-            // A window longer than the pace window (sparse fixes): search the tail.
-            let track = liveTrack
-            guard let index = track.lastIndex(atOrBefore: cutoff) else { return nil }
-            reference = track.point(at: index)
+            // A window longer than the pace window (sparse fixes): search the tail. The settling points all come
+            // before the tail, so they matter only when no tail point is old enough (and are built only then).
+            let tail = LiveTrack(committed: FinalTrack(), tail: tailPoints)
+            if let index = tail.lastIndex(atOrBefore: cutoff) {
+                reference = tail.point(at: index)
+            } else {
+                let track = liveTrack
+                guard let index = track.lastIndex(atOrBefore: cutoff) else { return nil }
+                reference = track.point(at: index)
+            }
         } else if let settled = settledPaceReference {
             // Found by the settling track's pass on this fix.
             reference = settled

@@ -12,9 +12,9 @@ extension RunTracker {
         guard projection != nil, !isPaused else { return }
         advanceWindow(committing: smoother.count)
         gateSegmentStart = settledCount
-        // A fresh smoother (made the way a new tracker makes it) has no previous step, so the next update
-        // restarts the filter; the window is empty after the commit, so nothing else is lost.
-        smoother = RunTracker(configuration: configuration).smoother
+        // A fresh smoother has no previous step, so the next update restarts the filter; the window is empty
+        // after the commit, so nothing else is lost.
+        smoother = KalmanSmoother(configuration)
     }
 
     /// True between a ``pause()`` and the next accepted fix: the window is empty and the current segment

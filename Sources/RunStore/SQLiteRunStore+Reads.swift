@@ -2,7 +2,6 @@ import CSQLite
 import RunCore
 
 extension SQLiteRunStore {
-    /// The runner with this name, with its badge history.
     /// The longest run of a runner that is not discarded, in metres (0 without runs), in one query.
     public func farthestDistance(of runner: String) throws(StoreError) -> Double {
         try reader.read { (database) throws(StoreError) -> Double in
@@ -14,6 +13,7 @@ extension SQLiteRunStore {
         }
     }
 
+    /// The runner with this name, with its badge history.
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
         try lookups.read { (database) throws(StoreError) -> RunnerRecord? in
             let select = try database.cachedStatement("SELECT name, key_hash, created FROM runners WHERE name = ?1")
