@@ -1,4 +1,5 @@
 import Foundation
+import RunCore
 import Reactor
 
 /// What a soak run does; every field is a flag of `moonrunner-bench soak`.
@@ -54,7 +55,7 @@ final class SoakDriver {
     private var spectators: [SoakSpectator] = []
     var tally = SoakTally()
     private(set) var samples: [SoakSample] = []
-    private var random: SplitMix64
+    private var random: SeededRandom
     private var winding = false
     private var started = 0.0
 
@@ -79,7 +80,7 @@ final class SoakDriver {
         self.configuration = configuration
         self.server = server
         load = try LoadDriver(configuration: LoadConfiguration(), server: server)
-        random = SplitMix64(seed: configuration.seed)
+        random = SeededRandom(seed: configuration.seed)
         runners = (0..<configuration.runners).map { SoakRunner(index: $0, prefix: configuration.namePrefix) }
     }
 
@@ -284,20 +285,8 @@ extension LoadServerProcess {
     }
 }
 
-/// A small seeded generator, so a soak run's churn can be repeated.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
+/// The soak's draws from RunCore's seeded generator, so a soak run's churn can be repeated.
+extension SeededRandom {
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 
     mutating func below(_ count: Int) -> Int { Int.random(in: 0..<count, using: &self) }
