@@ -11,10 +11,7 @@ extension Hub {
             fail(id, .notIdentified, "send iam:NAME KEY before device:")
             return
         }
-        let token = RunnerKey.generate()
-        let hash = RunnerKey.hash(token)
-        devices[hash] = name
-        store.submit(.device(DeviceToken(hash: hash, runner: name, created: now)))
+        let token = issueDeviceToken(for: name, now: now)
         send(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
         output.log("\(name) added a device token")
     }
@@ -47,6 +44,11 @@ extension Hub {
         guard let entry = runners[name], Command.isValidKey(key), RunnerKey.verify(key, against: entry.keyHash) else {
             return nil
         }
+        return issueDeviceToken(for: name, now: now)
+    }
+
+    /// Makes, remembers and stores a new device token of `name` (only its hash is kept); the token, to show once.
+    private func issueDeviceToken(for name: String, now: Double) -> String {
         let token = RunnerKey.generate()
         let hash = RunnerKey.hash(token)
         devices[hash] = name
