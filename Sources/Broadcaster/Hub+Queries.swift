@@ -50,9 +50,22 @@ extension Hub {
     func answerRuns(_ id: ConnectionID, name: String, offset: Int, limit: Int) {
         guard knows(name, for: id) else { return }
         let page = min(max(limit, 1), configuration.maximumHistoryPage)
+        // The store's row of a live run holds no measurements yet: the live tracker's latest ones stand in.
+        let live = runners[name]?.run.flatMap { run in
+            run.id.map { (id: $0, snapshot: run.tracker.snapshot, rejections: run.tracker.rejections) }
+        }
         output.answerFromStore(to: id) { store throws(StoreError) in
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
-            return found.prefix(page).map { Self.line(RunListItemEvent($0)) }
+            return found.prefix(page).map { stored in
+                var record = stored
+                if let live, record.id == live.id, record.status == .live {
+                    record.distance = live.snapshot?.distance ?? 0
+                    record.elapsed = live.snapshot?.elapsed ?? 0
+                    record.movingTime = live.snapshot?.movingTime ?? 0
+                    record.rejections = live.rejections
+                }
+                return Self.line(RunListItemEvent(record))
+            }
                 + [Self.line(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page))]
         }
     }
@@ -63,12 +76,13 @@ extension Hub {
            case .running(let liveID, let started) = run.phase, liveID == runID {
             // A live run is measured off the loop from its stored fixes (the store is flushed first), through
             // the same engine: no copy of the live engine, whose track would be copied at its next fix.
-            let history = run.startHistory, configuration = configuration.tracker
+            // Refusals before the first accepted fix are counted live but never stored: take the live count.
+            let history = run.startHistory, configuration = configuration.tracker, rejections = run.tracker.rejections
             output.answerFromStore(to: id) { store throws(StoreError) in
                 let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
                                        distance: summary.distance, elapsed: summary.elapsed,
-                                       movingTime: summary.movingTime, status: .live, rejections: summary.rejections)
+                                       movingTime: summary.movingTime, status: .live, rejections: rejections)
                 let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
                 return Self.lines(describing: StoredRun(record: record, splits: summary.splits,
                                                         checkpoints: summary.checkpoints, awards: awards))

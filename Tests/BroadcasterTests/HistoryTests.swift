@@ -42,6 +42,24 @@ import Wire
         }
     }
 
+    @Test func aLiveRunIsListedWithItsMeasurementsSoFar() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            for line in straightRun(count: 60, speed: 3) { try ann.send(line) }
+            try ann.send("ping:")
+            _ = try ann.expect("ok:ping", timeout: 20)  // replies keep order: every fix has been measured
+            let asker = try TestClient(port: server.port)
+            let items = try answer(asker, to: "runs:ann").compactMap { if case .runListItem(let item) = $0 { item } else { nil } }
+            let item = try #require(items.first)
+            let summary = try answer(asker, to: "run:\(item.runID)").compactMap {
+                if case .runSummary(let summary) = $0 { summary } else { nil }
+            }.first
+            #expect(summary?.status == "live")
+            #expect(item.distance > 100 && item.elapsed > 30)
+            #expect(abs(item.distance - (summary?.distance ?? 0)) < 30)
+        }
+    }
+
     @Test func oneRunHasItsSummarySplitsCheckpointsAndBadges() throws {
         try withServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
