@@ -1,3 +1,4 @@
+import Synchronization
 import Reactor
 import Wire
 
@@ -24,7 +25,10 @@ final class Connection: Peer {
         super.init(id: id, socket: socket, server: server)
     }
 
-    override func didClose() { server.lineConnectionCount -= 1 }
+    override func didClose() {
+        server.lineConnectionCount -= 1
+        server.shard?.router.lineConnections.subtract(1, ordering: .relaxed)
+    }
 
     override var owesAnAnswer: Bool { isAwaitingAnswer }
 

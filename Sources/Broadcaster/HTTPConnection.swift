@@ -1,3 +1,4 @@
+import Synchronization
 import HTTP
 import Reactor
 
@@ -35,7 +36,10 @@ final class HTTPConnection: Peer {
         return server.deliverToStream(self, line, paceOf: runner, sequence: sequence)
     }
 
-    override func didClose() { server.httpConnectionCount -= 1 }
+    override func didClose() {
+        server.httpConnectionCount -= 1
+        server.shard?.router.httpConnections.subtract(1, ordering: .relaxed)
+    }
 
     override var owesAnAnswer: Bool { isAwaitingResponse }
 

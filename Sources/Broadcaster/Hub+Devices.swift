@@ -34,6 +34,7 @@ extension Hub {
             hashes = devices.filter { $0.value == name }.map(\.key)
         }
         for hash in hashes { devices[hash] = nil }
+        output.relay(.devicesRemoved(hashes: hashes))
         store.submit(.revokeDevice(runner: name, tokenHash: token.map(RunnerKey.hash), at: now))
         send(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
     }
@@ -52,6 +53,7 @@ extension Hub {
         let token = RunnerKey.generate()
         let hash = RunnerKey.hash(token)
         devices[hash] = name
+        output.relay(.deviceAdded(hash: hash, runner: name))
         store.submit(.device(DeviceToken(hash: hash, runner: name, created: now)))
         return token
     }
@@ -69,8 +71,13 @@ extension Hub {
 
     /// The runner a device token posts for (nil for an unknown or revoked token).
     func runner(forDeviceToken token: String) -> RunnerEntry? {
-        guard Command.isValidKey(token), let name = devices[RunnerKey.hash(token)] else { return nil }
-        return runners[name]
+        runnerName(forDeviceToken: token).flatMap { runners[$0] }
+    }
+
+    /// The name a device token posts for (nil for an unknown or revoked token).
+    func runnerName(forDeviceToken token: String) -> String? {
+        guard Command.isValidKey(token) else { return nil }
+        return devices[RunnerKey.hash(token)]
     }
 
     /// One position from a phone app for a runner the token proved.

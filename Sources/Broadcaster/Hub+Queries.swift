@@ -12,10 +12,19 @@ extension Hub {
 
     /// `stats:`: the operator's counters on one line.
     func answerStatistics(_ id: ConnectionID) {
+        guard sharedSequence == nil else { return output.answerStatistics(to: id, local: statisticsCounters()) }
         send(StatsEvent(statisticsCounters()), to: id)
     }
 
     /// The operator's counters, named as `stats:` names them (also the source of `GET /metrics`).
+    /// Adds another loop's counters into `counters`, except `live_runs`, which every loop knows whole.
+    static func add(_ other: [(String, Int)], to counters: inout [(String, Int)]) {
+        for (index, counter) in counters.enumerated() where counter.0 != "live_runs" {
+            counters[index].1 += other.first { $0.0 == counter.0 }?.1 ?? 0
+        }
+    }
+
+    /// The operator's counters of this loop (all of them with one loop).
     func statisticsCounters() -> [(String, Int)] {
         var runnerConnections = 0, spectators = 0, coachConnections = 0, idle = 0
         for session in sessions.values {
@@ -28,7 +37,7 @@ extension Hub {
             if session.isCoach { coachConnections += 1; role = true }
             if !role { idle += 1 }
         }
-        let live = runners.values.filter { $0.run?.id != nil }.count
+        let live = liveRunnerNames.count
         var counters: [(String, Int)] = [
             ("connections", sessions.count), ("runners", runnerConnections), ("spectators", spectators),
             ("coaches", coachConnections), ("other", idle), ("live_runs", live),
@@ -51,17 +60,15 @@ extension Hub {
         guard knows(name, for: id) else { return }
         let page = min(max(limit, 1), configuration.maximumHistoryPage)
         // The store's row of a live run holds no measurements yet: the live tracker's latest ones stand in.
-        let live = runners[name]?.run.flatMap { run in
-            run.id.map { (id: $0, snapshot: run.tracker.snapshot, rejections: run.tracker.rejections) }
-        }
+        let live = liveRun(of: name)
         output.answerFromStore(to: id) { store throws(StoreError) in
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
             return found.prefix(page).map { stored in
                 var record = stored
-                if let live, record.id == live.id, record.status == .live {
-                    record.distance = live.snapshot?.distance ?? 0
-                    record.elapsed = live.snapshot?.elapsed ?? 0
-                    record.movingTime = live.snapshot?.movingTime ?? 0
+                if let live, record.id == live.runID, record.status == .live {
+                    record.distance = live.distance
+                    record.elapsed = live.elapsed
+                    record.movingTime = live.movingTime
                     record.rejections = live.rejections
                 }
                 return Self.line(RunListItemEvent(record))
@@ -72,12 +79,12 @@ extension Hub {
 
     /// `run:ID`: the summary, km and mile splits, checkpoint splits and badges, then `done:run`.
     func answerRun(_ id: ConnectionID, runID: Int64) {
-        if let name = runOwners[runID], let entry = runners[name], let run = entry.run,
-           case .running(let liveID, let started) = run.phase, liveID == runID {
+        if let name = runOwners[runID], let run = liveRun(of: name), run.runID == runID {
             // A live run is measured off the loop from its stored fixes (the store is flushed first), through
             // the same engine: no copy of the live engine, whose track would be copied at its next fix.
             // Refusals before the first accepted fix are counted live but never stored: take the live count.
-            let history = run.startHistory, configuration = configuration.tracker, rejections = run.tracker.rejections
+            let history = run.startHistory, configuration = configuration.tracker, rejections = run.rejections
+            let started = run.started
             output.answerFromStore(to: id) { store throws(StoreError) in
                 let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
@@ -121,7 +128,7 @@ extension Hub {
         guard knows(name, for: id), let entry = runners[name] else { return }
         // The history and a live run's distance belong to the loop: copied now, used off the loop.
         let history = entry.history
-        let live = entry.run?.tracker.snapshot?.distance ?? 0
+        let live = liveRun(of: name)?.distance ?? 0
         output.answerFromStore(to: id) { store throws(StoreError) in
             let farthest = max(live, try store.farthestDistance(of: name))
             return Badges.all.map { badge in

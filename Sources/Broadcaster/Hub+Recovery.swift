@@ -14,7 +14,7 @@ extension Hub {
             output.log("recovery: cannot list live runs: \(error)")
             return
         }
-        for record in live {
+        for record in live where ownsRunner(record.runner) {
             do {
                 try recover(record, now: now)
             } catch {
@@ -62,7 +62,23 @@ extension Hub {
         }
         entry.run = run
         runOwners[record.id] = runner.name
+        announceRecovered(run, runner: runner.name, runID: record.id, started: record.started)
         output.log("recovered run \(record.id) of \(runner.name): \(Int(run.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
+    }
+
+    /// With several loops, the others learn of a recovered run as of a live one: its start, badges and pace.
+    private func announceRecovered(_ run: LiveRun, runner name: String, runID: Int64, started: Double) {
+        guard let sequence = sharedSequence, let startedLine = run.startedLine else { return }
+        func relay(_ line: [UInt8], _ audience: Audience, _ kind: RelayedEvent.Kind) {
+            output.relay(.event(RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(),
+                                             kind: kind)))
+        }
+        relay(startedLine, .everyone, .started(runID: runID, started: started, startHistory: run.startHistory))
+        for badge in run.badgeLines { relay(badge, .everyone, .badge) }
+        if let pace = run.latestPaceLine, let snapshot = run.tracker.snapshot {
+            relay(pace, .spectators, .pace(distance: snapshot.distance, elapsed: snapshot.elapsed,
+                                           movingTime: snapshot.movingTime, rejections: run.tracker.rejections))
+        }
     }
 
     /// A stored timestamp as text for `ack:`/`ts=` when the runner's own text is not known (after a restart).

@@ -51,6 +51,7 @@ extension Hub {
         runners[name] = entry
         sessions[id]?.runner = entry
         store.submit(.runner(name: name, keyHash: entry.keyHash, created: now))
+        output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history))
         send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
                                             .init(key: "new", value: "yes")]), to: id)
         output.log("\(id) claimed the name \(name)")
@@ -153,7 +154,8 @@ extension Hub {
         store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
         let line = Self.line(RunStartedEvent(runner: name, runID: runID, timestamp: text))
         run.startedLine = line
-        broadcast(line, about: name, to: .everyone)
+        broadcast(line, about: name, to: .everyone,
+                  relaying: .started(runID: runID, started: fix.timestamp, startHistory: run.startHistory))
         output.log("run \(runID) started by \(name)")
         return true
     }
@@ -180,13 +182,17 @@ extension Hub {
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
         let pace = Self.line(PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
         entry.run?.latestPaceLine = pace
-        broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true)
+        let snapshot = progress.snapshot
+        broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true,
+                  relaying: sharedSequence == nil ? .other
+                      : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
+                              rejections: entry.run?.tracker.rejections ?? [:]))
         guard let runID = entry.run?.id else { return }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
             let line = Self.line(BadgeEvent(award, runner: name))
             entry.run?.badgeLines.append(line)
-            broadcast(line, about: name, to: .everyone)
+            broadcast(line, about: name, to: .everyone, relaying: .badge)
         }
         for split in progress.splits {
             broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)
@@ -226,6 +232,7 @@ extension Hub {
         if status != .discarded {
             entry.history = run.tracker.history
             store.submit(.history(runner: entry.name, entry.history))
+            output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history))
         }
         entry.run = nil
         finishedRuns.append((runID, now))
@@ -233,7 +240,8 @@ extension Hub {
         let line = Self.line(event)
         recentlyEnded.append(line)
         if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
-        broadcast(line, about: entry.name, to: .everyone)
+        broadcast(line, about: entry.name, to: .everyone,
+                  relaying: .ended(runID: runID))
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

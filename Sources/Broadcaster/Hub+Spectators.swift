@@ -14,9 +14,7 @@ extension Hub {
                 everyoneWatchers.insert(id)
             }
             send(OkEvent(what: what, fields: [.init(key: "target", value: "*")]), to: id)
-            for entry in runners.values.sorted(by: { $0.name < $1.name }) {
-                catchUp(id, on: entry, withPace: !coach)
-            }
+            for name in liveRunnerNames.sorted() { catchUp(id, on: name, withPace: !coach) }
         case .runner(let name):
             let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)
             guard following < configuration.maximumFollowedRunners else {
@@ -31,17 +29,28 @@ extension Hub {
                 watchers[name, default: []].insert(id)
             }
             send(OkEvent(what: what, fields: [.init(key: "target", value: name)]), to: id)
-            if let entry = runners[name] { catchUp(id, on: entry, withPace: !coach) }
+            catchUp(id, on: name, withPace: !coach)
         }
     }
 
     /// A late follower gets the runner's `run:`, the run's `badge:` lines so far (and the latest `pace:` for
     /// spectators) at once, so it shows the whole run, not only what comes next.
-    private func catchUp(_ id: ConnectionID, on entry: RunnerEntry, withPace: Bool) {
-        guard let run = entry.run, let started = run.startedLine else { return }
+    private func catchUp(_ id: ConnectionID, on name: String, withPace: Bool) {
+        guard let run = liveRun(of: name), let started = run.startedLine else { return }
         send(started, to: id)
         for badge in run.badgeLines { send(badge, to: id) }
-        if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: entry.name) }
+        if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
+    }
+
+    /// A connection moved here from another loop: what it followed there, it follows here (nothing is sent).
+    func restore(_ follows: Session, for id: ConnectionID) {
+        var session = follows
+        session.runner = nil
+        sessions[id] = session
+        for name in session.watching { watchers[name, default: []].insert(id) }
+        for name in session.coaching { coaches[name, default: []].insert(id) }
+        if session.watchesEveryone { everyoneWatchers.insert(id) }
+        if session.coachesEveryone { everyoneCoaches.insert(id) }
     }
 
     /// `unwatch:`: stops both watching and coaching the target.
@@ -67,11 +76,9 @@ extension Hub {
     /// Sends a cheer to a runner's connection and spectators (and keeps it for late web viewers of the run).
     func relayCheer(to runner: String, from sender: String, text: String, except id: ConnectionID? = nil) {
         let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
-        if let run = runners[runner]?.run {
-            run.cheerLines.append(line)
-            if run.cheerLines.count > LiveRun.keptCheers { run.cheerLines.removeFirst() }
-        }
-        broadcast(line, about: runner, to: .spectators, except: id)
+        if let run = runners[runner]?.run { Self.keep(cheer: line, in: &run.cheerLines) }
+        if let remote = remoteRuns[runner] { Self.keep(cheer: line, in: &remote.cheerLines) }
+        broadcast(line, about: runner, to: .spectators, except: id, relaying: .cheer)
     }
 
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
@@ -84,7 +91,7 @@ extension Hub {
         if let name = session.name, runners[name]?.run?.id != nil {
             targets = [name]
         } else if session.watchesEveryone || session.coachesEveryone {
-            targets = runners.values.filter { $0.run?.id != nil }.map(\.name).sorted()
+            targets = liveRunnerNames.sorted()
         } else {
             targets = session.watching.union(session.coaching).sorted()
         }

@@ -18,6 +18,17 @@ protocol HubOutput: AnyObject {
     func log(_ message: String)
     /// The connections' own counters (accepted, refused, conflated, slow), for `stats:`.
     func connectionCounters() -> [(String, Int)]
+    /// Tells the server's other loops (a sharded server only): an event, a device token change.
+    func relay(_ message: RelayMessage)
+    /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
+    func answerStatistics(to connection: ConnectionID, local: [(String, Int)])
+}
+
+extension HubOutput {
+    /// One loop: nothing to tell.
+    func relay(_ message: RelayMessage) {}
+    /// One loop: never asked.
+    func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
 }
 
 /// The server's logic without sockets: sessions, runners, runs and who hears what.
@@ -60,6 +71,13 @@ final class Hub {
     /// Connections following everyone.
     var everyoneWatchers: Set<ConnectionID> = []
     var everyoneCoaches: Set<ConnectionID> = []
+    /// With several loops: numbers events across the loops (nil with one loop: `eventSequence` counts), and
+    /// the live runs other loops own, as far as their relayed events show them.
+    var sharedSequence: (() -> UInt64)?
+    var remoteRuns: [String: RemoteRun] = [:]
+    /// True for the runners this loop owns (all of them with one loop).
+    var ownsRunner: (String) -> Bool = { _ in true }
+    /// The other loops' `stats:` counters as they last published them (none with one loop).
 
     /// Checks that the caller runs on the loop thread (the server's loop in production; nothing in tests).
     var assertOnLoop: () -> Void = {}
@@ -185,7 +203,7 @@ final class Hub {
     }
 
     /// The audiences of a runner's event.
-    enum Audience {
+    enum Audience: Sendable {
         /// The runner and its spectators (pace, split, cheers).
         case spectators
         /// The runner, its spectators and its coaches (run, badge, end).
@@ -193,20 +211,32 @@ final class Hub {
     }
 
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
-    /// `sender`). A connection in several audiences is skipped by the later ones, so nothing is built per event.
+    /// `sender`), remembers it for event streams that resume, and with several loops relays it to the others.
     func broadcast(_ line: [UInt8], about runner: String, entry: RunnerEntry? = nil, to audience: Audience,
-                   droppable: Bool = false, except sender: ConnectionID? = nil) {
-        let pace = droppable ? runner : nil
-        eventSequence += 1
-        broadcastSequence = eventSequence
+                   droppable: Bool = false, except sender: ConnectionID? = nil, relaying kind: RelayedEvent.Kind = .other) {
+        let sequence = sharedSequence?() ?? eventSequence + 1
+        eventSequence = max(eventSequence, sequence)
+        broadcastSequence = sequence
         defer { broadcastSequence = nil }
         let runnerEntry = entry ?? runners[runner]
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
-        if runnerEntry?.run != nil {
+        if runnerEntry?.run != nil || remoteRuns[runner] != nil {
             backlogs[runner, default: EventBacklog(capacity: configuration.eventBacklog)]
-                .append(eventSequence, line, isPace: droppable)
+                .append(sequence, line, isPace: droppable)
         }
-        let own = runnerEntry?.connection ?? sender
+        deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
+                except: sender)
+        if sharedSequence != nil {
+            output.relay(.event(RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence,
+                                             kind: kind)))
+        }
+    }
+
+    /// Delivers an event to `own` (the runner's connection) and the audience of `runner` on this loop. A
+    /// connection in several audiences is skipped by the later ones, so nothing is built per event.
+    func deliver(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience, droppable: Bool,
+                 except sender: ConnectionID? = nil) {
+        let pace = droppable ? runner : nil
         if let own, own != sender { send(line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
         for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }

@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 import Reactor
 import RunStore
@@ -6,21 +7,26 @@ import Wire
 extension Server {
     /// Accepts every pending line-protocol connection; past the limit a newcomer gets `err:busy` and is closed.
     func acceptConnections() {
-        acceptAll(from: listener, isFull: { [unowned self] in lineConnectionCount >= configuration.maximumConnections },
+        guard let listener else { return }
+        acceptAll(from: listener, isFull: { [unowned self] in
+                      (shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount)
+                          >= configuration.maximumConnections
+                  },
                   refuse: { [unowned self] socket in
                       connectionStatistics.connectionsRefused += 1
                       var line: [UInt8] = []
                       ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
                       _ = line.withUnsafeBytes { try? socket.write($0) }
                   },
-                  admit: { [unowned self] socket in admit(socket, now: Self.now()) })
+                  admit: { [unowned self] socket in admit(socket, now: Self.now()) }, http: false)
     }
 
     /// The accept loop of both listeners: every pending connection is admitted and registered, or, past the
     /// limit, told so (`refuse`) and closed. On `EMFILE` and friends the listener stays readable, so accepting
     /// pauses briefly instead of spinning.
+    /// With several loops, the accepted sockets are dealt to the loops in turn (`http` tells them which kind).
     func acceptAll(from listener: ListeningSocket, isFull: () -> Bool, refuse: (StreamSocket) -> Void,
-                   admit: (StreamSocket) -> Peer) {
+                   admit: (StreamSocket) -> Peer, http: Bool) {
         while isAccepting {
             let accepted: IOResult<StreamSocket>
             do {
@@ -37,6 +43,12 @@ extension Server {
             if isFull() {
                 refuse(socket)
                 socket.close()
+                continue
+            }
+            if let shard, case let target = shard.router.takeNextLoop(), target != shard.index {
+                shard.router.post([.adopt(MigratingPeer(socket: socket, output: OutputBuffer(), hasPeerClosed: false,
+                                                        connectedAt: Self.now(), kind: .accepted(http: http)))],
+                                  events: 0, to: target)
                 continue
             }
             let peer = admit(socket)
@@ -114,6 +126,15 @@ extension Server {
                 if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
                 do {
                     let command = try Command.parse(bytes)
+                    // `iam:` of a runner another loop owns: the connection moves there and goes on there.
+                    if case .identify(let name, _) = command, let owner = otherOwner(of: name),
+                       hub.sessions[connection.id]?.name == nil {
+                        move(connection, to: owner, .line(framer: connection.framer, lineBudget: connection.lineBudget,
+                                                          budgetCheckedAt: connection.budgetCheckedAt,
+                                                          follows: hub.sessions[connection.id] ?? Session(connectedAt: now),
+                                                          command: command))
+                        return
+                    }
                     hub.received(command, from: connection.id, now: now)
                     // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
                     // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.
@@ -159,10 +180,15 @@ extension Server {
     }
 
     /// True while the store has more writes waiting than its high-water mark (sticky until the low-water mark).
+    /// With several loops, another loop's full inbox counts too: its events come from these fixes.
     func checkStoreBacklog() -> Bool {
-        if !isStoreBacklogged && store.pendingWriteCount > configuration.storeQueueHighWater {
+        guard !isStoreBacklogged else { return true }
+        if store.pendingWriteCount > configuration.storeQueueHighWater {
             isStoreBacklogged = true
             logger.write("store backlogged (\(store.pendingWriteCount) writes waiting): reading paused")
+        } else if isRelayBacklogged {
+            isStoreBacklogged = true
+            logger.write("another loop is behind with events: reading fixes paused")
         }
         return isStoreBacklogged
     }
@@ -177,9 +203,11 @@ extension Server {
 
     /// After a commit: once the store is below its low-water mark, the parked connections go on.
     func resumeIfStoreCaughtUp() {
-        guard isStoreBacklogged, store.pendingWriteCount <= configuration.storeQueueLowWater else { return }
+        guard isStoreBacklogged, store.pendingWriteCount <= configuration.storeQueueLowWater, hasRelayCaughtUp else {
+            return
+        }
         isStoreBacklogged = false
-        logger.write("store caught up: reading resumed")
+        logger.write("caught up: reading resumed")
         let waiting = storeWaiters
         storeWaiters.removeAll()
         for connection in waiting {
@@ -206,14 +234,18 @@ extension Server {
 
 extension Server {
     /// Creates the connection for an accepted socket and tells the hub.
-    func admit(_ socket: StreamSocket, now: Double) -> Connection {
+    /// `logged` false for a connection moved from another loop (counted and logged there).
+    func admit(_ socket: StreamSocket, now: Double, logged: Bool = true) -> Connection {
         let id = takeConnectionID()
         let connection = Connection(id: id, socket: socket, server: self, now: now)
         connections[id] = connection
         lineConnectionCount += 1
-        connectionStatistics.connectionsAccepted += 1
+        shard?.router.lineConnections.add(1, ordering: .relaxed)
+        if logged {
+            connectionStatistics.connectionsAccepted += 1
+            logger.write("connect \(id) \(socket.peerDescription)")
+        }
         hub.connected(id, now: now)
-        logger.write("connect \(id) \(socket.peerDescription)")
         return connection
     }
 

@@ -23,8 +23,7 @@ extension Server {
     /// Reads a position, puts it through the runner's run, and answers now or after the commit.
     func receiveDevicePosition(_ request: HTTPRequest, on connection: HTTPConnection, format: DeviceFormat, now: Double) {
         let address = Self.address(of: connection)
-        if let failures = deviceFailures[address], now - failures.since < 60,
-           failures.count >= configuration.deviceFailuresPerMinute {
+        if wrongTokens.isLimited(address, now: now) {
             return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong device tokens: wait a minute\n"),
                          to: connection, keepAlive: false)
         }
@@ -36,6 +35,11 @@ extension Server {
             case .ignored: return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
             }
+        }
+        if let name = hub.runnerName(forDeviceToken: report.token), let owner = otherOwner(of: name) {
+            // The runner's run is on another loop: the app's connection goes there, with this request.
+            return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
+                                                     request: request))
         }
         guard let entry = hub.runner(forDeviceToken: report.token), report.user.map({ $0 == entry.name }) ?? true else {
             countDeviceFailure(from: address, now: now)
@@ -62,9 +66,12 @@ extension Server {
     /// `Authorization: Bearer KEY` or a form field `key`. A wrong key counts as a wrong token.
     func respondToRunnerAction(_ request: HTTPRequest, runner name: String, action: String, on connection: HTTPConnection,
                                now: Double) {
+        if let owner = otherOwner(of: name) {
+            return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
+                                                     request: request))
+        }
         let address = Self.address(of: connection)
-        if let failures = deviceFailures[address], now - failures.since < 60,
-           failures.count >= configuration.deviceFailuresPerMinute {
+        if wrongTokens.isLimited(address, now: now) {
             return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong keys: wait a minute\n"),
                          to: connection, keepAlive: false)
         }
@@ -117,11 +124,7 @@ extension Server {
     }
 
     private func countDeviceFailure(from address: String, now: Double) {
-        if deviceFailures.count > 10_000 { deviceFailures.removeAll() }  // bounded, whatever the traffic
-        var failures = deviceFailures[address] ?? (0, now)
-        if now - failures.since >= 60 { failures = (0, now) }
-        failures.count += 1
-        deviceFailures[address] = failures
+        wrongTokens.count(address, now: now)
     }
 
     /// The peer's address without its port, for per-address limits.

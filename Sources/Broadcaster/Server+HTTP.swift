@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import HTTP
 import Reactor
@@ -9,18 +10,25 @@ extension Server {
     /// Accepts every pending HTTP connection; past the limit a newcomer gets 503 and is closed.
     func acceptHTTPConnections() {
         guard let httpListener else { return }
-        acceptAll(from: httpListener, isFull: { [unowned self] in httpConnectionCount >= configuration.maximumHTTPConnections },
+        acceptAll(from: httpListener, isFull: { [unowned self] in
+                      (shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount)
+                          >= configuration.maximumHTTPConnections
+                  },
                   refuse: { [unowned self] socket in
                       metrics.countResponse(503)
                       let refusal = HTTPResponse.text(.serviceUnavailable, "too many connections: try again later\n")
                       _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
                   },
-                  admit: { [unowned self] socket in
-                      let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: Self.now())
-                      connections[connection.id] = connection
-                      httpConnectionCount += 1
-                      return connection
-                  })
+                  admit: { [unowned self] socket in admitHTTP(socket, now: Self.now()) }, http: true)
+    }
+
+    /// Creates the HTTP connection for an accepted (or moved) socket.
+    func admitHTTP(_ socket: StreamSocket, now: Double) -> HTTPConnection {
+        let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: now)
+        connections[connection.id] = connection
+        httpConnectionCount += 1
+        shard?.router.httpConnections.add(1, ordering: .relaxed)
+        return connection
     }
 
     /// Reads what the socket has and answers the complete requests, in order.

@@ -107,7 +107,9 @@ extension Server {
     /// Takes a new id for an accepted socket.
     func takeConnectionID() -> ConnectionID {
         defer { nextConnection += 1 }
-        return ConnectionID(nextConnection)
+        // The loops of a group number apart, so an id names one connection in the whole server's log.
+        guard let shard else { return ConnectionID(nextConnection) }
+        return ConnectionID((nextConnection - 1) * shard.router.count + shard.index + 1)
     }
 }
 
@@ -184,6 +186,10 @@ extension Server: HubOutput {
             let value = read(store)
             loop.execute { delivery.value(value) }
         }
+    }
+
+    func relay(_ message: RelayMessage) {
+        queueRelay(message)
     }
 
     func log(_ message: String) {

@@ -37,7 +37,7 @@ extension Server {
         case .badgeCatalogue:
             answer(WebAPI.catalogue)
         case .runner(let name):
-            let known = hub.runners[name] != nil, snapshot = hub.trackSnapshotSource(for: name)
+            let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil, snapshot = hub.trackSnapshotSource(for: name)
             fromStore { store throws(StoreError) in
                 try WebAPI.runner(name, known: known, snapshot: snapshot, store: store)
             }
@@ -65,7 +65,7 @@ extension Server {
 
     /// A cheer from the page (its text already checked by the rules of `msg:`): 202 once relayed.
     private func cheer(_ text: String, to runner: String) -> HTTPResponse {
-        guard hub.runners[runner]?.run?.id != nil else { return .text(.notFound, "\(runner) is not running now") }
+        guard hub.liveRun(of: runner) != nil else { return .text(.notFound, "\(runner) is not running now") }
         hub.relayCheer(to: runner, from: "anon", text: text)
         return .text(.accepted, "accepted")
     }

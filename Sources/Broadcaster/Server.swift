@@ -8,7 +8,8 @@ import Wire
 /// The live broadcast server: one epoll loop on its own thread, every connection non-blocking.
 ///
 /// The loop thread owns every connection and the ``Hub``. Other threads reach it only through
-/// `loop.execute` (the store's commit handler, `shutdown()`).
+/// `loop.execute` (the store's commit handler, `shutdown()`, the other loops of a ``ServerGroup``). In a
+/// group, each `Server` is one loop: it owns a shard of the runners, and only the first one listens.
 public final class Server: @unchecked Sendable {
     /// The configuration in force.
     public let configuration: ServerConfiguration
@@ -17,7 +18,8 @@ public final class Server: @unchecked Sendable {
     let loop: EventLoop
     let store: any RunStore
     let logger: ServerLog
-    let listener: ListeningSocket
+    /// The line-protocol listener; nil on the loops of a group other than the first.
+    let listener: ListeningSocket?
     /// The HTTP listener (the web page, its event streams and JSON API), nil when HTTP is off.
     let httpListener: ListeningSocket?
     /// The HTTP port in use (the real one when configured with 0), nil when HTTP is off.
@@ -30,8 +32,8 @@ public final class Server: @unchecked Sendable {
     var streamJSONCache: (line: [UInt8], json: [UInt8])?
     /// Phone apps' answers waiting for their position to be committed, by run.
     var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
-    /// Wrong device tokens per source address in the current minute.
-    var deviceFailures: [String: (count: Int, since: Double)] = [:]
+    /// Wrong device tokens per source address in the current minute (shared by a group's loops).
+    let wrongTokens: WrongTokenLimiter
     /// The `Date` header of the current second.
     var cachedHTTPDate: (second: Int64, text: String) = (0, "")
     /// Loop thread only from here on.
@@ -57,32 +59,60 @@ public final class Server: @unchecked Sendable {
     private var httpAcceptHandler: AcceptHandler?
     /// History reads run here, off the loop, one at a time.
     let queryQueue = DispatchQueue(label: "moonrunner.history")
+    /// This loop's place among the loops of a ``ServerGroup``; nil for a server of one loop.
+    let shard: ShardPlacement?
+    /// Messages for the other loops, gathered during a turn and sent at its end, one batch per loop, with how
+    /// many of them are events. Loop thread only.
+    var relayOutbox: [[RelayMessage]] = []
+    var relayOutboxEvents: [Int] = []
+    /// `stats:` answers waiting for the other loops' counters, by request number. Loop thread only.
+    var pendingCounters: [Int: (connection: ConnectionID, counters: [(String, Int)], waiting: Int)] = [:]
+    var nextCountersRequest = 1
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
     private let stopped = Mutex(false)
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
     /// Binds the listening socket and prepares the loop; nothing runs until ``start()`` or ``run()``.
     /// `loop` may be one made earlier (``ShutdownSignals`` needs it before any other thread starts).
-    public init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog(),
-                loop: EventLoop? = nil) throws(IOError) {
+    public convenience init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog(),
+                            loop: EventLoop? = nil) throws(IOError) {
+        try self.init(configuration: configuration, store: store, log: log, loop: loop, shard: nil)
+    }
+
+    /// A server, or one loop of a ``ServerGroup`` (`shard`): a loop after the first does not listen.
+    init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog, loop: EventLoop?,
+         shard: ShardPlacement?) throws(IOError) {
         self.configuration = configuration
         self.store = store
         self.logger = log
+        self.shard = shard
+        wrongTokens = shard?.router.wrongTokens ?? WrongTokenLimiter(perMinute: configuration.deviceFailuresPerMinute)
         if let loop { self.loop = loop } else { self.loop = try EventLoop() }
-        listener = try ListeningSocket(host: configuration.host, port: configuration.port)
-        port = listener.port
-        if let http = configuration.httpPort {
-            let socket = try ListeningSocket(host: configuration.host, port: http)
-            httpListener = socket
-            httpPort = socket.port
-        } else {
+        if let shard, shard.index > 0 {
+            listener = nil
             httpListener = nil
-            httpPort = nil
+            port = shard.port
+            httpPort = shard.httpPort
+        } else {
+            let socket = try ListeningSocket(host: configuration.host, port: configuration.port)
+            listener = socket
+            port = socket.port
+            (httpListener, httpPort) = try Self.listenForHTTP(configuration)
         }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store, output: self)
         hub.assertOnLoop = { [loop = self.loop] in loop.assertLoopThread() }
+        if let shard { joinShards(shard) }
         _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
+    }
+
+    private static func listenForHTTP(_ configuration: ServerConfiguration) throws(IOError)
+        -> (ListeningSocket?, UInt16?) {
+        if let http = configuration.httpPort {
+            let socket = try ListeningSocket(host: configuration.host, port: http)
+            return (socket, socket.port)
+        }
+        return (nil, nil)
     }
 
     deinit {
@@ -93,7 +123,7 @@ public final class Server: @unchecked Sendable {
     public func run() throws(IOError) {
         try prepare()
         loop.run()
-        listener.close()
+        listener?.close()
         httpListener?.close()
         stopped.withLock { $0 = true }
         stoppedSignal.signal()
@@ -112,7 +142,7 @@ public final class Server: @unchecked Sendable {
                 failure.withLock { $0 = error }
                 ready.signal()
             }
-            listener.close()
+            listener?.close()
             httpListener?.close()
             stopped.withLock { $0 = true }
             stoppedSignal.signal()
@@ -138,19 +168,18 @@ public final class Server: @unchecked Sendable {
 
     /// Loop thread: registers the listener, timers and the store's commit handler.
     private func prepare() throws(IOError) {
-        acceptHandler = AcceptHandler { [unowned self] in acceptConnections() }
-        try loop.register(listener.fileDescriptor, interest: .readable, handler: acceptHandler)
+        if let listener {
+            acceptHandler = AcceptHandler { [unowned self] in acceptConnections() }
+            try loop.register(listener.fileDescriptor, interest: .readable, handler: acceptHandler)
+        }
         if let httpListener {
             httpAcceptHandler = AcceptHandler { [unowned self] in acceptHTTPConnections() }
             try loop.register(httpListener.fileDescriptor, interest: .readable, handler: httpAcceptHandler!)
         }
-        store.setCommitHandler { [weak self] receipt in
-            self?.loop.execute { [weak self] in
-                guard let self else { return }
-                hub.committed(receipt)
-                resumeIfStoreCaughtUp()
-                answerDevices(after: receipt)
-                metrics.record(receipt, now: Self.now())
+        // A group's loops all hear every receipt (``ServerGroup`` sets the one handler).
+        if shard == nil {
+            store.setCommitHandler { [weak self] receipt in
+                self?.loop.execute { [weak self] in self?.committed(receipt) }
             }
         }
         loop.schedule(every: 1) { [unowned self] in
@@ -159,20 +188,33 @@ public final class Server: @unchecked Sendable {
             tickHTTP(now: now)
         }
         loop.onTurnEnd { [unowned self] in
+            // Relays first: the other loops have this turn's news before its replies reach any client.
+            sendRelays()
             flushPending()
             metrics.turnSeconds.observe(Double(loop.currentTurnNanoseconds) / 1e9)
         }
         recoverLiveRuns()
+        guard listener != nil else { return }
         logger.write("listening on \(configuration.host):\(port)")
         if let httpPort { logger.write("http on http://\(configuration.host):\(httpPort)/") }
+    }
+
+    /// Loop thread: a batch reached the disk (acks, the apps' answers, parked runners).
+    func committed(_ receipt: CommitReceipt) {
+        hub.committed(receipt)
+        resumeIfStoreCaughtUp()
+        answerDevices(after: receipt)
+        metrics.record(receipt, now: Self.now())
     }
 
     /// Loop thread: stop accepting, end runs, then flush the store off the loop and stop.
     func beginShutdown() {
         guard isAccepting else { return }
         isAccepting = false
-        loop.deregister(listener.fileDescriptor)
-        listener.close()
+        if let listener {
+            loop.deregister(listener.fileDescriptor)
+            listener.close()
+        }
         if let httpListener {
             loop.deregister(httpListener.fileDescriptor)
             httpListener.close()
@@ -180,6 +222,7 @@ public final class Server: @unchecked Sendable {
         hub.finishAllRuns(now: Self.now())
         flushPending()
         let store = self.store
+        sendRelays()
         Thread.detachNewThread { [self] in
             store.flush()
             loop.execute { [self] in
@@ -189,7 +232,7 @@ public final class Server: @unchecked Sendable {
                 }
                 flushPending()
                 for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
-                logger.write("stopped")
+                if listener != nil { logger.write("stopped") }
                 loop.stop()
             }
         }
@@ -220,11 +263,17 @@ public final class ShutdownSignals {
     /// The loop the signals are delivered on; hand it to the ``Server``.
     public let loop: EventLoop
     private weak var server: Server?
+    private weak var group: ServerGroup?
 
     /// Blocks SIGINT and SIGTERM in this thread (and so in every thread started later) and routes them to the loop.
     public init() throws(IOError) {
         loop = try EventLoop()
         try loop.onSignal([SIGINT, SIGTERM]) { [unowned self] signal in
+            if let group = self.group {
+                group.servers[0].logger.write("signal \(signal): shutting down")
+                group.beginShutdown()
+                return
+            }
             guard let server = self.server else { return }
             server.logger.write("signal \(signal): shutting down")
             server.beginShutdown()
@@ -234,5 +283,10 @@ public final class ShutdownSignals {
     /// The server that shuts down on a signal.
     public func route(to server: Server) {
         self.server = server
+    }
+
+    /// The loops that shut down on a signal.
+    public func route(to group: ServerGroup) {
+        self.group = group
     }
 }

@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     public var storeQueueHighWater = 200_000
     /// See ``storeQueueHighWater``. Default 50,000.
     public var storeQueueLowWater = 50_000
+    /// With several loops (``ServerGroup``): events one loop may have waiting from the others before they stop
+    /// reading fixes until it has handled all but a quarter of them. Default 65,536.
+    public var relayInboxHighWater = 65_536
 
     /// The defaults above.
     public init() {}

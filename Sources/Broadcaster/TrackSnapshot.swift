@@ -70,10 +70,8 @@ struct TrackSnapshot: Sendable {
 extension Hub {
     /// The snapshot of a runner's live run (nil without one).
     func trackSnapshotSource(for name: String) -> TrackSnapshot? {
-        guard let entry = runners[name], let run = entry.run, case .running(let id, let started) = run.phase else {
-            return nil
-        }
-        return TrackSnapshot(runner: name, runID: id, started: started, configuration: configuration.tracker,
+        guard let run = liveRun(of: name) else { return nil }
+        return TrackSnapshot(runner: name, runID: run.runID, started: run.started, configuration: configuration.tracker,
                              history: run.startHistory, badgeLines: run.badgeLines, cheerLines: run.cheerLines,
                              paceLine: run.latestPaceLine)
     }
@@ -102,15 +100,15 @@ extension Hub {
 extension Hub {
     /// What the loop knows of a runner, for a JSON answer made off the loop (nil when not in memory).
     func liveRunner(_ name: String) -> WebAPI.LiveRunner? {
-        guard let entry = runners[name] else { return nil }
-        return WebAPI.LiveRunner(history: entry.history, distance: entry.run?.tracker.snapshot?.distance ?? 0)
+        guard let history = runners[name]?.history ?? remoteRuns[name]?.startHistory else { return nil }
+        return WebAPI.LiveRunner(history: history, distance: liveRun(of: name)?.distance ?? 0)
     }
 
     /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.
     func overviewJSON() -> [UInt8] {
-        let live = runners.values.compactMap { entry -> (String, Int64, [UInt8]?, Double)? in
-            guard let run = entry.run, let id = run.id else { return nil }
-            return (entry.name, id, run.latestPaceLine, run.tracker.snapshot?.distance ?? 0)
+        let live = liveRunnerNames.compactMap { name -> (String, Int64, [UInt8]?, Double)? in
+            guard let run = liveRun(of: name) else { return nil }
+            return (name, run.runID, run.latestPaceLine, run.distance)
         }.sorted { $0.3 > $1.3 }
         var json = Array(#"{"live":["#.utf8)
         for (index, runner) in live.enumerated() {

@@ -165,7 +165,9 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// One turn: wait, dispatch, tasks, timers, hooks.
+    /// One turn: wait, tasks, dispatch, timers, hooks. Tasks come before the descriptors' events, so what
+    /// another thread queued before a client's bytes arrived is done before those bytes are read (a reply on
+    /// one loop, then the client's next line on another, finds the first loop's news already there).
     private func runTurn() {
         let count: Int
         do {
@@ -176,8 +178,13 @@ public final class EventLoop: @unchecked Sendable {
             fatalError("EventLoop: \(error)")
         }
         turnStartedNanoseconds = Syscall.monotonicNanoseconds()
-        dispatchEvents(count)
+        // The wake-up counter is drained before the tasks are taken: a task queued after that wakes the next
+        // epoll_wait again, so none is left waiting.
+        for index in 0..<count where events[index].data.u64 == Self.wakeupToken {
+            _ = try? Syscall.drainEventFD(wakeupFD)
+        }
         runQueuedTasks()
+        dispatchEvents(count)
         runExpiredTimers()
         runTurnEndHooks()
     }
@@ -187,10 +194,7 @@ public final class EventLoop: @unchecked Sendable {
         for index in 0..<count {
             let event = events[index]
             let token = event.data.u64
-            if token == Self.wakeupToken {
-                _ = try? Syscall.drainEventFD(wakeupFD)
-                continue
-            }
+            if token == Self.wakeupToken { continue }
             let fd = Int(UInt32(truncatingIfNeeded: token))
             // Re-checked per event: an earlier handler in this batch may have deregistered this fd.
             guard fd < registrations.count, let registration = registrations[fd],

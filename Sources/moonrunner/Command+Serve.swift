@@ -1,3 +1,4 @@
+import Foundation
 import ToolSupport
 import Broadcaster
 import RunStore
@@ -11,6 +12,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --host ADDR             address to listen on (default 127.0.0.1)
   --port N                TCP port, 0 for any free one (default 4242)
   --db PATH               SQLite file (default moonrunner.sqlite); :memory: keeps nothing
+  --loops N               event loops, one thread each; runners are shared out among them by name
+                          (default: the number of cores)
   --max-connections N     connections at once; the next gets err:busy (default 20000)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
@@ -56,6 +59,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     var configuration = ServerConfiguration()
     let path: String
     let quiet: Bool
+    let loops: Int
     do {
         var options = try Options(arguments, switches: ["quiet"])
         if options.wantsHelp {
@@ -65,6 +69,8 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.host = options.string("host") ?? configuration.host
         configuration.port = try options.number("port", default: configuration.port)
         path = options.string("db") ?? StoreDefaults.path
+        loops = try options.number("loops", default: ProcessInfo.processInfo.activeProcessorCount)
+        guard (1...256).contains(loops) else { throw Options.UsageError(description: "--loops: from 1 to 256") }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
         configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
@@ -123,10 +129,10 @@ func runServeCommand(arguments: [String]) -> Int32 {
         return 1
     }
     do {
-        let server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: !quiet),
-                                loop: signals.loop)
-        signals.route(to: server)
-        try server.run()
+        let group = try ServerGroup(configuration: configuration, store: store, loops: loops,
+                                    log: ServerLog(isEnabled: !quiet), loop: signals.loop)
+        signals.route(to: group)
+        try group.run()
         store.close()
         return 0
     } catch {

@@ -109,7 +109,7 @@ import Testing
         #expect(ran.value)
     }
 
-    @Test func turnPhasesRunInOrderAndTurnEndHooksEveryTurn() async throws {
+    @Test func turnPhasesRunInOrderTasksBeforeEventsAndTurnEndHooksEveryTurn() async throws {
         let loop = try EventLoop()
         let listener = try ListeningSocket(host: "127.0.0.1", port: 0)
         let (client, server) = try connectedPair(listener)
@@ -135,7 +135,7 @@ import Testing
         }
         let running = try startLoop(loop)
         #expect(await running.finished())
-        #expect(phases.value == ["handler", "task", "timer", "end", "task", "end", "task", "end"])
+        #expect(phases.value == ["task", "handler", "timer", "end", "task", "end", "task", "end"])
     }
 
     @Test func handlerDeregisteringItselfGetsNoMoreEvents() async throws {

@@ -132,6 +132,14 @@ public func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _
     configuration.port = 0
     configuration.httpPort = 0
     configure(&configuration)
+    // MOONRUNNER_TEST_LOOPS=N runs every such test against N event loops (the first one is handed over).
+    if let loops = ProcessInfo.processInfo.environment["MOONRUNNER_TEST_LOOPS"].flatMap(Int.init), loops > 1 {
+        let group = try ServerGroup(configuration: configuration, store: store ?? MemoryRunStore(), loops: loops,
+                                    log: ServerLog(isEnabled: false))
+        try group.start()
+        defer { group.shutdown() }
+        return try body(group.servers[0])
+    }
     let server = try Server(configuration: configuration, store: store ?? MemoryRunStore(), log: ServerLog(isEnabled: false))
     try server.start()
     defer { server.shutdown() }

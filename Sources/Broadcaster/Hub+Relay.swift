@@ -1,0 +1,137 @@
+import RunCore
+import Wire
+
+/// A live run another loop owns, as its relayed events show it: what this loop needs to show it to late
+/// followers (the run so far), the overview, event streams and the history commands. Loop thread only.
+final class RemoteRun {
+    let runID: Int64
+    let started: Double
+    /// The runner's badge history when the run began.
+    let startHistory: BadgeHistory
+    let startedLine: [UInt8]
+    var latestPaceLine: [UInt8]?
+    var badgeLines: [[UInt8]] = []
+    var cheerLines: [[UInt8]] = []
+    /// The figures of the newest `pace:`.
+    var distance: Double = 0
+    var elapsed: Double = 0
+    var movingTime: Double = 0
+    var rejections: [FixRejection: Int] = [:]
+
+    init(runID: Int64, started: Double, startHistory: BadgeHistory, startedLine: [UInt8]) {
+        self.runID = runID
+        self.started = started
+        self.startHistory = startHistory
+        self.startedLine = startedLine
+    }
+}
+
+/// A live run wherever it runs (this loop or another): what the read-only answers need of it.
+struct LiveRunView {
+    let runID: Int64
+    let started: Double
+    let startHistory: BadgeHistory
+    let startedLine: [UInt8]?
+    let latestPaceLine: [UInt8]?
+    let badgeLines: [[UInt8]]
+    let cheerLines: [[UInt8]]
+    let distance: Double
+    let elapsed: Double
+    let movingTime: Double
+    let rejections: [FixRejection: Int]
+}
+
+extension Hub {
+    /// The live run of a runner, on this loop or (with several loops) another; nil when not running.
+    func liveRun(of name: String) -> LiveRunView? {
+        if let run = runners[name]?.run, case .running(let id, let started) = run.phase {
+            let snapshot = run.tracker.snapshot
+            return LiveRunView(runID: id, started: started, startHistory: run.startHistory,
+                               startedLine: run.startedLine, latestPaceLine: run.latestPaceLine,
+                               badgeLines: run.badgeLines, cheerLines: run.cheerLines,
+                               distance: snapshot?.distance ?? 0, elapsed: snapshot?.elapsed ?? 0,
+                               movingTime: snapshot?.movingTime ?? 0, rejections: run.tracker.rejections)
+        }
+        guard let remote = remoteRuns[name] else { return nil }
+        return LiveRunView(runID: remote.runID, started: remote.started, startHistory: remote.startHistory,
+                           startedLine: remote.startedLine, latestPaceLine: remote.latestPaceLine,
+                           badgeLines: remote.badgeLines, cheerLines: remote.cheerLines, distance: remote.distance,
+                           elapsed: remote.elapsed, movingTime: remote.movingTime, rejections: remote.rejections)
+    }
+
+    /// The names of every runner with a live run, on any loop.
+    var liveRunnerNames: [String] {
+        runners.values.compactMap { $0.run?.id != nil ? $0.name : nil } + remoteRuns.keys
+    }
+
+    /// Another loop's event: kept for late followers and resuming streams, then delivered to this loop's
+    /// followers of the runner (and, for a cheer from another loop, to the runner if it runs here).
+    func receiveRelayed(_ event: RelayedEvent, now: Double) {
+        assertOnLoop()
+        let name = event.runner
+        eventSequence = max(eventSequence, event.sequence)
+        broadcastSequence = event.sequence
+        defer { broadcastSequence = nil }
+        let local = runners[name]?.run
+        var isPace = false
+        switch event.kind {
+        case .started(let runID, let started, let history):
+            remoteRuns[name] = RemoteRun(runID: runID, started: started, startHistory: history, startedLine: event.line)
+            runOwners[runID] = name
+        case .pace(let distance, let elapsed, let moving, let rejections):
+            isPace = true
+            if let remote = remoteRuns[name] {
+                remote.latestPaceLine = event.line
+                remote.distance = distance
+                remote.elapsed = elapsed
+                remote.movingTime = moving
+                remote.rejections = rejections
+            }
+        case .badge:
+            remoteRuns[name]?.badgeLines.append(event.line)
+        case .cheer:
+            if let local { Self.keep(cheer: event.line, in: &local.cheerLines) }
+            if let remote = remoteRuns[name] { Self.keep(cheer: event.line, in: &remote.cheerLines) }
+        case .ended(let runID):
+            remoteRuns[name] = nil
+            finishedRuns.append((runID, now))
+            recentlyEnded.append(event.line)
+            if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
+        case .other:
+            break
+        }
+        if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
+            backlogs[name, default: EventBacklog(capacity: configuration.eventBacklog)]
+                .append(event.sequence, event.line, isPace: isPace)
+        }
+        deliver(event.line, about: name, own: local == nil ? nil : runners[name]?.connection, to: event.audience,
+                droppable: isPace)
+    }
+
+    private func isEnd(_ kind: RelayedEvent.Kind) -> Bool {
+        if case .ended = kind { return true }
+        return false
+    }
+
+    /// Keeps a cheer for late web viewers, at most ``LiveRun/keptCheers``.
+    static func keep(cheer line: [UInt8], in cheers: inout [[UInt8]]) {
+        cheers.append(line)
+        if cheers.count > LiveRun.keptCheers { cheers.removeFirst() }
+    }
+
+    /// Another loop's runner was claimed or finished a run: known here at once, before the store has it.
+    func relayedRunner(_ name: String, keyHash: String, history: BadgeHistory) {
+        unknownNames.remove(name)
+        if let entry = runners[name] {
+            entry.history = history
+        } else {
+            runners[name] = RunnerEntry(name: name, keyHash: keyHash, history: history)
+        }
+    }
+
+    /// Another loop issued or revoked device tokens.
+    func relayedDevices(added: (hash: String, runner: String)?, removed: [String]) {
+        if let added { devices[added.hash] = added.runner }
+        for hash in removed { devices[hash] = nil }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Reactor
+import RunStore
+import Synchronization
+
+/// The server on several event loops (`moonrunner serve --loops N`): N ``Server`` loops, each on its own
+/// thread, each owning its connections and the runners whose names hash to it.
+///
+/// The first loop listens and deals accepted connections to the loops in turn. A runner's connection moves to
+/// the loop that owns the runner when it says `iam:` (a phone app's when it posts), so a run is measured on
+/// one thread only; every event is relayed to the other loops at the end of the turn that made it, through
+/// each loop's wake-up descriptor and a bounded inbox, and each loop delivers it to its own followers. With one
+/// loop it is a plain ``Server``.
+public final class ServerGroup: Sendable {
+    /// The loops, the first one listening.
+    public let servers: [Server]
+    let router: ShardRouter?
+
+    /// The port line-protocol clients connect to.
+    public var port: UInt16 { servers[0].port }
+    /// The HTTP port, nil when HTTP is off.
+    public var httpPort: UInt16? { servers[0].httpPort }
+
+    /// Binds the listeners and prepares `loops` loops sharing `store`. `loop` is the first loop's event loop
+    /// when one was made earlier (``ShutdownSignals``).
+    public init(configuration: ServerConfiguration, store: any RunStore, loops: Int, log: ServerLog = ServerLog(),
+                loop: EventLoop? = nil) throws(IOError) {
+        let count = max(1, loops)
+        guard count > 1 else {
+            servers = [try Server(configuration: configuration, store: store, log: log, loop: loop)]
+            router = nil
+            return
+        }
+        let router = ShardRouter(count: count, inboxHighWater: configuration.relayInboxHighWater,
+                                 wrongTokensPerMinute: configuration.deviceFailuresPerMinute)
+        let first = try Server(configuration: configuration, store: store, log: log, loop: loop,
+                               shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil))
+        var servers = [first]
+        for index in 1..<count {
+            servers.append(try Server(configuration: configuration, store: store, log: log, loop: nil,
+                                      shard: ShardPlacement(router: router, index: index, port: first.port,
+                                                            httpPort: first.httpPort)))
+        }
+        router.attach(servers)
+        // One commit handler for the store: every loop hears every receipt (each acts on its own runs).
+        store.setCommitHandler { [servers] receipt in
+            for server in servers { server.loop.execute { server.committed(receipt) } }
+        }
+        self.servers = servers
+        self.router = router
+        log.write("\(count) event loops")
+    }
+
+    /// The loop that owns a runner (0 with one loop): which loop measures its runs.
+    public func loopIndex(ofRunner name: String) -> Int {
+        router?.owner(of: name) ?? 0
+    }
+
+    /// Starts every loop but the first on its own thread, then serves the first on the calling thread until
+    /// shut down; returns once every loop has stopped.
+    public func run() throws(IOError) {
+        for server in servers.dropFirst() { try server.start() }
+        try servers[0].run()
+        for server in servers.dropFirst() { server.waitUntilStopped() }
+    }
+
+    /// Starts every loop on its own thread and returns once they accept connections.
+    public func start() throws(IOError) {
+        // The listening loop last: no connection is dealt to a loop that is not running yet.
+        for server in servers.reversed() { try server.start() }
+    }
+
+    /// Shuts every loop down from any thread and waits (runs ended and saved, as ``Server/shutdown()``).
+    public func shutdown() {
+        beginShutdown()
+        waitUntilStopped()
+    }
+
+    /// Asks every loop to shut down; returns at once.
+    public func beginShutdown() {
+        for server in servers { server.loop.execute { server.beginShutdown() } }
+    }
+
+    /// Blocks until every loop has stopped.
+    public func waitUntilStopped() {
+        for server in servers { server.waitUntilStopped() }
+    }
+}
