@@ -15,17 +15,22 @@ import RunStore
 final class PostgresBatchSink: BatchSink, @unchecked Sendable {
     /// The write connection; writer thread only. Reconnected at the next batch after it broke.
     private var connection: PostgresConnection?
+    /// True after a failed batch until one commits; writer thread only.
+    private var failing = false
+    /// Called on the writer thread at the first commit after failures (the readers then retry at once).
+    private let recovered: @Sendable () -> Void
 
-    init(connection: PostgresConnection) {
+    init(connection: PostgresConnection, recovered: @escaping @Sendable () -> Void) {
         self.connection = connection
+        self.recovered = recovered
     }
 
     func commit(_ writes: [StoreWrite]) throws(StoreError) {
         guard let connection else {
             throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed")
         }
-        if !connection.isConnected { try connection.reconnect() }
         do throws(StoreError) {
+            if !connection.isConnected { try connection.reconnect() }
             try connection.execute("BEGIN")
             var fixes: [StoredFix] = []
             for write in writes {
@@ -40,7 +45,12 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                 throw StoreError(code: SQLITE_IOERR, message: "the batch was rolled back (\(result.commandStatus))",
                                  sqlState: "40000")
             }
+            if failing {
+                failing = false
+                recovered()
+            }
         } catch {
+            failing = true
             if connection.isConnected && connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
             throw error
         }

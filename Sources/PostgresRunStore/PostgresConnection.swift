@@ -34,18 +34,10 @@ package final class PostgresConnection {
             throw StoreError(code: SQLITE_NOMEM, message: "cannot connect to \(location): libpq is out of memory",
                              sqlState: "53200")
         }
+        // From here on the object is whole: a throw below deinitializes it, which finishes the connection.
         handle = connection
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let error = connectionError("cannot connect to \(location)")
-            PQfinish(handle)
-            throw error
-        }
-        do throws(StoreError) {
-            try startSession()
-        } catch {
-            PQfinish(handle)
-            throw error
-        }
+        guard PQstatus(handle) == CONNECTION_OK else { throw connectionError("cannot connect to \(location)") }
+        try startSession()
     }
 
     deinit { PQfinish(handle) }
@@ -69,9 +61,10 @@ package final class PostgresConnection {
         try startSession()
     }
 
-    /// Settings every session needs: floats printed so that they read back exactly.
+    /// Settings every session needs: floats printed so that they read back exactly, and no NOTICEs (libpq
+    /// would print them to stderr: "relation … already exists, skipping" at every start).
     private func startSession() throws(StoreError) {
-        try execute("SET extra_float_digits = 3")
+        try execute("SET extra_float_digits = 3; SET client_min_messages = warning")
         // Before 10 there is no identity column (the awards' order); nothing older is supported upstream.
         guard PQserverVersion(handle) >= 100_000 else {
             throw StoreError(code: SQLITE_CANTOPEN, message:
@@ -156,9 +149,9 @@ package final class PostgresConnection {
 
     private static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "" }
-        var message = String(cString: text)
-        while message.last?.isWhitespace == true { message.removeLast() }
-        return message.replacingOccurrences(of: "\n", with: "; ")
+        // libpq's messages may span lines (a hint on a tab-indented second line): one line for logs.
+        return String(cString: text).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 }
 

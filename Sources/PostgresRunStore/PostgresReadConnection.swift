@@ -1,17 +1,20 @@
 import CSQLite
 import Foundation
 import RunStore
+import Synchronization
 
 /// A read connection and the lock that serializes its use. A session that died under a read (the server
 /// restarted) is replaced and the read tried once more; when the server cannot be reached, reads fail at
-/// once for a second after each failed attempt, so callers asking in a loop do not each wait for a connect.
+/// once for a second after each failed attempt (or until the writer commits again: ``serverIsBack()``), so
+/// callers asking in a loop do not each wait for a connect.
 final class PostgresReadConnection: @unchecked Sendable {
     private let lock = NSLock()
     private let url: String
     // Guarded by `lock`.
     private var connection: PostgresConnection?
     private var closed = false
-    private var lastFailure: (at: UInt64, error: StoreError)?
+    /// The last failed reconnect; a lock of its own, so the writer thread can clear it while a read runs.
+    private let lastFailure = Mutex<(at: UInt64, error: StoreError)?>(nil)
 
     /// How long a failed connect is answered from memory, in nanoseconds.
     private static let failFastWindow: UInt64 = 1_000_000_000
@@ -37,6 +40,11 @@ final class PostgresReadConnection: @unchecked Sendable {
         }
     }
 
+    /// Forgets the last failed reconnect: the writer just committed, so the next read tries at once.
+    func serverIsBack() {
+        lastFailure.withLock { $0 = nil }
+    }
+
     /// Closes the connection; later reads fail.
     func close() {
         lock.lock()
@@ -57,12 +65,12 @@ final class PostgresReadConnection: @unchecked Sendable {
     /// A new session, or the recent failure again. Caller holds `lock`.
     private func reconnect(_ connection: PostgresConnection) throws(StoreError) {
         let now = DispatchTime.now().uptimeNanoseconds
-        if let lastFailure, now - lastFailure.at < Self.failFastWindow { throw lastFailure.error }
+        if let recent = lastFailure.withLock({ $0 }), now - recent.at < Self.failFastWindow { throw recent.error }
         do throws(StoreError) {
             try connection.reconnect()
-            lastFailure = nil
+            lastFailure.withLock { $0 = nil }
         } catch {
-            lastFailure = (now, error)
+            lastFailure.withLock { $0 = (now, error) }
             throw error
         }
     }

@@ -63,6 +63,13 @@ final class PostgresRunIDs: @unchecked Sendable {
         }
     }
 
+    /// Forgets the last failed fetch: the writer just committed, so the server is back.
+    func serverIsBack() {
+        condition.lock()
+        lastFailure = nil
+        condition.unlock()
+    }
+
     /// Stops the thread and closes the connection; later allocations fail.
     func close() {
         condition.lock()

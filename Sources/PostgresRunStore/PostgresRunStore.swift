@@ -51,7 +51,13 @@ public final class PostgresRunStore: RunStore {
         } catch {
             throw Self.explain(error, location: location)
         }
-        queue = WriteQueue(configuration: configuration, sink: PostgresBatchSink(connection: writer), label: location)
+        let (reader, lookups, runIDs) = (reader, lookups, runIDs)
+        let sink = PostgresBatchSink(connection: writer) {
+            reader.serverIsBack()
+            lookups.serverIsBack()
+            runIDs.serverIsBack()
+        }
+        queue = WriteQueue(configuration: configuration, sink: sink, label: location)
     }
 
     deinit { queue.close() }

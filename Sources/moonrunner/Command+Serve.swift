@@ -1,5 +1,6 @@
 import ToolSupport
 import Broadcaster
+import PostgresRunStore
 import RunStore
 
 let serveHelp = """
@@ -10,7 +11,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
 
   --host ADDR             address to listen on (default 127.0.0.1)
   --port N                TCP port, 0 for any free one (default 4242)
-  --db PATH               SQLite file (default moonrunner.sqlite); :memory: keeps nothing
+  --db PATH|URL           SQLite file (default moonrunner.sqlite); :memory: keeps nothing;
+                          postgres://USER@HOST:PORT/DB a PostgreSQL database (several servers may share one)
   --max-connections N     connections at once; the next gets err:busy (default 20000)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
@@ -117,9 +119,9 @@ func runServeCommand(arguments: [String]) -> Int32 {
     }
     let store: any RunStore
     do {
-        store = path == ":memory:" ? MemoryRunStore() : try SQLiteRunStore(path: path)
+        store = try openStore(at: path)
     } catch {
-        printError("moonrunner serve: cannot open the database \(path): \(error)")
+        printError("moonrunner serve: cannot open the database \(PostgresLocation.redacted(path)): \(error)")
         return 1
     }
     do {

@@ -46,6 +46,9 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// Failures starting or using a server.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+
+        /// A failure saying `description`.
+        public init(description: String) { self.description = description }
     }
 
     private init(adminURL: String, port: UInt16, directory: URL?) {
