@@ -124,6 +124,7 @@ public final class PostgresTestServer: @unchecked Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try handToServerUser(folder)
         }
+        try watchForCrash(of: directory, binaries: binaries)
         let data = directory.appendingPathComponent("data").path
         // trust on loopback only: the server listens on 127.0.0.1 and its socket is in a private directory.
         try run("\(binaries)/initdb", ["-D", data, "-U", "moonrunner", "--auth=trust", "-E", "UTF8", "--locale=C",
@@ -159,6 +160,15 @@ public final class PostgresTestServer: @unchecked Sendable {
             let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").suffix(5) ?? []
             throw Failure(description: "\(error); postgres.log: \(tail.joined(separator: " | "))")
         }
+    }
+
+    /// Leaves behind a watchdog that stops the server and deletes its directory once this process is gone, so a
+    /// test process that crashes (no atexit) leaves no server running. It polls: nothing wakes it at our death.
+    private static func watchForCrash(of directory: URL, binaries: String) throws {
+        let data = directory.appendingPathComponent("data").path
+        let stop = (isRoot ? "/usr/sbin/runuser -u postgres -- " : "") + "'\(binaries)/pg_ctl' stop -D '\(data)' -m immediate"
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(directory.path)'"
+        _ = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], capturingOutput: false)
     }
 
     /// Stops the server (fast shutdown: sessions are ended, as when an operator stops it), keeping its data.
