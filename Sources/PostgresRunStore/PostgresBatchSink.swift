@@ -4,8 +4,8 @@ import RunCore
 import RunStore
 
 /// The PostgreSQL side of the write path: one batch, one transaction. The batch's fixes go in one multi-row
-/// `INSERT … SELECT FROM unnest(…)` (its values as array parameters), the rare other writes one statement
-/// each, then `COMMIT`; the write queue acks only after this returns, so only after the server said `COMMIT`.
+/// `INSERT … SELECT FROM unnest(…)` (its columns as binary array parameters), the rare other writes one
+/// statement each, then `COMMIT`; the write queue acks only after this returns, so only after the server said `COMMIT`.
 ///
 /// Every write is idempotent (inserts do nothing or replace the same row; the history merge is a min/max), so
 /// a batch whose `COMMIT` reached the server but whose answer was lost is simply applied again on retry, and
@@ -77,16 +77,26 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
             ON CONFLICT (run, sequence) DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude,
                 accuracy = excluded.accuracy, timestamp = excluded.timestamp, received = excluded.received,
                 rejection = excluded.rejection
-            """, [
-                PostgresValue.numberArray(unique.map { String($0.runID) }),
-                PostgresValue.numberArray(unique.map { String($0.sequence) }),
-                PostgresValue.numberArray(unique.map { PostgresValue.double($0.fix.latitude) }),
-                PostgresValue.numberArray(unique.map { PostgresValue.double($0.fix.longitude) }),
-                PostgresValue.numberArray(unique.map { PostgresValue.double($0.fix.accuracy) }),
-                PostgresValue.numberArray(unique.map { PostgresValue.double($0.fix.timestamp) }),
-                PostgresValue.numberArray(unique.map { PostgresValue.double($0.received) }),
-                PostgresValue.textArray(unique.map { $0.rejection?.rawValue }),
-            ])
+            """, binary: Self.columns(of: unique).map(\.bytes))
+    }
+
+    /// The fixes' columns as binary arrays, in the insert's order.
+    private static func columns(of fixes: [StoredFix]) -> [PostgresBinaryArray] {
+        var run = PostgresBinaryArray(of: .bigint, capacity: fixes.count)
+        var sequence = PostgresBinaryArray(of: .bigint, capacity: fixes.count)
+        var doubles = (0..<5).map { _ in PostgresBinaryArray(of: .doublePrecision, capacity: fixes.count) }
+        var rejection = PostgresBinaryArray(of: .text, capacity: fixes.count)
+        for fix in fixes {
+            run.append(fix.runID)
+            sequence.append(fix.sequence)
+            doubles[0].append(fix.fix.latitude)
+            doubles[1].append(fix.fix.longitude)
+            doubles[2].append(fix.fix.accuracy)
+            doubles[3].append(fix.fix.timestamp)
+            doubles[4].append(fix.received)
+            rejection.append(fix.rejection?.rawValue)
+        }
+        return [run, sequence] + doubles + [rejection]
     }
 
     private static let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }

@@ -83,18 +83,41 @@ package final class PostgresConnection {
     /// on first use in this session.
     @discardableResult
     package func query(_ sql: String, _ parameters: [String?] = []) throws(StoreError) -> PostgresResult {
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            name = "s\(prepared.count + 1)"
-            try check(PQprepare(handle, name, sql, Int32(parameters.count), nil), context: sql)
-            prepared[sql] = name
-        }
+        let name = try statementName(sql, parameterCount: parameters.count)
         let values = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { values.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = values.map { $0.map { UnsafePointer($0) } }
         return try check(PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0), context: sql)
+    }
+
+    /// Runs one statement with values in PostgreSQL's binary format (``PostgresBinaryArray``), each parameter's
+    /// type fixed by a cast in the SQL (`$1::bigint[]`), preparing it on first use in this session.
+    @discardableResult
+    package func query(_ sql: String, binary parameters: [[UInt8]]) throws(StoreError) -> PostgresResult {
+        let name = try statementName(sql, parameterCount: parameters.count)
+        let lengths = parameters.map { Int32($0.count) }
+        let formats = [Int32](repeating: 1, count: parameters.count)
+        // The buffers must stay put for the call: one contiguous copy, and pointers into it.
+        let joined = parameters.flatMap { $0 }
+        return try joined.withUnsafeBufferPointer { (bytes) throws(StoreError) -> PostgresResult in
+            var pointers: [UnsafePointer<CChar>?] = []
+            var offset = 0
+            for parameter in parameters {
+                pointers.append(bytes.baseAddress.map { UnsafeRawPointer($0 + offset).assumingMemoryBound(to: CChar.self) })
+                offset += parameter.count
+            }
+            return try check(PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0),
+                             context: sql)
+        }
+    }
+
+    /// The name of `sql` prepared in this session, preparing it now if it is new.
+    private func statementName(_ sql: String, parameterCount: Int) throws(StoreError) -> String {
+        if let known = prepared[sql] { return known }
+        let name = "s\(prepared.count + 1)"
+        try check(PQprepare(handle, name, sql, Int32(parameterCount), nil), context: sql)
+        prepared[sql] = name
+        return name
     }
 
     /// Creates a database (the tests' throwaway ones). `CREATE DATABASE` takes no parameters: the name goes

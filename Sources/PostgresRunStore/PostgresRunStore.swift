@@ -60,7 +60,10 @@ public final class PostgresRunStore: RunStore {
         queue = WriteQueue(configuration: configuration, sink: sink, label: location)
     }
 
-    deinit { queue.close() }
+    deinit {
+        queue.close()
+        runIDs.close()  // its thread would otherwise keep it, and its connection, forever
+    }
 
     /// Turns an error at open into one that says what is wrong in words a user can act on.
     private static func explain(_ error: StoreError, location: String) -> StoreError {
