@@ -69,7 +69,8 @@ extension PostgresRunStore {
                 var rejection: FixRejection?
                 if let reason = rows.optionalText(row, 6) {
                     guard let known = FixRejection(rawValue: reason) else {
-                        throw StoreError(code: SQLITE_CORRUPT, message: "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
+                        throw StoreError(code: SQLITE_CORRUPT,
+                                         message: "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
                     }
                     rejection = known
                 }
