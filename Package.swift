@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HTTP", targets: ["HTTP"]),
         // For the fuzz package (Fuzz/): the GPX/TCX import target.
         .library(name: "RunStore", targets: ["RunStore"]),
+        .library(name: "PostgresRunStore", targets: ["PostgresRunStore"]),
         .library(name: "MoonRunnerClient", targets: ["MoonRunnerClient"]),
         .executable(name: "moonrunner", targets: ["moonrunner"]),
     ],
@@ -28,7 +29,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEpoll"),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
+        // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
+        .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
                                                    "WebRoutes"]),
@@ -40,27 +44,29 @@ let package = Package(
         .target(name: "ToolSupport"),
         .executableTarget(
             name: "moonrunner",
-            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "Broadcaster", "MoonRunnerClient", "ToolSupport"]),
+            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "Broadcaster",
+                           "MoonRunnerClient", "ToolSupport"]),
         // The benchmarks, in their own executable (not in the product users run).
         .executableTarget(
             name: "moonrunner-bench",
-            dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "ToolSupport"]),
+            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport"]),
         // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
-        .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "Wire"],
+        .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "PostgresRunStore",
+                                                              "Wire"],
                 path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "RunCore"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"], resources: [.copy("Corpus")]),
         .testTarget(name: "WebAssetsTests", dependencies: ["WebAssets"]),
         .testTarget(name: "WebRoutesTests", dependencies: ["WebRoutes", "HTTP", "Wire", "WebAssets"]),
-        .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "RunCore", "MoonRunnerTestSupport"],
+        .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "PostgresRunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
                                                           "Reactor", "MoonRunnerTestSupport"]),
-        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "RunCore", "Wire", "Reactor", "MoonRunnerClient", "MoonRunnerTestSupport"],
+        .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "PostgresRunStore", "RunCore", "Wire", "Reactor", "MoonRunnerClient", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

@@ -178,8 +178,8 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
 }
 
 /// JSON text columns (splits, checkpoints).
-enum JSONColumn {
-    static func encode<Value: Encodable>(_ value: Value) throws(StoreError) -> String {
+package enum JSONColumn {
+    package static func encode<Value: Encodable>(_ value: Value) throws(StoreError) -> String {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -191,7 +191,7 @@ enum JSONColumn {
         }
     }
 
-    static func decode<Value: Decodable>(_ type: Value.Type, from text: String, context: String) throws(StoreError) -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from text: String, context: String) throws(StoreError) -> Value {
         do {
             let decoder = JSONDecoder()
             decoder.nonConformingFloatDecodingStrategy = .convertFromString(

@@ -165,12 +165,12 @@ extension SQLiteRunStore {
 
 /// Rebuilds a ``Badge`` from its stored columns. Badge has no public memberwise initializer, but it is
 /// Codable, so the stored fields go through its decoder.
-enum BadgeColumns {
+package enum BadgeColumns {
     private struct Fields: Encodable {
         var id: String, name: String, distance: Double, information: String
     }
 
-    static func badge(id: String, name: String, distance: Double, information: String) throws(StoreError) -> Badge {
+    package static func badge(id: String, name: String, distance: Double, information: String) throws(StoreError) -> Badge {
         let fields = Fields(id: id, name: name, distance: distance, information: information)
         let text = try JSONColumn.encode(fields)
         return try JSONColumn.decode(Badge.self, from: text, context: "badge \(id)")

@@ -4,15 +4,20 @@ import CSQLite
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The SQLite (extended) result code, e.g. `SQLITE_BUSY` (5), `SQLITE_FULL` (13), `SQLITE_NOTADB` (26).
     /// Errors that do not come from SQLite (bad input, unsupported path) use `SQLITE_MISUSE` (21) or
-    /// `SQLITE_ERROR` (1).
+    /// `SQLITE_ERROR` (1). PostgreSQL's errors are translated to the nearest code (so ``isTransient`` holds for
+    /// both), their own SQLSTATE kept in ``sqlState``.
     public var code: Int32
-    /// What failed, in words, including SQLite's own message.
+    /// What failed, in words, including SQLite's (or PostgreSQL's) own message.
     public var message: String
+    /// PostgreSQL's five-character SQLSTATE (e.g. `23505`, `08006`) for errors from a PostgreSQL store; nil
+    /// for SQLite and memory stores.
+    public var sqlState: String?
 
     /// Creates an error.
-    public init(code: Int32, message: String) {
+    public init(code: Int32, message: String, sqlState: String? = nil) {
         self.code = code
         self.message = message
+        self.sqlState = sqlState
     }
 
     /// The primary result code (the low byte of an extended code), e.g. `SQLITE_IOERR` for `SQLITE_IOERR_WRITE`.
@@ -21,9 +26,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SQLite's name for the primary code's meaning, e.g. "database is locked".
     public var codeMeaning: String { String(cString: sqlite3_errstr(primaryCode)) }
 
-    /// `message (SQLite error code: meaning)`; just the message for errors in input files.
+    /// `message (SQLite error code: meaning)`, or `message (PostgreSQL SQLSTATE state)`; just the message
+    /// for errors in input files.
     public var description: String {
-        code == SQLITE_FORMAT ? message : "\(message) (SQLite error \(code): \(codeMeaning))"
+        if let sqlState { return "\(message) (PostgreSQL SQLSTATE \(sqlState))" }
+        return code == SQLITE_FORMAT ? message : "\(message) (SQLite error \(code): \(codeMeaning))"
     }
 
     /// True for failures that may go away by themselves (disk full, I/O, locks, read-only media), so a writer
@@ -39,7 +46,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same error with some context in front of the message.
-    func adding(context: String) -> StoreError {
-        StoreError(code: code, message: "\(context): \(message)")
+    package func adding(context: String) -> StoreError {
+        StoreError(code: code, message: "\(context): \(message)", sqlState: sqlState)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a ``WriteQueue`` commits: a backend that applies a batch of writes atomically.
-protocol BatchSink: AnyObject, Sendable {
+package protocol BatchSink: AnyObject, Sendable {
     /// Applies all the writes in one transaction, or none of them when it throws.
     func commit(_ writes: [StoreWrite]) throws(StoreError)
     /// Releases the backend's resources; called once, on the writer thread, after the last commit.
@@ -11,7 +11,7 @@ protocol BatchSink: AnyObject, Sendable {
 /// The write path shared by both stores: callers append under a lock and signal; one writer thread takes
 /// everything queued, commits it in transactions of at most `maximumBatchSize` writes and reports each to the
 /// commit handler. See ``RunStore`` for the failure policy.
-final class WriteQueue: @unchecked Sendable {
+package final class WriteQueue: @unchecked Sendable {
     /// The writer's lifecycle.
     private enum State {
         case running
@@ -37,7 +37,7 @@ final class WriteQueue: @unchecked Sendable {
     /// Writes kept after a failed batch, to go first in the next attempt. Writer thread only.
     private var retained: [StoreWrite] = []
 
-    init(configuration: StoreConfiguration, sink: any BatchSink, label: String) {
+    package init(configuration: StoreConfiguration, sink: any BatchSink, label: String) {
         self.configuration = configuration
         self.sink = sink
         self.label = label
@@ -46,7 +46,7 @@ final class WriteQueue: @unchecked Sendable {
         thread.start()
     }
 
-    func submit(_ write: StoreWrite) {
+    package func submit(_ write: StoreWrite) {
         condition.lock()
         guard state == .running else {
             let first = !loggedSubmitAfterClose
@@ -62,27 +62,27 @@ final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
+    package func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
         condition.lock()
         self.handler = handler
         condition.unlock()
     }
 
     /// Writes submitted and not yet committed (or failed and reported).
-    var pendingWriteCount: Int {
+    package var pendingWriteCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return Int(submitted &- processed)
     }
 
     /// Writes kept in memory after failed batches, waiting for a retry.
-    var retainedWriteCount: Int {
+    package var retainedWriteCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return retainedCount
     }
 
-    func flush() {
+    package func flush() {
         condition.lock()
         let target = submitted
         flushWaiters += 1
@@ -92,7 +92,7 @@ final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    func close() {
+    package func close() {
         condition.lock()
         if state == .running { state = .stopping }
         condition.broadcast()

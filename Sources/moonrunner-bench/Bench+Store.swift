@@ -1,16 +1,18 @@
 import ToolSupport
 import Foundation
+import PostgresRunStore
 import RunCore
 import RunStore
 
 let storeBenchHelp = """
-usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--keep]
+usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--keep] [--db postgres://USER@HOST:PORT/DB]
 
 Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
 fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
 committed per second (from the first submit until flush() returns), the submit rate, and the size on disk
 per 1000 fixes. --batch-size overrides the store's maximum batch size (default 4096). Build with -c release
-for meaningful figures. --keep leaves the database file in place.
+for meaningful figures. --keep leaves the database file in place. --db writes into that PostgreSQL database
+instead (it should be empty: the run ids are new, the runner "bench" is shared; no size is reported).
 """
 
 /// `moonrunner-bench store …` (`arguments` are the words after `store`).
@@ -18,6 +20,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     let fixCount: Int
     let runCount: Int
     let keep: Bool
+    let postgres: String?
     var configuration = StoreConfiguration()
     do {
         var options = try Options(arguments, switches: ["keep"])
@@ -29,6 +32,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
         runCount = try options.number("runs", default: 100)
         configuration.maximumBatchSize = try options.number("batch-size", default: configuration.maximumBatchSize)
         keep = options.flag("keep")
+        postgres = options.string("db")
         try options.finish()
         guard fixCount > 0, runCount > 0, configuration.maximumBatchSize > 0 else {
             throw Options.UsageError(description: "--fixes, --runs and --batch-size must be positive")
@@ -46,9 +50,10 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     }
     defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
     let path = directory.appendingPathComponent("bench.sqlite").path
-    let store: SQLiteRunStore
+    let store: any RunStore
     do {
-        store = try SQLiteRunStore(path: path, configuration: configuration)
+        store = try postgres.map { url throws(StoreError) in try PostgresRunStore(url: url, configuration: configuration) }
+            ?? SQLiteRunStore(path: path, configuration: configuration)
     } catch {
         printError("moonrunner-bench store: \(error)")
         return 1
@@ -87,13 +92,16 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
 
     let submitSeconds = Double(submitted - clockStart) / 1e9
     let totalSeconds = Double(flushed - clockStart) / 1e9
-    print("store benchmark: \(fixCount) fixes over \(runCount) runs, WAL, synchronous=NORMAL, batches of at most \(configuration.maximumBatchSize)")
+    let kind = postgres.map { "PostgreSQL \(PostgresLocation.redacted($0))" } ?? "WAL, synchronous=NORMAL"
+    print("store benchmark: \(fixCount) fixes over \(runCount) runs, \(kind), batches of at most \(configuration.maximumBatchSize)")
     print(String(format: "  submit():          %.3f s  (%.0f fixes/s; the caller never waits for the disk)",
                  submitSeconds, Double(fixCount) / submitSeconds))
     print(String(format: "  committed (flush): %.3f s  (%.0f fixes/s)", totalSeconds, Double(fixCount) / totalSeconds))
     print("  commits:           \(receipts.commits) (\(receipts.failures) failed), acknowledgements reported: \(receipts.acknowledgements)")
-    print(String(format: "  size on disk:      %.1f MB after close (%.0f bytes per 1000 fixes); WAL before close %.1f MB",
-                 Double(fileBytes) / 1e6, Double(fileBytes) / Double(fixCount) * 1000, Double(walBytes) / 1e6))
+    if postgres == nil {
+        print(String(format: "  size on disk:      %.1f MB after close (%.0f bytes per 1000 fixes); WAL before close %.1f MB",
+                     Double(fileBytes) / 1e6, Double(fileBytes) / Double(fixCount) * 1000, Double(walBytes) / 1e6))
+    }
     print("  target 200000 fixes/s: \(Double(fixCount) / totalSeconds >= 200_000 ? "met" : "NOT met")")
     if keep { print("  database kept at \(path)") }
     return receipts.failures == 0 ? 0 : 1

@@ -1,6 +1,7 @@
 import Foundation
 import ToolSupport
 import Broadcaster
+import PostgresRunStore
 import RunStore
 
 let serveHelp = """
@@ -11,7 +12,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
 
   --host ADDR             address to listen on (default 127.0.0.1)
   --port N                TCP port, 0 for any free one (default 4242)
-  --db PATH               SQLite file (default moonrunner.sqlite); :memory: keeps nothing
+  --db PATH|URL           SQLite file (default moonrunner.sqlite); :memory: keeps nothing;
+                          postgres://USER@HOST:PORT/DB a PostgreSQL database (several servers may share one)
   --loops N               event loops, one thread each; runners are shared out among them by name
                           (default: the number of cores)
   --max-connections N     connections at once; the next gets err:busy (default 20000)
@@ -123,9 +125,9 @@ func runServeCommand(arguments: [String]) -> Int32 {
     }
     let store: any RunStore
     do {
-        store = path == ":memory:" ? MemoryRunStore() : try SQLiteRunStore(path: path)
+        store = try openStore(at: path)
     } catch {
-        printError("moonrunner serve: cannot open the database \(path): \(error)")
+        printError("moonrunner serve: cannot open the database \(PostgresLocation.redacted(path)): \(error)")
         return 1
     }
     do {

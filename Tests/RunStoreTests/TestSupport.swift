@@ -1,4 +1,6 @@
 import Foundation
+import MoonRunnerTestSupport
+import PostgresRunStore
 import RunCore
 @testable import RunStore
 
@@ -36,18 +38,24 @@ final class ReceiptLog: @unchecked Sendable {
     }
 }
 
-/// The two stores, so the same tests run against both.
+/// The stores, so the same tests run against each.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case sqlite
+    case postgres
+
+    /// The stores this test run can reach: PostgreSQL only when a server is available (always under CI=true,
+    /// where a missing one fails; see PostgresTestServer).
+    static var allCases: [StoreKind] { PostgresTestServer.isAvailable ? [.memory, .sqlite, .postgres] : [.memory, .sqlite] }
 
     var testDescription: String { rawValue }
 
-    /// A fresh store; the directory must outlive it.
+    /// A fresh store (PostgreSQL: in a new database of the test server); the directory must outlive it.
     func make(in directory: TemporaryDirectory, configuration: StoreConfiguration = .init()) throws -> any RunStore {
         switch self {
         case .memory: MemoryRunStore(configuration: configuration)
         case .sqlite: try SQLiteRunStore(path: directory.path("runs.sqlite"), configuration: configuration)
+        case .postgres: try PostgresRunStore(url: PostgresTestServer.shared().createDatabase(), configuration: configuration)
         }
     }
 }

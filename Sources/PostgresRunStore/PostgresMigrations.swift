@@ -1,0 +1,169 @@
+import CSQLite
+import Foundation
+import RunStore
+
+/// One named, ordered step of the PostgreSQL schema, applied once per database and recorded in
+/// `schema_migrations` (the same rule as the SQLite store's migrations; the steps are PostgreSQL's own).
+struct PostgresMigration: Sendable {
+    /// A stable identifier; never renamed once released.
+    let id: String
+    /// The statements to run, inside the migration transaction. Constant SQL only.
+    let sql: StaticString
+}
+
+extension PostgresMigration {
+    /// Every migration, in the order they are applied. Append only.
+    ///
+    /// The tables and columns are the SQLite store's (README.md, "The database"), with PostgreSQL types. There
+    /// are no foreign keys, as in effect in SQLite (which does not enforce them by default): a batch may hold a
+    /// fix before its run's row, and the contract allows fixes of runs never started.
+    static let all: [PostgresMigration] = [
+        PostgresMigration(id: "2027-01-001-initial", sql: """
+            CREATE TABLE runners (
+                name TEXT PRIMARY KEY,
+                key_hash TEXT NOT NULL,
+                created DOUBLE PRECISION NOT NULL
+            );
+            CREATE TABLE runs (
+                id BIGINT PRIMARY KEY,
+                runner TEXT NOT NULL,
+                started DOUBLE PRECISION NOT NULL,
+                ended DOUBLE PRECISION,
+                distance DOUBLE PRECISION NOT NULL DEFAULT 0,
+                elapsed DOUBLE PRECISION NOT NULL DEFAULT 0,
+                moving_time DOUBLE PRECISION NOT NULL DEFAULT 0,
+                status TEXT NOT NULL DEFAULT 'live'
+                    CHECK (status IN ('live', 'saved', 'discarded', 'ended_by_timeout')),
+                rejected_inaccurate BIGINT NOT NULL DEFAULT 0,
+                rejected_invalid BIGINT NOT NULL DEFAULT 0,
+                rejected_duplicate BIGINT NOT NULL DEFAULT 0,
+                rejected_out_of_order BIGINT NOT NULL DEFAULT 0,
+                rejected_future BIGINT NOT NULL DEFAULT 0,
+                rejected_stale BIGINT NOT NULL DEFAULT 0,
+                rejected_jump BIGINT NOT NULL DEFAULT 0,
+                splits TEXT NOT NULL DEFAULT '[]',
+                checkpoints TEXT NOT NULL DEFAULT '[]'
+            );
+            CREATE INDEX runs_by_runner ON runs (runner, started DESC, id DESC);
+            CREATE INDEX live_runs ON runs (id) WHERE status = 'live';
+            -- Run ids for every node sharing the database: nextval never hands one out twice.
+            CREATE SEQUENCE run_ids;
+            CREATE TABLE fixes (
+                run BIGINT NOT NULL,
+                sequence BIGINT NOT NULL,
+                latitude DOUBLE PRECISION,
+                longitude DOUBLE PRECISION,
+                accuracy DOUBLE PRECISION,
+                timestamp DOUBLE PRECISION,
+                received DOUBLE PRECISION NOT NULL,
+                rejection TEXT,
+                PRIMARY KEY (run, sequence)
+            );
+            CREATE TABLE badge_awards (
+                position BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                runner TEXT NOT NULL,
+                run BIGINT NOT NULL,
+                badge TEXT NOT NULL,
+                tier TEXT NOT NULL CHECK (tier IN ('earned', 'silver', 'gold', 'best')),
+                timestamp DOUBLE PRECISION NOT NULL,
+                latitude DOUBLE PRECISION NOT NULL,
+                longitude DOUBLE PRECISION NOT NULL,
+                speed DOUBLE PRECISION NOT NULL,
+                elapsed DOUBLE PRECISION NOT NULL,
+                badge_name TEXT NOT NULL,
+                badge_distance DOUBLE PRECISION NOT NULL,
+                badge_information TEXT NOT NULL,
+                UNIQUE (run, badge, tier)
+            );
+            CREATE INDEX badge_awards_by_runner ON badge_awards (runner, position);
+            CREATE TABLE badge_records (
+                runner TEXT NOT NULL,
+                badge TEXT NOT NULL,
+                earned_at DOUBLE PRECISION NOT NULL,
+                reference_speed DOUBLE PRECISION NOT NULL,
+                silver_at DOUBLE PRECISION,
+                gold_at DOUBLE PRECISION,
+                best_speed DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (runner, badge)
+            );
+            CREATE TABLE run_imports (
+                run BIGINT PRIMARY KEY,
+                runner TEXT NOT NULL,
+                format TEXT NOT NULL CHECK (format IN ('gpx', 'tcx')),
+                first_point_time DOUBLE PRECISION NOT NULL,
+                point_count BIGINT NOT NULL,
+                skipped_points BIGINT NOT NULL DEFAULT 0,
+                device_distance DOUBLE PRECISION,
+                pauses_before TEXT NOT NULL DEFAULT '[]'
+            );
+            CREATE INDEX run_imports_by_activity ON run_imports (runner, first_point_time, point_count);
+            CREATE TABLE device_tokens (
+                token_hash TEXT PRIMARY KEY,
+                runner TEXT NOT NULL,
+                created DOUBLE PRECISION NOT NULL,
+                revoked DOUBLE PRECISION
+            );
+            CREATE INDEX device_tokens_by_runner ON device_tokens (runner);
+            CREATE TABLE store_meta (
+                key TEXT PRIMARY KEY,
+                value TEXT
+            );
+            """),
+    ]
+}
+
+extension PostgresConnection {
+    /// Applies the migrations not yet recorded, in order, in one transaction; returns the ids applied now.
+    /// Refuses a database migrated by a newer build (a migration it does not know). Nodes starting together
+    /// take turns: the transaction holds an advisory lock, so one migrates and the others find it done.
+    @discardableResult
+    func migrate(_ migrations: [PostgresMigration] = PostgresMigration.all) throws(StoreError) -> [String] {
+        try execute("BEGIN")
+        do throws(StoreError) {
+            // Any constant will do: it names "the moonrunner schema" among advisory locks of this database.
+            try execute("SELECT pg_advisory_xact_lock(4242001)")
+            try execute("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    id TEXT PRIMARY KEY,
+                    applied_at DOUBLE PRECISION NOT NULL,
+                    position BIGINT GENERATED ALWAYS AS IDENTITY
+                )
+                """)
+            let rows = try query("SELECT id FROM schema_migrations")
+            let done = Set((0..<rows.rowCount).map { rows.text($0, 0) })
+            // A database migrated by a newer build has steps this build does not know: its schema may have
+            // changed under us, so refuse it rather than write to it.
+            let known = Set(migrations.map(\.id))
+            if let unknown = done.subtracting(known).sorted().first {
+                throw StoreError(code: SQLITE_CANTOPEN, message:
+                    "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
+                    + "use that build, or another database")
+            }
+            var applied: [String] = []
+            for migration in migrations where !done.contains(migration.id) {
+                do throws(StoreError) {
+                    try execute(migration.sql)
+                } catch {
+                    throw error.adding(context: "migration \(migration.id)")
+                }
+                try query("INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2::double precision)",
+                          [migration.id, PostgresValue.double(Date().timeIntervalSince1970)])
+                applied.append(migration.id)
+            }
+            let commit = try execute("COMMIT")
+            guard commit.commandStatus == "COMMIT" else {
+                throw StoreError(code: SQLITE_IOERR, message: "the migration transaction was rolled back", sqlState: "40000")
+            }
+            return applied
+        } catch {
+            if isConnected && isInTransaction { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// The ids of the migrations applied to this database, in the order they were applied.
+    func appliedMigrations() throws(StoreError) -> [String] {
+        let rows = try query("SELECT id FROM schema_migrations ORDER BY position")
+        return (0..<rows.rowCount).map { rows.text($0, 0) }
+    }
+}
