@@ -15,9 +15,10 @@ extension ServerMetrics {
 
 extension Server {
     /// `GET /metrics`: Prometheus text exposition 0.0.4. Counters are `_total`, times in seconds.
-    func metricsResponse() -> HTTPResponse {
+    /// `counters`: `stats:`'s counters and ``loopGauges()``, summed over the loops. Histograms are this loop's.
+    func metricsResponse(counters list: [(String, Int)]) -> HTTPResponse {
         var text = PrometheusText()
-        let counters = Dictionary(hub.statisticsCounters(), uniquingKeysWith: { first, _ in first })
+        let counters = Dictionary(list, uniquingKeysWith: { first, _ in first })
         func count(_ key: String) -> Double { Double(counters[key] ?? 0) }
         text.family("moonrunner_connections", "gauge", "Open line-protocol connections by role.", samples: [
             "moonrunner_connections{role=\"runner\"} \(counters["runners"] ?? 0)",
@@ -26,10 +27,9 @@ extension Server {
             "moonrunner_connections{role=\"other\"} \(counters["other"] ?? 0)",
         ])
         text.single("moonrunner_http_connections", "gauge", "Open HTTP connections, event streams included.",
-                    Double(httpConnectionCount))
-        let streams = connections.values.reduce(0) { $0 + (($1 as? HTTPConnection)?.stream != nil ? 1 : 0) }
+                    count("http_connections"))
         text.single("moonrunner_event_streams", "gauge", "Open Server-Sent Events streams (web spectators).",
-                    Double(streams))
+                    count("event_streams"))
         text.single("moonrunner_live_runs", "gauge", "Runs in progress.", count("live_runs"))
         text.single("moonrunner_runs_started_total", "counter", "Runs started since the server started.",
                     count("runs_started"))

@@ -51,7 +51,16 @@ extension Server {
         case .export(let id, let format):
             fromStore { store throws(StoreError) in try WebAPI.export(id, format: format, store: store) }
         case .metrics:
-            answer(metricsResponse())
+            guard shard != nil else { return answer(metricsResponse(counters: hub.statisticsCounters() + loopGauges())) }
+            // With several loops the others' counters are asked for first; later requests wait meanwhile.
+            connection.isAwaitingResponse = true
+            let id = connection.id
+            gatherCounters(hub.statisticsCounters() + loopGauges()) { [unowned self] counters in
+                guard let connection = connections[id] as? HTTPConnection else { return }
+                connection.isAwaitingResponse = false
+                write(metricsResponse(counters: counters), to: connection, keepAlive: request.keepAlive, head: head)
+                answerRequests(connection, now: Self.now())
+            }
         case .health:
             answer(healthResponse(now: now))
         case .osmAnd:

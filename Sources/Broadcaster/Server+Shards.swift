@@ -2,6 +2,13 @@ import Reactor
 import RunStore
 import Wire
 
+/// A `stats:` or `/metrics` answer waiting for the other loops' counters.
+struct PendingCounters {
+    var counters: [(String, Int)]
+    var waiting: Int
+    let finish: ([(String, Int)]) -> Void
+}
+
 /// Where one loop of a ``ServerGroup`` stands: the router shared by the loops, its index, and the ports the
 /// first loop listens on (the others report them).
 struct ShardPlacement: Sendable {
@@ -66,7 +73,8 @@ extension Server {
             case .inboxDrained: resumeIfStoreCaughtUp()
             case .adopt(let peer): adopt(peer, now: now)
             case .countersWanted(let request, let from):
-                shard.router.post([.counters(request: request, hub.statisticsCounters())], events: 0, to: from)
+                shard.router.post([.counters(request: request, hub.statisticsCounters() + loopGauges())], events: 0,
+                                  to: from)
             case .counters(let request, let counters): addCounters(counters, to: request)
             }
         }
@@ -95,11 +103,31 @@ extension Server {
     /// `stats:` on this loop: the other loops are asked for their counters; the connection's later commands
     /// wait (as for a history answer) until the sum is answered.
     func answerStatistics(to id: ConnectionID, local: [(String, Int)]) {
-        guard let shard, let connection = connections[id] as? Connection else { return }
+        guard let connection = connections[id] as? Connection else { return }
+        connection.isAwaitingAnswer = true
+        gatherCounters(local) { [unowned self] counters in
+            hub.send(StatsEvent(counters), to: id)
+            guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
+            connection.isAwaitingAnswer = false
+            processBufferedLines(connection, now: Self.now())
+            if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+            updateInterest(connection)
+        }
+    }
+
+    /// What a loop counts beyond `stats:` for `/metrics`: its HTTP connections and event streams.
+    func loopGauges() -> [(String, Int)] {
+        let streams = connections.values.reduce(0) { $0 + (($1 as? HTTPConnection)?.stream != nil ? 1 : 0) }
+        return [("http_connections", httpConnectionCount), ("event_streams", streams)]
+    }
+
+    /// Asks every other loop for its counters and hands `finish` the sums of the keys in `local` (at once
+    /// with one loop).
+    func gatherCounters(_ local: [(String, Int)], then finish: @escaping ([(String, Int)]) -> Void) {
+        guard let shard, shard.router.count > 1 else { return finish(local) }
         let request = nextCountersRequest
         nextCountersRequest += 1
-        pendingCounters[request] = (id, local, shard.router.count - 1)
-        connection.isAwaitingAnswer = true
+        pendingCounters[request] = PendingCounters(counters: local, waiting: shard.router.count - 1, finish: finish)
         for index in 0..<shard.router.count where index != shard.index {
             shard.router.post([.countersWanted(request: request, from: shard.index)], events: 0, to: index)
         }
@@ -114,12 +142,7 @@ extension Server {
             return
         }
         pendingCounters[request] = nil
-        hub.send(StatsEvent(pending.counters), to: pending.connection)
-        guard let connection = connections[pending.connection] as? Connection, connection.isAwaitingAnswer else { return }
-        connection.isAwaitingAnswer = false
-        processBufferedLines(connection, now: Self.now())
-        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
-        updateInterest(connection)
+        pending.finish(pending.counters)
     }
 
     // MARK: Moving connections

@@ -66,7 +66,7 @@ public final class Server: @unchecked Sendable {
     var relayOutbox: [[RelayMessage]] = []
     var relayOutboxEvents: [Int] = []
     /// `stats:` answers waiting for the other loops' counters, by request number. Loop thread only.
-    var pendingCounters: [Int: (connection: ConnectionID, counters: [(String, Int)], waiting: Int)] = [:]
+    var pendingCounters: [Int: PendingCounters] = [:]
     var nextCountersRequest = 1
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
     private let stopped = Mutex(false)

@@ -265,4 +265,29 @@ import Wire
             }
         }
     }
+
+    @Test func metricsCountEveryLoop() async throws {
+        try await onItsOwnThread {
+            try withServerGroup(loops: 2) { group in
+                var phones: [TestClient] = []
+                for (index, prefix) in [(0, "hal"), (1, "ida")] {
+                    let name = group.runnerName(ownedBy: index, prefix: prefix)
+                    let phone = try Self.client(on: index, of: group)
+                    _ = try Self.claim(name, on: phone)
+                    let fixes = straightRun(count: 5)
+                    for line in fixes { try phone.send(line) }
+                    let last = String(fixes.last!.split(separator: ",").last!)
+                    _ = try phone.lines(until: "the last ack") { $0 == "ack:\(name) ts=\(last)" }
+                    phones.append(phone)
+                }
+                for index in 0..<2 {
+                    let scraper = try Self.httpClient(on: index, of: group)
+                    let text = try scraper.get("/metrics").text
+                    #expect(text.contains("moonrunner_fixes_accepted_total 10\n"), "scraped on loop \(index)")
+                    #expect(text.contains("moonrunner_live_runs 2\n"))
+                    #expect(text.contains("moonrunner_http_connections 1\n"))
+                }
+            }
+        }
+    }
 }
