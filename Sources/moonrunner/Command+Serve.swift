@@ -15,7 +15,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --db PATH|URL           SQLite file (default moonrunner.sqlite); :memory: keeps nothing;
                           postgres://USER@HOST:PORT/DB a PostgreSQL database (several servers may share one)
   --loops N               event loops, one thread each; runners are shared out among them by name
-                          (default: the number of cores)
+                          (default: the number of cores this process may run on)
   --max-connections N     connections at once; the next gets err:busy (default 20000)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
@@ -56,6 +56,18 @@ func parsePort(_ text: String, option: String) throws(Options.UsageError) -> UIn
     return port
 }
 
+/// The cores the process may run on: its CPU affinity (`taskset -c 0 moonrunner serve` gets one loop), else
+/// the cores online.
+func usableCores() -> Int {
+    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+       let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) {
+        let hex = line.dropFirst("Cpus_allowed:".count).filter { $0.isHexDigit }
+        let count = hex.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount }
+        if count > 0 { return count }
+    }
+    return max(1, ProcessInfo.processInfo.activeProcessorCount)
+}
+
 /// `moonrunner serve`.
 func runServeCommand(arguments: [String]) -> Int32 {
     var configuration = ServerConfiguration()
@@ -71,7 +83,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.host = options.string("host") ?? configuration.host
         configuration.port = try options.number("port", default: configuration.port)
         path = options.string("db") ?? StoreDefaults.path
-        loops = try options.number("loops", default: ProcessInfo.processInfo.activeProcessorCount)
+        loops = try options.number("loops", default: usableCores())
         guard (1...256).contains(loops) else { throw Options.UsageError(description: "--loops: from 1 to 256") }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
