@@ -51,8 +51,10 @@ public struct ServerConfiguration: Sendable {
     /// Seconds between comment heartbeats on an idle event stream (proxies drop silent ones). Default 15.
     public var eventStreamHeartbeat: Double = 15
     /// Events kept per runner so an event stream that reconnects with `Last-Event-ID` gets what it missed.
-    /// Default 128.
-    public var eventBacklog = 128
+    /// Default 32: at 1 fix/s about half a minute away, the usual network blip; a stream away longer starts
+    /// afresh from the snapshot, which restores the whole page. (128 cost 35 KB per live runner: 70 MB at
+    /// 2,000 runners.)
+    public var eventBacklog = 32
 
     /// Seconds without a position after which a run fed by a phone app over HTTP ends (saved): the apps never
     /// say a run ended. Default 600.
@@ -65,8 +67,9 @@ public struct ServerConfiguration: Sendable {
     /// connection's, so one runner's flood cannot hold the others up. Default 256.
     public var linesPerTurn = 256
     /// Bytes read ahead of what a connection had handled; past it the server stops reading from it (TCP pushes
-    /// back on the sender). Default 256 KiB.
-    public var readAhead = 256 * 1024
+    /// back on the sender). Default 64 KiB: a few turns' lines (256 lines of ~60 bytes each per turn), so a
+    /// flood waits in the kernel, not in the server's memory.
+    public var readAhead = 64 * 1024
     /// Writes waiting for the store above which the server stops reading from every connection until they
     /// fall below ``storeQueueLowWater`` (so memory is bounded when the disk is slower than the runners).
     /// Default 200,000.

@@ -23,7 +23,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --errors-per-second N   error replies per second before err:flood and close (default 200)
   --high-water BYTES      pending output above which pace: lines are conflated (default 65536)
   --hard-limit BYTES      pending output above which a slow client is closed (default 4194304)
-  --write-per-turn BYTES  bytes written to one client per loop turn (default 262144)
+  --write-per-turn BYTES  bytes written to one client per loop turn (default 65536)
   --resume-window S       seconds a disconnected runner's run stays open (default 600)
   --max-followed N        runners one connection may follow by name (default 1000)
   --http-port N|off       HTTP port for the web page, its event stream and JSON API, same host;
@@ -36,7 +36,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --http-max-body BYTES   request body at most (413 past it; default 16384)
   --sse-heartbeat S       seconds of silence before an event stream gets a comment heartbeat (default 15)
   --sse-backlog N         events kept per runner for event streams reconnecting with Last-Event-ID
-                          (default 128)
+                          (default 32)
   --lines-per-turn N      lines one connection has handled per loop turn before the others' turn
                           (default 256)
   --read-ahead BYTES      bytes read ahead of what a connection had handled (default 262144)
