@@ -89,9 +89,10 @@ extension ClusterBus {
         return sha
     }
 
-    /// Sends a batch in one pipeline and reads every reply; then takes the entries off the queue. An entry
-    /// Redis refuses is dropped and reported; NOSCRIPT (someone ran SCRIPT FLUSH) throws, so that the script
-    /// is loaded again on a new connection and the batch resent.
+    /// Sends a batch in one pipeline (a wake for the reader, then the entries in script calls of
+    /// ``PublishScript/entriesPerCall``) and reads every reply; then takes the entries off the queue. An entry
+    /// Redis refuses is dropped and reported; NOSCRIPT throws, so that the script is loaded again on a new
+    /// connection and the batch resent.
     private func send(_ batch: Batch, on redis: RedisConnection, sha: [UInt8], counterKey: [UInt8],
                       nodeField: [UInt8], node: [UInt8]) throws(BusError) {
         let wakeKey = Array((configuration.internalKeyPrefix + "wake:" + instance).utf8)
@@ -99,8 +100,15 @@ extension ClusterBus {
             try redis.append(["XADD", "MAXLEN", "1", "*", "wake", "1"].map { Array($0.utf8) }.inserting(wakeKey, at: 1))
             try redis.append([Array("PEXPIRE".utf8), wakeKey, Array("3600000".utf8)])
         }
-        for entry in batch.entries {
-            try redis.append(PublishScript.arguments(sha: sha, entry: entry, counterKey: counterKey, nodeField: nodeField,
+        var runs: [ArraySlice<OutgoingEntry>] = []
+        var start = batch.entries.startIndex
+        while start < batch.entries.endIndex {
+            let end = min(batch.entries.endIndex, start + PublishScript.entriesPerCall)
+            runs.append(batch.entries[start..<end])
+            start = end
+        }
+        for run in runs {
+            try redis.append(PublishScript.arguments(sha: sha, entries: run, counterKey: counterKey, nodeField: nodeField,
                                                      node: node, configuration: configuration))
         }
         var refusals: [(String, BusError)] = []
@@ -115,17 +123,33 @@ extension ClusterBus {
         }
         var added = 0
         var failure: BusError?
-        for entry in batch.entries {
-            switch try redis.reply() {
-            case .error(let message):
-                let error = BusError(.reply, "publishing to \(entry.stream): \(message)")
-                if error.isReply(code: "NOSCRIPT") { failure = failure ?? error } else { refusals.append((entry.stream, error)) }
-            case .string:
-                added += 1
-            case .null:
-                added += 1  // added before: a resent batch
-            case let other:
-                failure = failure ?? BusError(.unexpectedReply, "publishing to \(entry.stream): Redis answered \(other)")
+        for run in runs {
+            let reply = try redis.reply()
+            if case .error(let message) = reply {
+                // The whole call failed. NOSCRIPT (someone ran SCRIPT FLUSH: every call of the batch fails
+                // alike): load the script again on a new connection and resend. Anything else (OOM refuses a
+                // script that writes): the run is refused; a resend could not tell it from the runs after it.
+                let error = BusError(.reply, "publishing \(run.count) entries: \(message)")
+                if error.isReply(code: "NOSCRIPT") {
+                    failure = failure ?? error
+                } else {
+                    refusals += run.map { ($0.stream, error) }
+                }
+                continue
+            }
+            guard let results = reply.elements, results.count == run.count else {
+                failure = failure ?? BusError(.unexpectedReply, "the publish script answered \(reply)")
+                continue
+            }
+            for (entry, result) in zip(run, results) {
+                switch result {
+                case .integer:
+                    added += 1  // 1: added now; 0: added before (a resent batch)
+                case .error(let message):
+                    refusals.append((entry.stream, BusError(.reply, "publishing to \(entry.stream): \(message)")))
+                default:
+                    failure = failure ?? BusError(.unexpectedReply, "the publish script answered \(result) for an entry")
+                }
             }
         }
         if let failure { throw failure }

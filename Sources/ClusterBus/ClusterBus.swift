@@ -80,12 +80,14 @@ public final class ClusterBus: @unchecked Sendable {
         instance = configuration.node + ":" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         threadsRunning = 2
         let publisher = Thread { [self] in
+            RedisConnection.blockSIGPIPEOnThisThread()
             publishLoop()
             threadEnded()
         }
         publisher.name = "ClusterBus publisher"
         publisher.start()
         let reader = Thread { [self] in
+            RedisConnection.blockSIGPIPEOnThisThread()
             readLoop()
             threadEnded()
         }

@@ -62,7 +62,9 @@ package final class RedisConnection {
     /// not thrown: the connection is fine. Throws when the connection fails.
     package func command(_ arguments: [[UInt8]]) throws(BusError) -> RedisValue {
         precondition(pendingReplies == 0, "a command while pipelined replies are pending")
-        let raw = Self.withArgv(arguments) { argc, argv, lengths in redisCommandArgv(context, argc, argv, lengths) }
+        let raw = Self.withoutSIGPIPE {
+            Self.withArgv(arguments) { argc, argv, lengths in redisCommandArgv(context, argc, argv, lengths) }
+        }
         guard let raw else { throw failure("\(Self.name(arguments)) on \(endpoint)") }
         return OwnedReply(raw).value
     }
@@ -95,7 +97,8 @@ package final class RedisConnection {
     package func reply() throws(BusError) -> RedisValue {
         precondition(pendingReplies > 0, "reply() without an appended command")
         var raw: UnsafeMutableRawPointer?
-        guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+        let status = Self.withoutSIGPIPE { redisGetReply(context, &raw) }
+        guard status == REDIS_OK, let raw else {
             throw failure("reading a reply from \(endpoint)")
         }
         pendingReplies -= 1
@@ -134,6 +137,35 @@ package final class RedisConnection {
                 lengths.withUnsafeBufferPointer { body(Int32(arguments.count), argv.baseAddress!, $0.baseAddress!) }
             }
         }
+    }
+
+    /// Runs `body` (which may write to the socket) with SIGPIPE blocked on this thread: hiredis writes with
+    /// `write`, and a Redis that died makes that raise SIGPIPE, which would end the process; blocked, the
+    /// write fails with EPIPE, hiredis reports it, and a SIGPIPE left pending is taken off before the old mask
+    /// comes back. The bus's own threads block SIGPIPE for good (``blockSIGPIPEOnThisThread()``): then this
+    /// costs one call.
+    static func withoutSIGPIPE<Result>(_ body: () -> Result) -> Result {
+        var pipe = sigset_t(), old = sigset_t()
+        sigemptyset(&pipe)
+        sigaddset(&pipe, SIGPIPE)
+        guard pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0 else { return body() }
+        let result = body()
+        guard sigismember(&old, SIGPIPE) != 1 else { return result }
+        var pending = sigset_t()
+        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 {
+            var now = timespec()
+            _ = sigtimedwait(&pipe, nil, &now)
+        }
+        pthread_sigmask(SIG_SETMASK, &old, nil)
+        return result
+    }
+
+    /// Blocks SIGPIPE on the calling thread for good (the bus's publisher and reader threads).
+    static func blockSIGPIPEOnThisThread() {
+        var pipe = sigset_t()
+        sigemptyset(&pipe)
+        sigaddset(&pipe, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipe, nil)
     }
 
     /// The command's name, for messages.

@@ -56,25 +56,36 @@ struct RedisBasicsTests {
             Issue.record("no SHA from SCRIPT LOAD")
             return
         }
-        let stream = uniqueStreams("dup")[0], counter = Array(("test:counter:" + UUID().uuidString).utf8)
+        let streams = uniqueStreams("dup", "other", "all"), counter = Array(("test:counter:" + UUID().uuidString).utf8)
         let configuration = ClusterBusConfiguration(node: "a")
-        func send(_ sequence: UInt64) throws -> RedisValue {
-            let entry = OutgoingEntry(stream: stream, alsoTo: nil, fields: entry(sequence), sequence: sequence)
-            return try connection.command(PublishScript.arguments(sha: sha, entry: entry, counterKey: counter,
+        func send(_ sequences: [UInt64]) throws -> RedisValue {
+            let entries = sequences.map {
+                OutgoingEntry(stream: streams[Int($0) % 2], alsoTo: streams[2], fields: entry($0), sequence: $0)
+            }
+            return try connection.command(PublishScript.arguments(sha: sha, entries: entries[...], counterKey: counter,
                                                                   nodeField: Array("_node".utf8), node: Array("a".utf8),
                                                                   configuration: configuration))
         }
-        guard case .string = try send(1), case .string = try send(2) else {
-            Issue.record("the first sends added nothing")
+        #expect(try send([1, 2]) == .array([.integer(1), .integer(1)]))
+        // A batch resent after a broken connection: 1 and 2 are in already, 3 and 4 are new.
+        #expect(try send([1, 2, 3, 4]) == .array([.integer(0), .integer(0), .integer(1), .integer(1)]))
+        #expect(try send([4]) == .array([.integer(0)]))
+        let stream = streams[1]
+        // A key of the wrong type refuses its entry (6 goes to `dup`); the others of the call still go in.
+        _ = try connection.command("SET", streams[0], "not a stream")
+        guard case .array(let mixed) = try send([5, 6]), mixed.count == 2, case .error(let message) = mixed[1] else {
+            Issue.record("a refused entry did not come back as an error")
             return
         }
-        #expect(try send(1) == .null, "a resend of 1 is skipped")
-        #expect(try send(2) == .null)
-        guard case .string = try send(3) else {
-            Issue.record("3 was not added")
-            return
-        }
+        #expect(message.hasPrefix("WRONGTYPE"))
+        #expect(mixed[0] == .integer(1))
+        // Odd numbers went to `other`: 1, 3, 5. Each entry has one id in its stream and in `all`.
         #expect(try connection.command("XLEN", stream) == .integer(3))
+        // 6 was refused by its own stream after it went into `all` (documented: a refusal may leave it there).
+        #expect(try connection.command("XLEN", streams[2]) == .integer(6))
+        let own = try connection.command("XRANGE", stream, "-", "+").elements?.compactMap { $0.elements?.first?.text }
+        let all = try connection.command("XRANGE", streams[2], "-", "+").elements?.compactMap { $0.elements?.first?.text }
+        #expect(own != nil && Set(own!).isSubset(of: Set(all ?? [])))
         let ttl = try connection.command("PTTL", stream)
         #expect({ if case .integer(let ms) = ttl { ms > 0 } else { false } }(), "the stream expires: \(ttl)")
     }
