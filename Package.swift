@@ -14,6 +14,7 @@ let package = Package(
         // For the fuzz package (Fuzz/): the GPX/TCX import target.
         .library(name: "RunStore", targets: ["RunStore"]),
         .library(name: "PostgresRunStore", targets: ["PostgresRunStore"]),
+        .library(name: "ClusterBus", targets: ["ClusterBus"]),
         .library(name: "MoonRunnerClient", targets: ["MoonRunnerClient"]),
         .executable(name: "moonrunner", targets: ["moonrunner"]),
     ],
@@ -30,10 +31,15 @@ let package = Package(
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses; the headers are in /usr/include.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
         .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
+        // The event bus between the nodes of a cluster, on Redis Streams (`serve --cluster redis://…`), and
+        // the leases that say which node owns a run.
+        .target(name: "ClusterBus", dependencies: ["CHiredis"]),
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
                                                    "WebRoutes"]),
         // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
@@ -49,10 +55,10 @@ let package = Package(
         // The benchmarks, in their own executable (not in the product users run).
         .executableTarget(
             name: "moonrunner-bench",
-            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport"]),
+            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport", "ClusterBus"]),
         // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
         .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "PostgresRunStore",
-                                                              "Wire"],
+                                                              "Wire", "ClusterBus"],
                 path: "Tests/Support"),
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "RunCore"]),
@@ -62,6 +68,7 @@ let package = Package(
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "PostgresRunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
+        .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",

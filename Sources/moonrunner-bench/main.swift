@@ -6,7 +6,7 @@ import ToolSupport
 // moonrunner-bench: the benchmarks, out of the product binary. `moonrunner` is what users run; this is what we
 // run to measure it (it starts `moonrunner serve` from the same build folder).
 
-/// `moonrunner-bench core|store|load|import|soak …`.
+/// `moonrunner-bench core|store|load|import|soak|bus …`.
 func runBenchCommand(arguments: [String]) -> Int32 {
     let benches: [String: ([String]) -> Int32] = [
         "core": runCoreBenchmark,
@@ -14,8 +14,9 @@ func runBenchCommand(arguments: [String]) -> Int32 {
         "load": runLoadBenchmark,
         "import": runImportBenchmark,
         "soak": runSoakBenchmark,
+        "bus": runBusBenchmark,
     ]
-    let usage = "usage: moonrunner-bench core|store|load|import|soak [--help]"
+    let usage = "usage: moonrunner-bench core|store|load|import|soak|bus [--help]"
     guard let name = arguments.first, let bench = benches[name] else {
         if let word = arguments.first, !["--help", "-h", "help"].contains(word) {
             printError("moonrunner-bench: unknown benchmark '\(word)'\n\n\(usage)")

@@ -1,0 +1,270 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cluster's event bus on Redis Streams: what one node publishes, the other nodes read (the layout the
+/// server uses is ``ClusterStreams``). Bytes in, bytes out: an entry is a stream name and fields.
+///
+/// Two threads of its own, each with its own connection, do all the blocking work, so nothing here blocks an
+/// event loop:
+/// - the **publisher** takes entries from a bounded queue (``publish(stream:fields:alsoTo:)`` never waits; a
+///   full queue is back-pressure) and adds them with ``PublishScript`` (`XADD … MAXLEN ~ N`), a pipelined
+///   batch per round trip; while Redis is down the entries wait in the queue and go once it is back;
+/// - the **reader** runs `XREAD BLOCK` on the subscribed streams (a set the server changes at any time:
+///   ``subscribe(_:from:)``, ``setSubscriptions(_:newFrom:)``), drops this node's own entries (echoes) and
+///   gives the rest to `onEntries`, in batches, in stream order, with each entry's id. After a reconnect it
+///   resumes after the last id it read, so nothing is missed while the streams still hold it.
+///
+/// Both reconnect with exponential backoff and report through `onNotice`. ``close(flushTimeout:)`` stops them;
+/// the threads hold the bus until then, so a bus must be closed.
+public final class ClusterBus: @unchecked Sendable {
+    /// Where Redis is.
+    public let endpoint: RedisEndpoint
+    /// How the bus behaves.
+    public let configuration: ClusterBusConfiguration
+    /// This bus instance's name in Redis keys: the node's name and a random part (a restarted node is a new
+    /// instance, with its own publish counter).
+    let instance: String
+    let onEntries: @Sendable ([BusEntry]) -> Void
+    let onNotice: @Sendable (ClusterBusNotice) -> Void
+
+    // The publish queue, guarded by `publishing` (waited on by the publisher thread and by flush/close).
+    let publishing = NSCondition()
+    /// Queued entries from `queueHead` on; the first ones may be in flight (removed once Redis has them).
+    var queue: [OutgoingEntry] = []
+    var queueHead = 0
+    var nextSequence: UInt64 = 1
+    /// True when the reader must be woken (subscriptions changed): the publisher adds to the wake stream.
+    var wakePending = false
+    var publishQueueWasFull = false
+    var publisherClosing = false
+    var publishCounts = ClusterBusStatistics()
+
+    // The subscriptions, guarded by `reading` (waited on by the reader thread and awaitSubscriptions).
+    let reading = NSCondition()
+    var subscriptionSet: [String: Subscription] = [:]
+    var nextToken = 0
+    /// Bumped at each change; `appliedGeneration` is the one the reader last took up.
+    var generation = 0
+    var appliedGeneration = 0
+    var readerClosing = false
+    var readCounts = ClusterBusStatistics()
+
+    // Guarded by `sockets`: the connections' descriptors, for close() to shut them down (which makes a
+    // blocked call return at once); each thread clears its own before freeing its connection.
+    let sockets = NSCondition()
+    var openSockets: [ClusterBusNotice.Role: Int32] = [:]
+    var socketsClosed = false
+    var threadsRunning = 0
+
+    /// One subscribed stream: where its reader stands, and a token that tells a later subscription to the
+    /// same stream from this one (entries read for an old one are dropped).
+    struct Subscription {
+        var position: StreamPosition
+        let token: Int
+    }
+
+    /// Starts a bus on the Redis at `url` (`redis://HOST:PORT`): its threads start now and connect in the
+    /// background (a Redis that is down is not an error here: the bus retries and says so in `onNotice`).
+    /// `onEntries` gets what the reader reads, on the reader thread (it may block to slow the reader down;
+    /// Redis keeps the entries); `onNotice` gets connection changes and back-pressure, on either thread.
+    public init(url: String, configuration: ClusterBusConfiguration,
+                onEntries: @escaping @Sendable ([BusEntry]) -> Void,
+                onNotice: @escaping @Sendable (ClusterBusNotice) -> Void = { _ in }) throws(BusError) {
+        endpoint = try RedisEndpoint(url: url)
+        guard !configuration.node.isEmpty else { throw BusError(.badURL, "the bus needs a node name") }
+        self.configuration = configuration
+        self.onEntries = onEntries
+        self.onNotice = onNotice
+        instance = configuration.node + ":" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        threadsRunning = 2
+        let publisher = Thread { [self] in
+            RedisConnection.blockSIGPIPEOnThisThread()
+            publishLoop()
+            threadEnded()
+        }
+        publisher.name = "ClusterBus publisher"
+        publisher.start()
+        let reader = Thread { [self] in
+            RedisConnection.blockSIGPIPEOnThisThread()
+            readLoop()
+            threadEnded()
+        }
+        reader.name = "ClusterBus reader"
+        reader.start()
+    }
+
+    // MARK: Publishing
+
+    /// Queues an entry for `stream` (and, with `alsoTo`, for that stream too, under the same id: see
+    /// ``PublishScript``); any thread, never blocks. Returns false when the queue is full (the entry is
+    /// dropped: back-pressure; ``ClusterBusNotice/publishQueueDrained`` says when there is room again) or
+    /// the bus is closed.
+    @discardableResult
+    public func publish(stream: String, fields: [(String, [UInt8])], alsoTo: String? = nil) -> Bool {
+        publishing.lock()
+        defer { publishing.unlock() }
+        guard !publisherClosing else { return false }
+        guard queue.count - queueHead < configuration.publishQueueCapacity else {
+            publishQueueWasFull = true
+            publishCounts.droppedFull += 1
+            return false
+        }
+        queue.append(OutgoingEntry(stream: stream, alsoTo: alsoTo, fields: fields, sequence: nextSequence))
+        nextSequence += 1
+        if queue.count - queueHead == 1 { publishing.broadcast() }
+        return true
+    }
+
+    /// Waits until every entry queued so far is in Redis, at most `timeout` seconds; false on timeout. Blocks:
+    /// for tests, benchmarks and shutdown, never on an event loop.
+    public func flush(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        publishing.lock()
+        defer { publishing.unlock() }
+        let last = nextSequence - 1
+        while let first = queue[queueHead...].first, first.sequence <= last {
+            guard publishing.wait(until: deadline) else { return false }
+        }
+        return true
+    }
+
+    // MARK: Subscribing
+
+    /// Adds `stream` to the streams read, from `position`. A stream already read keeps its place.
+    public func subscribe(_ stream: String, from position: StreamPosition = .new) {
+        changeSubscriptions { set in
+            if set[stream] == nil { set[stream] = Subscription(position: position, token: takeToken()) }
+        }
+    }
+
+    /// Stops reading `stream` (entries of it read meanwhile are dropped).
+    public func unsubscribe(_ stream: String) {
+        changeSubscriptions { set in set[stream] = nil }
+    }
+
+    /// Reads exactly `streams` from now on: streams already read keep their place, new ones start at `position`.
+    public func setSubscriptions(_ streams: Set<String>, newFrom position: StreamPosition = .new) {
+        changeSubscriptions { set in
+            set = set.filter { streams.contains($0.key) }
+            for stream in streams where set[stream] == nil {
+                set[stream] = Subscription(position: position, token: takeToken())
+            }
+        }
+    }
+
+    /// The streams read now.
+    public var subscriptions: Set<String> {
+        reading.lock()
+        defer { reading.unlock() }
+        return Set(subscriptionSet.keys)
+    }
+
+    /// The id after which the reader goes on in `stream` (the last entry it read, or where it starts);
+    /// nil when `stream` is not read, or its `.new` start is not resolved yet.
+    public func position(of stream: String) -> StreamID? {
+        reading.lock()
+        defer { reading.unlock() }
+        switch subscriptionSet[stream]?.position {
+        case .after(let id): return id
+        case .beginning: return .zero
+        default: return nil
+        }
+    }
+
+    /// Waits until the reader has taken up the latest subscription change (its `.new` starts resolved), at
+    /// most `timeout` seconds; false on timeout (Redis down). Blocks: for tests and benchmarks.
+    public func awaitSubscriptions(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        reading.lock()
+        defer { reading.unlock() }
+        let wanted = generation
+        while appliedGeneration < wanted {
+            guard reading.wait(until: deadline) else { return false }
+        }
+        return true
+    }
+
+    /// Caller holds `reading`.
+    private func takeToken() -> Int {
+        nextToken += 1
+        return nextToken
+    }
+
+    private func changeSubscriptions(_ change: (inout [String: Subscription]) -> Void) {
+        reading.lock()
+        change(&subscriptionSet)
+        generation += 1
+        reading.broadcast()
+        reading.unlock()
+        // The reader may be blocked in XREAD on the old set: an entry in its wake stream ends that.
+        publishing.lock()
+        wakePending = true
+        publishing.broadcast()
+        publishing.unlock()
+    }
+
+    // MARK: State
+
+    /// What the bus has done so far.
+    public var statistics: ClusterBusStatistics {
+        publishing.lock()
+        var counts = publishCounts
+        counts.queued = queue.count - queueHead
+        publishing.unlock()
+        reading.lock()
+        counts.received = readCounts.received
+        counts.echoesDropped = readCounts.echoesDropped
+        counts.reconnects += readCounts.reconnects
+        reading.unlock()
+        return counts
+    }
+
+    /// Stops the bus: waits up to `flushTimeout` seconds for the queue to reach Redis, then stops both threads
+    /// (a call blocked on Redis is cut short) and closes the connections. Entries still queued are dropped;
+    /// later publishes return false. Blocks until the threads are gone.
+    public func close(flushTimeout: Double = 2) {
+        if flushTimeout > 0 { _ = flush(timeout: flushTimeout) }
+        publishing.lock()
+        publisherClosing = true
+        publishing.broadcast()
+        publishing.unlock()
+        reading.lock()
+        readerClosing = true
+        reading.broadcast()
+        reading.unlock()
+        sockets.lock()
+        socketsClosed = true
+        for fd in openSockets.values { shutdown(fd, Int32(SHUT_RDWR)) }
+        while threadsRunning > 0 { sockets.wait() }
+        sockets.unlock()
+    }
+
+    // MARK: Connections (for both threads)
+
+    /// A new connection for `role`, its socket registered for close(); nil when the bus is closing.
+    func connect(_ role: ClusterBusNotice.Role, timeout: Double) throws(BusError) -> RedisConnection? {
+        let connection = try RedisConnection(endpoint: endpoint, connectTimeout: configuration.connectTimeout,
+                                             commandTimeout: timeout)
+        sockets.lock()
+        defer { sockets.unlock() }
+        guard !socketsClosed else { return nil }
+        openSockets[role] = connection.fileDescriptor
+        return connection
+    }
+
+    /// Forgets `role`'s socket before its connection is freed (so close() never shuts down a reused number).
+    func disconnect(_ role: ClusterBusNotice.Role) {
+        sockets.lock()
+        openSockets[role] = nil
+        sockets.unlock()
+    }
+
+    private func threadEnded() {
+        sockets.lock()
+        threadsRunning -= 1
+        sockets.broadcast()
+        sockets.unlock()
+    }
+}

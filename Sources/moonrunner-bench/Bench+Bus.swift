@@ -1,0 +1,233 @@
+import ClusterBus
+import Foundation
+import ToolSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let busBenchHelp = """
+usage: moonrunner-bench bus [--redis redis://HOST:PORT] [--entries N] [--rate N] [--streams N] [--size BYTES]
+
+Two cluster-bus instances in this process (nodes a and b) through one Redis: a publishes, b reads. Each
+entry goes to one of --streams runner streams (default 100), also to the all-runners stream (as the server
+publishes events), carries a --size byte payload (default 200, about a pace: line) and the time it was
+published; b reads the runner streams. Two phases of --entries entries each (default 200000):
+  saturated: a publishes as fast as the queue takes (waiting when it is full): throughput, and the latency
+             entries see in a full queue;
+  paced:     a publishes --rate entries per second (default 10000): the latency a remote spectator adds.
+Reports entries/s and publish-to-receive latency (p50, p99, max). Without --redis, a throwaway redis-server
+(no persistence) is started on a free loopback port. Build with -c release for meaningful figures.
+"""
+
+/// `moonrunner-bench bus …` (`arguments` are the words after `bus`).
+func runBusBenchmark(arguments: [String]) -> Int32 {
+    let entries: Int, rate: Int, streamCount: Int, size: Int
+    let url: String?
+    do {
+        var options = try Options(arguments)
+        if options.wantsHelp {
+            print(busBenchHelp)
+            return 0
+        }
+        entries = try options.number("entries", default: 200_000)
+        rate = try options.number("rate", default: 10_000)
+        streamCount = try options.number("streams", default: 100)
+        size = try options.number("size", default: 200)
+        url = options.string("redis")
+        try options.finish()
+        guard entries > 0, rate > 0, streamCount > 0, size >= 0 else {
+            throw Options.UsageError(description: "--entries, --rate and --streams must be positive")
+        }
+    } catch {
+        printError("moonrunner-bench bus: \(error)\n\n\(busBenchHelp)")
+        return 2
+    }
+    var spawned: BenchRedis?
+    let redisURL: String
+    if let url {
+        redisURL = url
+    } else {
+        do {
+            let redis = try BenchRedis.start()
+            spawned = redis
+            redisURL = redis.url
+        } catch {
+            printError("moonrunner-bench bus: \(error)")
+            return 1
+        }
+    }
+    defer { spawned?.stop() }
+
+    let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    let streams = (0..<streamCount).map { "bench:\(tag):run:r\($0)" }
+    let all = "bench:\(tag):runs"
+    let receiver = BusBenchReceiver()
+    do {
+        let a = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-a"), onEntries: { _ in })
+        let b = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-b"),
+                               onEntries: receiver.receive)
+        defer { a.close(); b.close() }
+        b.setSubscriptions(Set(streams))
+        guard b.awaitSubscriptions(timeout: 10) else {
+            printError("moonrunner-bench bus: cannot read from \(redisURL)")
+            return 1
+        }
+        print("bus: \(entries) entries per phase, \(streamCount) runner streams (+ all-runners), \(size) B payload, "
+              + "Redis \(redisURL)\(spawned == nil ? "" : " (started for this run)")")
+        let payload = [UInt8](repeating: UInt8(ascii: "x"), count: size)
+        for (phase, pace) in [("saturated", nil as Int?), ("paced", rate)] {
+            receiver.reset(expecting: entries)
+            let started = LoadClock.monotonicSeconds()
+            var full = 0
+            for index in 0..<entries {
+                if let pace {
+                    let due = started + Double(index) / Double(pace)
+                    while LoadClock.monotonicSeconds() < due { usleep(50) }
+                }
+                let fields: [(String, [UInt8])] = [("t", Array(String(BusBenchReceiver.microseconds()).utf8)),
+                                                   ("line", payload)]
+                while !a.publish(stream: streams[index % streamCount], fields: fields, alsoTo: all) {
+                    full += 1
+                    usleep(100)  // back-pressure: the queue is full
+                }
+            }
+            guard receiver.waitForAll(timeout: 120) else {
+                printError("moonrunner-bench bus: \(phase): only \(receiver.count) of \(entries) entries arrived")
+                return 1
+            }
+            let seconds = LoadClock.monotonicSeconds() - started
+            let latency = receiver.histogram
+            print(String(format: "%@: %.0f entries/s, latency p50 %.2f ms, p99 %.2f ms, max %.2f ms%@", phase,
+                         Double(entries) / seconds, Double(latency.percentile(0.5)) / 1000,
+                         Double(latency.percentile(0.99)) / 1000, Double(latency.maximum) / 1000,
+                         full > 0 ? " (queue full \(full) times)" : ""))
+        }
+    } catch {
+        printError("moonrunner-bench bus: \(error)")
+        return 1
+    }
+    return 0
+}
+
+/// What b received: a latency histogram and a count, filled on b's reader thread.
+final class BusBenchReceiver: @unchecked Sendable {
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var latencies = LatencyHistogram()
+    private var received = 0
+    private var expected = 0
+
+    /// Monotonic microseconds (both buses are in this process: one clock).
+    static func microseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+
+    var receive: @Sendable ([BusEntry]) -> Void {
+        { [self] batch in
+            let now = Self.microseconds()
+            condition.lock()
+            for entry in batch {
+                guard let sent = entry["t"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { continue }
+                latencies.record(now - sent)
+                received += 1
+            }
+            if received >= expected { condition.broadcast() }
+            condition.unlock()
+        }
+    }
+
+    func reset(expecting count: Int) {
+        condition.lock()
+        latencies = LatencyHistogram()
+        received = 0
+        expected = count
+        condition.unlock()
+    }
+
+    func waitForAll(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while received < expected {
+            guard condition.wait(until: deadline) else { return false }
+        }
+        return true
+    }
+
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return received
+    }
+
+    var histogram: LatencyHistogram {
+        condition.lock()
+        defer { condition.unlock() }
+        return latencies
+    }
+}
+
+/// A throwaway `redis-server` for the benchmark: a free loopback port, no persistence, its log in a
+/// temporary directory; stopped and removed by ``stop()``.
+struct BenchRedis {
+    let url: String
+    private let server: SpawnedServer
+    private let directory: String
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func start() throws -> BenchRedis {
+        guard let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw Failure(description: "no redis-server installed (apt-get install redis-server), or pass --redis")
+        }
+        let directory = NSTemporaryDirectory() + "moonrunner-bench-redis-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let port = try freePort()
+        let server = try SpawnedServer(executable: executable, arguments: [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory,
+            "--daemonize", "no", "--logfile", "",
+        ], logPath: directory + "/redis.log")
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: Int(port))
+        // Polls: redis-server says nothing on stderr (the log) that could be awaited more simply.
+        let deadline = LoadClock.monotonicSeconds() + 10
+        while LoadClock.monotonicSeconds() < deadline && server.isRunning {
+            if let redis = try? RedisConnection(endpoint: endpoint, connectTimeout: 1, commandTimeout: 1),
+               (try? redis.command("PING")) == .status("PONG") {
+                return BenchRedis(url: endpoint.description, server: server, directory: directory)
+            }
+            usleep(20_000)
+        }
+        server.terminate()
+        _ = server.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+        throw Failure(description: "redis-server on port \(port) did not answer PING")
+    }
+
+    func stop() {
+        server.terminate()
+        _ = server.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "bind: \(String(cString: strerror(errno)))") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
