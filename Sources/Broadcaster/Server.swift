@@ -209,7 +209,18 @@ public final class Server: @unchecked Sendable {
 
     /// Loop thread: stop accepting, end runs, then flush the store off the loop and stop.
     func beginShutdown() {
-        guard isAccepting else { return }
+        guard endRunsForShutdown() else { return }
+        let store = self.store
+        Thread.detachNewThread { [self] in
+            store.flush()
+            loop.execute { [self] in closeEverything() }
+        }
+    }
+
+    /// Loop thread, the first half of a shutdown: stop accepting, end and save the runs, and send their `end:`
+    /// to the other loops; false when already done.
+    func endRunsForShutdown() -> Bool {
+        guard isAccepting else { return false }
         isAccepting = false
         if let listener {
             loop.deregister(listener.fileDescriptor)
@@ -221,21 +232,20 @@ public final class Server: @unchecked Sendable {
         }
         hub.finishAllRuns(now: Self.now())
         flushPending()
-        let store = self.store
         sendRelays()
-        Thread.detachNewThread { [self] in
-            store.flush()
-            loop.execute { [self] in
-                // The last acks have arrived: write what can be written, then close everyone.
-                for id in connections.keys {
-                    hub.fail(id, .shuttingDown, "the server is stopping; runs were saved")
-                }
-                flushPending()
-                for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
-                if listener != nil { logger.write("stopped") }
-                loop.stop()
-            }
+        return true
+    }
+
+    /// Loop thread, the second half, once the store is flushed (the last acks have arrived): write what can be
+    /// written, close everyone, stop the loop.
+    func closeEverything() {
+        for id in connections.keys {
+            hub.fail(id, .shuttingDown, "the server is stopping; runs were saved")
         }
+        flushPending()
+        for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
+        if listener != nil { logger.write("stopped") }
+        loop.stop()
     }
 
     /// Unix time now.

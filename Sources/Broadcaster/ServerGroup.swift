@@ -76,9 +76,39 @@ public final class ServerGroup: Sendable {
         waitUntilStopped()
     }
 
-    /// Asks every loop to shut down; returns at once.
+    /// Asks every loop to shut down; returns at once. Every loop ends its runs first; once each has also handled
+    /// what the others relayed meanwhile (their `end:` lines for its followers), the store is flushed and every
+    /// loop closes its connections and stops.
     public func beginShutdown() {
-        for server in servers { server.loop.execute { server.beginShutdown() } }
+        guard servers.count > 1 else {
+            let server = servers[0]
+            return server.loop.execute { server.beginShutdown() }
+        }
+        let servers = self.servers
+        Thread.detachNewThread {
+            let started = Mutex(false)
+            Self.onEveryLoop(servers) { server in
+                if server.endRunsForShutdown() { started.withLock { $0 = true } }
+            }
+            guard started.withLock({ $0 }) else { return }  // a shutdown is already under way
+            // Tasks run in order: the relays the first round posted are handled before this round.
+            Self.onEveryLoop(servers) { $0.flushPending() }
+            servers[0].store.flush()
+            for server in servers { server.loop.execute { server.closeEverything() } }
+        }
+    }
+
+    /// Runs `work` on every loop and waits until all have.
+    private static func onEveryLoop(_ servers: [Server], _ work: @escaping @Sendable (Server) -> Void) {
+        let done = DispatchGroup()
+        for server in servers {
+            done.enter()
+            server.loop.execute {
+                work(server)
+                done.leave()
+            }
+        }
+        done.wait()
     }
 
     /// Blocks until every loop has stopped.

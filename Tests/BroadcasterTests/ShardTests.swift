@@ -290,4 +290,22 @@ import Wire
             }
         }
     }
+
+    @Test func atShutdownFollowersOnTheOtherLoopGetTheEndBeforeTheConnectionCloses() throws {
+        try withServerGroup(loops: 2) { group in
+            let name = group.runnerName(ownedBy: 1, prefix: "jo")
+            let watcher = try Self.client(on: 0, of: group)
+            try watcher.send("watch:\(name)")
+            try watcher.expectNext("ok:watch")
+            let phone = try Self.client(on: 1, of: group)
+            _ = try Self.claim(name, on: phone)
+            try phone.send(straightRun(count: 1)[0])
+            _ = try watcher.expect("run:\(name)")
+            group.shutdown()
+            let last = try watcher.awaitClose()
+            let end = try #require(last.firstIndex { $0.hasPrefix("end:\(name)") }, "\(last)")
+            let stopping = try #require(last.firstIndex { $0.hasPrefix("err:shutting_down") }, "\(last)")
+            #expect(end < stopping && last[end].contains("reason=shutdown"))
+        }
+    }
 }
