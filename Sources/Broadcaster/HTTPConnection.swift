@@ -31,7 +31,7 @@ final class HTTPConnection: Peer {
         return !isAwaitingResponse && parser.bufferedByteCount <= limits.maximumHeadBytes + limits.maximumBodyBytes
     }
 
-    override func deliver(_ line: [UInt8], paceOf runner: String?, sequence: UInt64?) -> Bool {
+    override func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {
         guard stream != nil else { return false }
         return server.deliverToStream(self, line, paceOf: runner, sequence: sequence)
     }

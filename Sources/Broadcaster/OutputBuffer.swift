@@ -1,3 +1,6 @@
+import Glibc
+import Reactor
+
 /// The bytes waiting to be written to one connection, with per-runner conflation of `pace:` lines.
 ///
 /// Below the high-water mark every line is queued in order, and so is everything while the socket keeps up (a
@@ -6,12 +9,18 @@
 /// replaces the runner's pending pace line (a spectator only needs the newest position). Any other line about
 /// that runner first moves the runner's pending pace line into the queue, so order per runner is kept and a
 /// stale position never arrives after `end:`. Owned by one connection; loop thread only.
+///
+/// Lines are queued by reference (``SharedLine``), not copied: the bytes a broadcast made once are written to
+/// each socket straight from that one copy, gathered into one `writev` per turn.
 struct OutputBuffer {
-    /// Queued bytes; those before `readIndex` are already written.
-    private var queue: [UInt8] = []
-    private var readIndex = 0
+    /// Queued lines; those before `head` are written, and so are the first `headOffset` bytes of `chunks[head]`.
+    private var chunks: [SharedLine] = []
+    private var head = 0
+    private var headOffset = 0
+    /// Bytes queued and not yet written.
+    private var queuedBytes = 0
     /// The newest pending pace line per runner, waiting for the queue to drain.
-    private var latestPace: [String: [UInt8]] = [:]
+    private var latestPace: [String: SharedLine] = [:]
     /// Runners in the order their pace lines were first conflated (entries may be stale: checked on refill).
     private var paceOrder: [String] = []
     private var conflatedBytes = 0
@@ -19,17 +28,23 @@ struct OutputBuffer {
     private(set) var isCongested = false
 
     /// Bytes waiting, queued and conflated.
-    var pendingBytes: Int { queue.count - readIndex + conflatedBytes }
+    var pendingBytes: Int { queuedBytes + conflatedBytes }
 
     /// True when nothing waits.
     var isEmpty: Bool { pendingBytes == 0 }
 
-    /// Queues a line (with its newline). `paceOf` names the runner when the line is a droppable `pace:` line.
-    /// Returns true when the line replaced an older pending pace line (one event conflated).
+    /// Queues a line (with its newline), copying it once (HTTP answers, a stream's framing, tests).
     @discardableResult
     mutating func append(_ line: [UInt8], paceOf runner: String?, highWaterMark: Int) -> Bool {
+        append(SharedLine(line), paceOf: runner, highWaterMark: highWaterMark)
+    }
+
+    /// Queues a line (with its newline) by reference. `paceOf` names the runner when the line is a droppable
+    /// `pace:` line. Returns true when the line replaced an older pending pace line (one event conflated).
+    @discardableResult
+    mutating func append(_ line: SharedLine, paceOf runner: String?, highWaterMark: Int) -> Bool {
         if let runner {
-            if isCongested && queue.count - readIndex >= highWaterMark {
+            if isCongested && queuedBytes >= highWaterMark {
                 let replaced = latestPace.updateValue(line, forKey: runner)
                 if let replaced {
                     conflatedBytes += line.count - replaced.count
@@ -42,49 +57,84 @@ struct OutputBuffer {
             // Below the mark a pace line queues, but an older conflated one for the runner is now stale.
             if !latestPace.isEmpty, let stale = latestPace.removeValue(forKey: runner) {
                 conflatedBytes -= stale.count
-                queue.append(contentsOf: line)
+                enqueue(line)
                 return true
             }
-        } else if !latestPace.isEmpty, let subject = Self.subject(of: line), let pending = latestPace.removeValue(forKey: subject) {
+        } else if !latestPace.isEmpty, let subject = Self.subject(of: line.bytes),
+                  let pending = latestPace.removeValue(forKey: subject) {
             conflatedBytes -= pending.count
-            queue.append(contentsOf: pending)
+            enqueue(pending)
         }
-        queue.append(contentsOf: line)
+        enqueue(line)
         return false
     }
 
-    /// Hands up to `limit` queued bytes to `write`, which returns how many it took (nil when it could take none).
+    /// Hands up to `limit` queued bytes to `write` as one gathered write (at most
+    /// ``StreamSocket/maximumVectors`` lines; more only if the socket took all of those), which returns how
+    /// many bytes it took (nil when it could take none).
     /// Conflated pace lines join the queue as it drains below the high-water mark. The buffer counts as
     /// congested when the socket refused bytes, not when only the per-turn limit stopped the writing.
-    mutating func drain(limit: Int, highWaterMark: Int, _ write: (UnsafeRawBufferPointer) -> Int?) -> Int {
+    mutating func drain(limit: Int, highWaterMark: Int, _ write: (UnsafeBufferPointer<iovec>) -> Int?) -> Int {
         var total = 0
         var socketIsFull = false
         while total < limit {
-            if readIndex == queue.count { refill(highWaterMark: highWaterMark) }
-            if readIndex == queue.count { break }
-            let end = min(queue.count, readIndex + (limit - total))
-            let written = queue.withUnsafeBytes { all in
-                write(UnsafeRawBufferPointer(rebasing: all[readIndex..<end]))
-            } ?? 0
-            readIndex += written
+            if head == chunks.count { refill(highWaterMark: highWaterMark) }
+            if head == chunks.count { break }
+            let (offered, written) = withUnsafeTemporaryAllocation(of: iovec.self,
+                                                                    capacity: StreamSocket.maximumVectors) { vectors in
+                let (count, offered) = gather(into: vectors, limit: limit - total)
+                return (offered, write(UnsafeBufferPointer(rebasing: vectors[0..<count])) ?? 0)
+            }
+            consume(written)
             total += written
-            if readIndex == queue.count {
-                queue.removeAll(keepingCapacity: queue.capacity <= 64 * 1024)
-                readIndex = 0
-            } else if readIndex < end {
+            if written < offered {
                 socketIsFull = true
                 break
             }
         }
         isCongested = socketIsFull
-        if readIndex > 0 && readIndex >= queue.count / 2 {
-            queue.removeFirst(readIndex)
-            readIndex = 0
-        }
-        if queue.isEmpty && latestPace.isEmpty && queue.capacity > 64 * 1024 {
-            queue = []  // give memory back after a burst
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: chunks.capacity <= 1024)  // give memory back after a burst
+            head = 0
+        } else if head >= 64 && head >= chunks.count / 2 {
+            chunks.removeFirst(head)
+            head = 0
         }
         return total
+    }
+
+    /// Fills `vectors` with the queued lines from the first unwritten byte, up to `limit` bytes; returns how
+    /// many vectors and bytes.
+    private func gather(into vectors: UnsafeMutableBufferPointer<iovec>, limit: Int) -> (count: Int, bytes: Int) {
+        var count = 0, bytes = 0, index = head
+        while index < chunks.count && count < vectors.count && bytes < limit {
+            let line = chunks[index].bytes
+            let skip = index == head ? headOffset : 0
+            let length = min(line.count - skip, limit - bytes)
+            vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: line.baseAddress.map { $0 + skip }),
+                                   iov_len: length)
+            count += 1
+            bytes += length
+            index += 1
+        }
+        return (count, bytes)
+    }
+
+    /// Marks `written` bytes from the front of the queue as written, dropping the lines wholly written.
+    private mutating func consume(_ written: Int) {
+        queuedBytes -= written
+        var left = written
+        while head < chunks.count && left >= chunks[head].count - headOffset {
+            left -= chunks[head].count - headOffset
+            headOffset = 0
+            head += 1
+        }
+        headOffset += left
+    }
+
+    private mutating func enqueue(_ line: SharedLine) {
+        chunks.append(line)
+        queuedBytes += line.count
     }
 
     /// Moves conflated pace lines into the queue while it is below the mark.
@@ -94,10 +144,10 @@ struct OutputBuffer {
             return
         }
         var index = 0
-        while index < paceOrder.count && queue.count - readIndex < highWaterMark {
+        while index < paceOrder.count && queuedBytes < highWaterMark {
             if let line = latestPace.removeValue(forKey: paceOrder[index]) {
                 conflatedBytes -= line.count
-                queue.append(contentsOf: line)
+                enqueue(line)
             }
             index += 1
         }
@@ -105,10 +155,10 @@ struct OutputBuffer {
     }
 
     /// The runner an event line is about: the text between the first colon and the first space.
-    private static func subject(of line: [UInt8]) -> String? {
+    private static func subject(of line: UnsafeRawBufferPointer) -> String? {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         var end = colon + 1
         while end < line.count, line[end] != UInt8(ascii: " "), line[end] != UInt8(ascii: "\n") { end += 1 }
-        return String(decoding: line[(colon + 1)..<end], as: UTF8.self)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end]), as: UTF8.self)
     }
 }

@@ -45,10 +45,11 @@ class Peer: EventHandler {
     /// True when epoll should report readability now (subclasses pause reading for their own reasons).
     var wantsToRead: Bool { state == .open && !hasPeerClosed && !isDoomed }
 
-    /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); false when the peer
-    /// cannot take lines. The line protocol writes it as it is; an event stream frames it.
-    func deliver(_ line: [UInt8], paceOf runner: String?, sequence: UInt64?) -> Bool {
-        output.append(line, paceOf: runner, highWaterMark: server.configuration.outputHighWaterMark)
+    /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); true when it replaced a
+    /// pending pace line. The line protocol queues `shared`, the line's one copy for all recipients; an event
+    /// stream frames `line` instead.
+    func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {
+        output.append(shared, paceOf: runner, highWaterMark: server.configuration.outputHighWaterMark)
     }
 
     /// Called once when the peer is closed for good (after it left the server's table).

@@ -5,15 +5,16 @@ import Wire
 
 /// Writing to, asking epoll for, and closing any peer: the line protocol's connections and HTTP's alike.
 extension Server {
-    /// Writes what one peer has pending, up to the per-turn cap; arms writability only if some is left.
+    /// Writes what one peer has pending, up to the per-turn cap, in one gathered write (its queued lines are
+    /// references to the broadcast's one copy); arms writability only if some is left.
     func flush(_ peer: Peer) {
         loop.assertLoopThread()
         guard peer.state != .closed else { return }
         var failed: IOError?
         _ = peer.output.drain(limit: configuration.writeBytesPerTurn,
-                              highWaterMark: configuration.outputHighWaterMark) { bytes in
+                              highWaterMark: configuration.outputHighWaterMark) { vectors in
             do throws(IOError) {
-                guard case .processed(let written) = try peer.socket.write(bytes) else { return nil }
+                guard case .processed(let written) = try peer.socket.write(vectors: vectors) else { return nil }
                 return written
             } catch {
                 failed = error
@@ -117,7 +118,8 @@ extension Server: HubOutput {
     func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String?) {
         loop.assertLoopThread()
         guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }
-        if peer.deliver(line, paceOf: runner, sequence: hub.broadcastSequence) {
+        // One copy per broadcast, shared by every recipient (the hub hands each the same array).
+        if peer.deliver(line, shared: sharedLines.share(line), paceOf: runner, sequence: hub.broadcastSequence) {
             connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {

@@ -30,6 +30,8 @@ public final class Server: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// The JSON of the last event line framed for an event stream (a broadcast frames one line many times).
     var streamJSONCache: (line: [UInt8], json: [UInt8])?
+    /// The one copy of the line being broadcast, queued by every line-protocol recipient (see ``SharedLine``).
+    var sharedLines = SharedLineCache()
     /// Phone apps' answers waiting for their position to be committed, by run.
     var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
     /// Wrong device tokens per source address in the current minute (shared by a group's loops).

@@ -53,6 +53,16 @@ public final class StreamSocket: Sendable {
         return try Syscall.send(fileDescriptor, bytes)
     }
 
+    /// Writes as much of the buffers, in order, as the kernel takes, in one system call (a gathering write).
+    /// At most 1024 vectors (`IOV_MAX`). Uses `MSG_NOSIGNAL` like ``write(_:)``.
+    public func write(vectors: UnsafeBufferPointer<iovec>) throws(IOError) -> IOResult<Int> {
+        try checkOpen("sendmsg")
+        return try Syscall.send(fileDescriptor, vectors: vectors)
+    }
+
+    /// The most vectors one ``write(vectors:)`` takes (Linux's `IOV_MAX`).
+    public static let maximumVectors = 1024
+
     /// Sends FIN after any queued data; reading still works. Errors (e.g. `ENOTCONN`) are ignored:
     /// the connection is then already gone and the next read or write reports it.
     public func shutdownWrite() {

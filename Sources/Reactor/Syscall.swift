@@ -81,6 +81,15 @@ enum Syscall {
         try nonBlocking("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Sends several buffers in one call (`sendmsg`, the gathering `writev` with `MSG_NOSIGNAL`: a plain `writev`
+    /// would raise SIGPIPE on a dead peer). Takes at most `IOV_MAX` (1024) vectors.
+    static func send(_ fd: Int32, vectors: UnsafeBufferPointer<iovec>) throws(IOError) -> IOResult<Int> {
+        var message = msghdr()
+        message.msg_iov = UnsafeMutablePointer(mutating: vectors.baseAddress)
+        message.msg_iovlen = vectors.count
+        return try nonBlocking("sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+    }
+
     /// Accepts one connection as a non-blocking, close-on-exec socket.
     ///
     /// `ECONNABORTED` (the peer gave up while queued) is retried like `EINTR`: it says nothing

@@ -1,0 +1,47 @@
+/// The bytes of one outgoing line, copied once and then only referenced: a broadcast hands the same
+/// `SharedLine` to every recipient's ``OutputBuffer``, and the socket write gathers them with `writev`, so a line
+/// for 500 spectators is one copy, not 500.
+///
+/// Immutable after `init`, and its memory lives exactly as long as the object, which is why a write may hold a
+/// raw pointer into it while a buffer keeps a reference (an `[UInt8]` gives no pointer outside a closure).
+/// Sendable because nothing ever changes it: a connection moving to another loop takes its queue along.
+final class SharedLine: @unchecked Sendable {
+    /// The line, newline included.
+    let bytes: UnsafeRawBufferPointer
+
+    /// Copies `line`.
+    init(_ line: [UInt8]) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: line.count, alignment: 1)
+        line.withUnsafeBytes { storage.copyMemory(from: $0) }
+        bytes = UnsafeRawBufferPointer(storage)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// Bytes in the line.
+    var count: Int { bytes.count }
+}
+
+/// Makes one ``SharedLine`` per distinct line handed in a row: a broadcast sends the very same array to each
+/// recipient, and only the first call copies it. Loop thread only.
+struct SharedLineCache {
+    /// The array last copied (kept alive, so its storage cannot be freed and reused by another array), and its copy.
+    private var source: [UInt8] = []
+    private var shared: SharedLine?
+
+    /// The shared copy of `line`: the previous one when `line` is the same array (same storage), else a new copy.
+    mutating func share(_ line: [UInt8]) -> SharedLine {
+        if let shared, line.count == source.count, let here = Self.storage(of: line), here == Self.storage(of: source) {
+            return shared
+        }
+        let made = SharedLine(line)
+        source = line
+        shared = made
+        return made
+    }
+
+    /// Where the array's bytes live; nil for an empty array (never treated as the same line).
+    private static func storage(of line: [UInt8]) -> UnsafeRawPointer? {
+        line.withUnsafeBytes { $0.count == 0 ? nil : $0.baseAddress }
+    }
+}
