@@ -1,3 +1,4 @@
+import Reactor
 import ClusterBus
 import Foundation
 #if canImport(Glibc)
@@ -174,19 +175,7 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
     private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard bound else { throw Failure(description: "bind: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
+        // Bound to port 0, then released when the socket goes at the end of this line.
+        try ListeningSocket(host: "127.0.0.1", port: 0).port
     }
 }
