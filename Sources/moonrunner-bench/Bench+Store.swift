@@ -9,7 +9,7 @@ usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--keep]
 Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
 fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
 committed per second (from the first submit until flush() returns), the submit rate, and the size on disk
-per 1000 fixes. --batch-size overrides the store's maximum batch size (default 4096). Build with -c release
+per 1000 fixes. --batch-size overrides the store's maximum batch size (default 65536). Build with -c release
 for meaningful figures. --keep leaves the database file in place.
 """
 
