@@ -143,14 +143,16 @@ final class FixChunkWriter {
                 staged[run] = Tail(end: fixes[taken - 1].sequence, group: group)
                 return true
             }
-            // The group is full with these: one row for all (a lone row that takes none stays as it is).
-            if taken > 0 || group.rows > 1 {
+            // The group is full with these. Small rows are joined into one with them; a lone row is left as
+            // it is when more fixes come than it takes (a busy run: they make full rows of their own, and
+            // rewriting the lone row would cost more than it saves).
+            if group.rows > 1 || taken == fixes.count {
                 guard try join(run: run, group, with: taken > 0 ? text : nil, adding: taken) else { return false }
-            }
-            start = taken
-            if start == fixes.count {
-                staged[run] = Tail(end: fixes[start - 1].sequence, group: nil)
-                return true
+                start = taken
+                if start == fixes.count {
+                    staged[run] = Tail(end: fixes[start - 1].sequence, group: nil)
+                    return true
+                }
             }
         }
         staged[run] = .some(try insert(run: run, fixes, from: start))
