@@ -6,7 +6,7 @@ final class ServerMetrics {
     /// Seconds per store commit.
     var commitSeconds = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     /// Writes per committed batch.
-    var batchSizes = Histogram(bounds: [1, 4, 16, 64, 256, 1024, 4096])
+    var batchSizes = Histogram(bounds: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536])
     /// Seconds of work per loop turn.
     var turnSeconds = Histogram(bounds: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1])
     /// The last store failure and when it happened (health turns bad while it is recent).

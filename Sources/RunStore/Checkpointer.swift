@@ -21,6 +21,9 @@ final class Checkpointer: @unchecked Sendable {
 
     init(path: String, configuration: StoreConfiguration) throws(StoreError) {
         database = try Database(path: path, busyTimeout: configuration.busyTimeout)
+        // A connection opens the WAL only with its first read; until then sqlite3_wal_checkpoint_v2 finds no
+        // WAL and does nothing (it returns SQLITE_OK), and every checkpoint would fall to the writer's backstop.
+        _ = try database.integer("PRAGMA schema_version")
         interval = configuration.checkpointInterval
         let thread = Thread { [self] in run() }
         thread.name = "RunStore checkpointer"

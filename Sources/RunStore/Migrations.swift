@@ -7,6 +7,14 @@ struct Migration: Sendable {
     let id: String
     /// The SQL to run, inside the migration transaction.
     let sql: String
+    /// Work SQL alone cannot do (e.g. re-encoding rows), run after `sql` in the same transaction.
+    let step: (@Sendable (Database) throws(StoreError) -> Void)?
+
+    init(id: String, sql: String, step: (@Sendable (Database) throws(StoreError) -> Void)? = nil) {
+        self.id = id
+        self.sql = sql
+        self.step = step
+    }
 }
 
 extension Migration {
@@ -112,6 +120,11 @@ extension Migration {
             ) WITHOUT ROWID;
             CREATE INDEX device_tokens_by_runner ON device_tokens(runner);
             """),
+        // Fixes many to a row (see FixChunkCoding): the row-per-fix table cost a B-tree insert per fix. The old
+        // rows are re-encoded into chunks (in Swift: SQLite's JSON functions print doubles to 15 digits, which
+        // would not give the same fixes back), then the table gives way to a view of the same name and columns.
+        Migration(id: "2026-12-020-fix-chunks", sql: FixChunkSchema.createTable,
+                  step: { (database) throws(StoreError) in try FixChunkSchema.moveRows(in: database) }),
     ]
 }
 
@@ -142,6 +155,7 @@ extension Database {
             for migration in migrations where !done.contains(migration.id) {
                 do throws(StoreError) {
                     try execute(migration.sql)
+                    try migration.step?(self)
                 } catch {
                     throw error.adding(context: "migration \(migration.id)")
                 }

@@ -8,7 +8,14 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let database: Database
     private let insertRunner: Statement
     private let insertRun: Statement
-    private let insertFix: Statement
+    /// Fixes go into `fix_chunks` through this, a run at a time.
+    private let chunks: FixChunkWriter
+    /// Where the fixes of the batch being committed are, by run (reused).
+    private var fixOrder: [FixPosition] = []
+    /// One run's fixes of the batch, in submission order (reused).
+    private var runFixes: [StoredFix] = []
+    /// Runs ended in the batch being committed (the chunk writer stops remembering their last rows).
+    private var finishedRuns: [Int64] = []
     private let insertAward: Statement
     private let upsertFinishedRun: Statement
     private let insertRecord: Statement
@@ -28,10 +35,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             "INSERT INTO runners (name, key_hash, created) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING")
         insertRun = try database.prepare(
             "INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'live') ON CONFLICT (id) DO NOTHING")
-        insertFix = try database.prepare("""
-            INSERT OR REPLACE INTO fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """)
+        chunks = try FixChunkWriter(database: database)
         insertAward = try database.prepare("""
             INSERT OR IGNORE INTO badge_awards (runner, run, badge, tier, timestamp, latitude, longitude, speed,
                 elapsed, badge_name, badge_distance, badge_information)
@@ -70,9 +74,45 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     }
 
     func commit(_ writes: [StoreWrite]) throws(StoreError) {
-        try database.transaction(.immediate) { () throws(StoreError) in
-            for write in writes { try apply(write) }
+        fixOrder.removeAll(keepingCapacity: true)
+        finishedRuns.removeAll(keepingCapacity: true)
+        do {
+            try database.transaction(.immediate) { () throws(StoreError) in
+                // Fixes are gathered per run and written after the other writes, a run at a time (in id order,
+                // which is the table's key order): many fixes to a row instead of a row per fix. Nothing else in
+                // a batch depends on a fix being written before it (the schema declares no enforced foreign keys).
+                for (index, write) in writes.enumerated() {
+                    switch write {
+                    case .fix(let fix, _):
+                        fixOrder.append(FixPosition(run: fix.runID, index: Int32(truncatingIfNeeded: index)))
+                    case .runFinished(let record, _, _):
+                        finishedRuns.append(record.id)
+                        try apply(write)
+                    default:
+                        try apply(write)
+                    }
+                }
+                // By run, and within a run in submission order: one sort instead of an array per run.
+                fixOrder.sort { ($0.run, $0.index) < ($1.run, $1.index) }
+                var start = 0
+                while start < fixOrder.count {
+                    let run = fixOrder[start].run
+                    runFixes.removeAll(keepingCapacity: true)
+                    var end = start
+                    while end < fixOrder.count, fixOrder[end].run == run {
+                        if case .fix(let fix, _) = writes[Int(fixOrder[end].index)] { runFixes.append(fix) }
+                        end += 1
+                    }
+                    try chunks.write(run: run, runFixes)
+                    start = end
+                }
+                for run in finishedRuns { chunks.forget(run: run) }
+            }
+        } catch {
+            chunks.didRollBack()
+            throw error
         }
+        chunks.didCommit()
         afterCommit?()
     }
 
@@ -96,15 +136,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try insertRun.bind(started, at: 3)
             try insertRun.run()
         case .fix(let stored, _):
-            try insertFix.bind(stored.runID, at: 1)
-            try insertFix.bind(stored.sequence, at: 2)
-            try insertFix.bind(stored.fix.latitude, at: 3)
-            try insertFix.bind(stored.fix.longitude, at: 4)
-            try insertFix.bind(stored.fix.accuracy, at: 5)
-            try insertFix.bind(stored.fix.timestamp, at: 6)
-            try insertFix.bind(stored.received, at: 7)
-            try insertFix.bind(stored.rejection?.rawValue, at: 8)
-            try insertFix.run()
+            try chunks.write(run: stored.runID, [stored])  // commit() gathers fixes; this is for completeness
         case .award(let stored):
             let award = stored.award
             try insertAward.bind(stored.runner, at: 1)
@@ -175,6 +207,12 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try revoke.run()
         }
     }
+}
+
+/// A fix's run and its place in the batch.
+private struct FixPosition {
+    var run: Int64
+    var index: Int32
 }
 
 /// JSON text columns (splits, checkpoints).

@@ -70,30 +70,24 @@ extension SQLiteRunStore {
         }
     }
 
-    /// All fixes of a run, accepted and rejected, by sequence.
+    /// All fixes of a run, accepted and rejected, by sequence: straight from its `fix_chunks` rows (not
+    /// through the `fixes` view, which is for the `sqlite3` shell).
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
         try reader.read { (database) throws(StoreError) -> [StoredFix] in
             let select = try database.cachedStatement("""
-                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
-                FROM fixes WHERE run = ?1 ORDER BY sequence
+                SELECT first_sequence, count, base_time, fixes FROM fix_chunks WHERE run = ?1 ORDER BY first_sequence
                 """)
+            defer { select.reset() }
             try select.bind(id, at: 1)
             var fixes: [StoredFix] = []
             while try select.step() {
-                // SQLite stores NaN as NULL; a rejected fix may well have had NaN in it.
-                let fix = Fix(latitude: select.optionalDouble(at: 1) ?? .nan,
-                              longitude: select.optionalDouble(at: 2) ?? .nan,
-                              accuracy: select.optionalDouble(at: 3) ?? .nan,
-                              timestamp: select.optionalDouble(at: 4) ?? .nan)
-                var rejection: FixRejection?
-                if let reason = select.optionalText(at: 6) {
-                    guard let known = FixRejection(rawValue: reason) else {
-                        throw StoreError(code: SQLITE_CORRUPT, message: "fix \(select.int64(at: 0)) of run \(id): unknown rejection \(reason)")
-                    }
-                    rejection = known
+                let first = select.int64(at: 0)
+                let count = Int(select.int64(at: 1))
+                let base = select.int64(at: 2)
+                try select.withTextBytes(at: 3) { (text) throws(StoreError) in
+                    try FixChunkCoding.decode(text, run: id, firstSequence: first, count: count, base: base,
+                                              into: &fixes)
                 }
-                fixes.append(StoredFix(runID: id, sequence: select.int64(at: 0), fix: fix,
-                                       received: select.double(at: 5), rejection: rejection))
             }
             return fixes
         }

@@ -53,6 +53,24 @@ final class Statement {
         try check(code, index)
     }
 
+    /// Binds UTF-8 text given as bytes (a fix chunk's JSON), copied by SQLite.
+    func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) throws(StoreError) {
+        let code: Int32
+        if let base = bytes.baseAddress, !bytes.isEmpty {
+            code = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
+                sqlite3_bind_text(handle, index, characters, Int32(bytes.count), transientDestructor)
+            }
+        } else {
+            code = sqlite3_bind_text(handle, index, "", 0, transientDestructor)
+        }
+        try check(code, index)
+    }
+
+    /// Binds a chunk text's bytes as UTF-8 text.
+    func bindText(_ text: ChunkText, at index: Int32) throws(StoreError) {
+        try text.withBytes { (bytes) throws(StoreError) in try bindText(bytes, at: index) }
+    }
+
     /// A bind's return code as the store's error (a wrong index, a value too big, out of memory).
     private func check(_ code: Int32, _ index: Int32) throws(StoreError) {
         guard code == SQLITE_OK else {
@@ -99,6 +117,14 @@ final class Statement {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Calls `body` with a text column's UTF-8 bytes, valid only during the call (no copy; empty for NULL).
+    func withTextBytes<Result>(at column: Int32,
+                               _ body: (UnsafeBufferPointer<UInt8>) throws(StoreError) -> Result) throws(StoreError) -> Result {
+        let pointer = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 
     /// A column as text, nil for NULL.

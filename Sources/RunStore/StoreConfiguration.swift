@@ -10,8 +10,11 @@ public struct StoreConfiguration: Sendable, Hashable {
         case full = "FULL"
     }
 
-    /// Most writes committed in one transaction. Default 4096.
-    public var maximumBatchSize: Int = 4096
+    /// Most writes committed in one transaction. The writer commits everything queued since its last commit
+    /// (after `maximumBatchDelay`), so under load transactions grow by themselves up to this; a bigger one
+    /// costs less per fix (each run's newest rows are written once per transaction, however many fixes it
+    /// adds to them), and its acks come when it commits. Default 65536.
+    public var maximumBatchSize: Int = 65_536
     /// How long the writer waits after the first queued write for more to arrive before committing, in
     /// seconds; `flush()` and `close()` skip the wait. Default 0.005 (5 ms).
     public var maximumBatchDelay: Double = 0.005

@@ -5,14 +5,17 @@ import RunCore
 import RunStore
 
 let storeBenchHelp = """
-usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--keep] [--db postgres://USER@HOST:PORT/DB]
+usage: moonrunner-bench store [--fixes N] [--runs N] [--batch-size N] [--phone-fixes] [--keep] [--db postgres://USER@HOST:PORT/DB]
 
 Writes N fixes (default 1000000), spread over --runs concurrent runs (default 100), through submit() into a
 fresh SQLite file (WAL, synchronous=NORMAL, default batching) in a temporary directory, then reports fixes
 committed per second (from the first submit until flush() returns), the submit rate, and the size on disk
-per 1000 fixes. --batch-size overrides the store's maximum batch size (default 4096). Build with -c release
-for meaningful figures. --keep leaves the database file in place. --db writes into that PostgreSQL database
-instead (it should be empty: the run ids are new, the runner "bench" is shared; no size is reported).
+per 1000 fixes. --batch-size overrides the store's maximum batch size (default 65536). Build with -c release
+for meaningful figures. --keep leaves the database file in place. --phone-fixes makes the fixes look like
+what the server stores: coordinates with 7 decimals and whole-second timestamps as a phone sends them, a
+receive clock with sub-microsecond digits (by default they are computed doubles, 17 digits each). --db writes
+into that PostgreSQL database instead (it should be empty: the run ids are new, the runner "bench" is shared;
+no size is reported).
 """
 
 /// `moonrunner-bench store …` (`arguments` are the words after `store`).
@@ -21,9 +24,10 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     let runCount: Int
     let keep: Bool
     let postgres: String?
+    let phoneFixes: Bool
     var configuration = StoreConfiguration()
     do {
-        var options = try Options(arguments, switches: ["keep"])
+        var options = try Options(arguments, switches: ["keep", "phone-fixes"])
         if options.wantsHelp {
             print(storeBenchHelp)
             return 0
@@ -33,6 +37,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
         configuration.maximumBatchSize = try options.number("batch-size", default: configuration.maximumBatchSize)
         keep = options.flag("keep")
         postgres = options.string("db")
+        phoneFixes = options.flag("phone-fixes")
         try options.finish()
         guard fixCount > 0, runCount > 0, configuration.maximumBatchSize > 0 else {
             throw Options.UsageError(description: "--fixes, --runs and --batch-size must be positive")
@@ -76,10 +81,18 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     for index in 0..<fixCount {
         let run = index % runCount
         let sequence = Int64(index / runCount + 1)
-        let t = start + Double(sequence)
-        let fix = Fix(latitude: 51.5 + Double(sequence) * 1e-5 + Double(run) * 1e-3, longitude: -0.12 + Double(sequence) * 1e-5,
+        var t = start + Double(sequence)
+        var fix = Fix(latitude: 51.5 + Double(sequence) * 1e-5 + Double(run) * 1e-3, longitude: -0.12 + Double(sequence) * 1e-5,
                       accuracy: 4 + Double(index % 7), timestamp: t)
-        let stored = StoredFix(runID: runIDs[run], sequence: sequence, fix: fix, received: t + 0.2,
+        var received = t + 0.2
+        if phoneFixes {
+            // As parsed from a phone's `loc:` text (7 decimals, whole seconds) and stamped by a real clock.
+            t = start.rounded(.down) + Double(sequence)
+            fix = Fix(latitude: (fix.latitude * 1e7).rounded() / 1e7, longitude: (fix.longitude * 1e7).rounded() / 1e7,
+                      accuracy: fix.accuracy, timestamp: t)
+            received = t + 0.2 + Double(index % 997) * 1.37e-7
+        }
+        let stored = StoredFix(runID: runIDs[run], sequence: sequence, fix: fix, received: received,
                                rejection: index % 50 == 0 ? .inaccurate : nil)
         store.submit(.fix(stored, acknowledgement: String(sequence)))
     }
