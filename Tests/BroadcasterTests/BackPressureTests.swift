@@ -7,7 +7,7 @@ import Wire
 
 /// Bounded work per turn and per store: a slow store stops the reading, one connection's flood does not hold
 /// up another's lines.
-@Suite struct BackPressureTests {
+@Suite(.mayBlock) struct BackPressureTests {
     @Test func aBackloggedStoreStopsTheReadingUntilItCatchesUp() async throws {
         try await onItsOwnThread {
             let store = BackloggedStore()

@@ -4,7 +4,7 @@ import Testing
 import Wire
 
 /// Every malformed line gets `err:CODE` on its own connection and changes nothing else.
-@Suite struct BadInputTests {
+@Suite(.mayBlock) struct BadInputTests {
     static let cases: [(String, [UInt8], ErrorCode)] = [
         ("unknown command", Array("fly:away".utf8), .unknownCommand),
         ("missing colon", Array("hello".utf8), .missingColon),

@@ -8,7 +8,7 @@ import Wire
 
 /// The live page in a real headless Chromium: it updates as the run streams over TCP, draws the track in
 /// pace colours, and a cheer typed into it reaches the runner's connection.
-@Suite(.serialized) struct BrowserTests {
+@Suite(.mayBlock, .serialized) struct BrowserTests {
     /// CI installs Chromium (`.ci/run`); elsewhere without it the test says so and passes.
     static var canRun: Bool {
         if WebDriver.available { return true }

@@ -9,7 +9,7 @@ import Wire
 
 /// Phone apps over HTTP, as they send: one request per position, answered 200 only once it is stored, the
 /// run seen by a TCP spectator and a web spectator, and ended after the device idle gap.
-@Suite struct DeviceAppTests {
+@Suite(.mayBlock) struct DeviceAppTests {
     /// A real recorded run (Strava export) with its times moved to start now, as a phone would record it.
     static let recorded: [Fix] = {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

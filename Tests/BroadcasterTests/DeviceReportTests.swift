@@ -1,10 +1,11 @@
 @testable import Broadcaster
 import HTTP
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
 /// Every app's request shape read into a fix, without sockets.
-@Suite struct DeviceReportTests {
+@Suite(.mayBlock) struct DeviceReportTests {
     func request(_ head: String, body: String = "") throws -> HTTPRequest {
         var parser = HTTPRequestParser()
         let bodyPart = body.isEmpty ? "" : "Content-Length: \(body.utf8.count)\r\n"

@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// `runs:`, `run:` and `badges:` over the wire, answered as event lines ended by `done:`.
-@Suite struct HistoryTests {
+@Suite(.mayBlock) struct HistoryTests {
     /// Runs `count` fixes at 3 m/s for `runner` and stops; returns the run id.
     func run(_ client: TestClient, _ runner: String, fixes count: Int, speed: Double = 3) throws -> Int64 {
         for line in straightRun(count: count, speed: speed) { try client.send(line) }
@@ -115,7 +115,7 @@ import Wire
 }
 
 /// Badge history lives in the database: a restart does not make yesterday's checkpoints disappear.
-@Suite struct HistoryAcrossRestartTests {
+@Suite(.mayBlock) struct HistoryAcrossRestartTests {
     @Test func silverAfterARestartNeedsToBeatTheStoredReference() throws {
         let database = temporaryFolder().appendingPathComponent("history.sqlite").path
         var key = ""

@@ -2,11 +2,12 @@
 import Foundation
 import RunCore
 import RunStore
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
 /// What the hub tells people: `note:` for fixes that start no run, and a late follower's snapshot.
-@Suite struct HubNoteTests {
+@Suite(.mayBlock) struct HubNoteTests {
     let output = RecordingOutput()
     let store = MemoryRunStore()
     let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)

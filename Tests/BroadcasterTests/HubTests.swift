@@ -2,6 +2,7 @@
 import Foundation
 import RunCore
 import RunStore
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
@@ -26,7 +27,7 @@ final class RecordingOutput: HubOutput {
     }
 }
 
-@Suite struct HubTests {
+@Suite(.mayBlock) struct HubTests {
     let output = RecordingOutput()
     let store = MemoryRunStore()
     let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)

@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// `serve --host ::1` and `--host ::` (dual-stack): the server listens on IPv6, and on `::` IPv4 clients too.
-@Suite struct IPv6Tests {
+@Suite(.mayBlock) struct IPv6Tests {
     func ping(_ socket: StreamSocket) throws -> String {
         _ = try Array("ping:\n".utf8).withUnsafeBytes { try socket.write($0) }
         var buffer = [UInt8](repeating: 0, count: 64)

@@ -5,7 +5,7 @@ import Testing
 import Wire
 
 /// Connection limits, slow spectators and the resume window.
-@Suite struct LimitTests {
+@Suite(.mayBlock) struct LimitTests {
     @Test func pastTheConnectionLimitNewcomersAreToldBusyAndClosed() throws {
         try withServer({ $0.maximumConnections = 3 }) { server in
             let first = try (0..<3).map { _ in try TestClient(port: server.port) }

@@ -1,9 +1,10 @@
 @testable import Broadcaster
 import Glibc
+import MoonRunnerTestSupport
 import Testing
 
 /// The per-connection queue: order kept, pace lines conflated only for a reader that is behind.
-@Suite struct OutputBufferTests {
+@Suite(.mayBlock) struct OutputBufferTests {
     func line(_ text: String) -> [UInt8] { Array((text + "\n").utf8) }
 
     /// Drains what the buffer has; `accepting` bytes at most, as a socket with that much room would.

@@ -7,7 +7,7 @@ import Wire
 
 /// protocol.md §1: replies to one connection's commands go out in command order, history answers included,
 /// and `quit:` closes only after every earlier answer was written.
-@Suite struct ReplyOrderTests {
+@Suite(.mayBlock) struct ReplyOrderTests {
     @Test func aHistoryAnswerIsNeitherOvertakenNorLostToQuit() throws {
         let store = GatedStore()
         try withServer(store: store) { server in

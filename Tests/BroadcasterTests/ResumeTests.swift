@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// A runner who drops off the network comes back with the key and the run goes on.
-@Suite struct ResumeTests {
+@Suite(.mayBlock) struct ResumeTests {
     @Test func aRunnerResumesTheSameRunWithTheKey() throws {
         try withServer { server in
             let watcher = try TestClient(port: server.port)
@@ -81,7 +81,7 @@ import Wire
 }
 
 /// Resending everything after a reconnect stores nothing twice, filtered fixes included.
-@Suite struct ResendTests {
+@Suite(.mayBlock) struct ResendTests {
     @Test func aResentFilteredFixIsNotStoredTwice() throws {
         let store = MemoryRunStore()
         try withServer(store: store) { server in

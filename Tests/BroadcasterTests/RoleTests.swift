@@ -4,7 +4,7 @@ import Testing
 import Wire
 
 /// Two runners, spectators and coaches at once: each role gets exactly its events.
-@Suite struct RoleTests {
+@Suite(.mayBlock) struct RoleTests {
     /// Everything a client received up to its answer to a final `ping:`.
     func drain(_ client: TestClient) throws -> [String] {
         try client.send("ping:")

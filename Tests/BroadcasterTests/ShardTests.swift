@@ -9,7 +9,7 @@ import Wire
 
 /// `serve --loops N`: runners shared out among event loops by name, events relayed to every loop's followers,
 /// connections moved to the loop that owns their runner. Tested with 2 loops, placements checked on the loops.
-@Suite struct ShardTests {
+@Suite(.mayBlock) struct ShardTests {
     /// Reads a loop's state on its own thread.
     private static func onLoop<T: Sendable>(_ server: Server, _ read: @escaping @Sendable (Server) -> T) -> T {
         let done = DispatchSemaphore(value: 0)

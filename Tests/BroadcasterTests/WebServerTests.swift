@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// HTTP on the server's loop, over the wire: pages, the JSON API, cheers, metrics, health and the limits.
-@Suite struct WebServerTests {
+@Suite(.mayBlock) struct WebServerTests {
     func http(_ server: Server) throws -> HTTPTestClient { try HTTPTestClient(port: try #require(server.httpPort)) }
 
     @Test func pagesAndAssetsAreServedWithTheirTypes() async throws {

@@ -70,12 +70,15 @@ final class BusRecorder: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
+        // Woken by entries and notices; the predicate may also read a bus's statistics, which change without a
+        // signal here: so look again every 20 ms too.
         while !predicate(entries, notices) {
-            guard condition.wait(until: deadline) else {
+            guard Date() < deadline else {
                 throw Timeout(description: "timed out waiting for \(what); got \(entries.count) entries: "
                     + entries.suffix(20).map { "\($0.stream)#\(String(decoding: $0["n"] ?? [], as: UTF8.self))" }
                         .joined(separator: " ") + "; notices: \(notices.suffix(6))")
             }
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.02)))
         }
     }
 

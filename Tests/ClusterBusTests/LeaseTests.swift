@@ -4,7 +4,7 @@ import MoonRunnerTestSupport
 import Testing
 
 /// Leases on a real Redis: one holder at a time, renewed only by it, taken by another once it expires.
-@Suite(.enabled(if: RedisTestServer.isAvailable, Comment(rawValue: RedisTestServer.skipReason)))
+@Suite(.mayBlock, .enabled(if: RedisTestServer.isAvailable, Comment(rawValue: RedisTestServer.skipReason)))
 struct LeaseTests {
     @Test func aLeaseHasOneHolderWhoAloneRenewsItUntilItExpiresAndAnotherTakesIt() throws {
         let redis = try RedisTestServer.shared()

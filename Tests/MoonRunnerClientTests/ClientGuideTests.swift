@@ -7,7 +7,7 @@ import Testing
 
 /// README's "Client library" samples are the code of `ClientGuideSamples.swift`, which compiles with the client library
 /// alone; here they run against a real server.
-@Suite struct ClientGuideTests {
+@Suite(.mayBlock) struct ClientGuideTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -5,7 +5,7 @@ import RunStore
 import Testing
 
 /// Formatting for metric and imperial locales, identical on every platform.
-@Suite struct FormattingTests {
+@Suite(.mayBlock) struct FormattingTests {
     static let utc = TimeZone(identifier: "UTC")!
 
     @Test(arguments: [
@@ -92,7 +92,7 @@ import Testing
 }
 
 /// The default formatter of a real process follows `LANG`: a US user of `moonrunner runs` gets miles.
-@Suite struct LocaleFromTheShellTests {
+@Suite(.mayBlock) struct LocaleFromTheShellTests {
     /// `moonrunner ARGUMENTS` with the locale variables set to `variables` (and the others unset).
     static func moonrunner(_ arguments: [String], _ variables: [String]) throws -> ChildProcess {
         try ChildProcess(executable: "/usr/bin/env",

@@ -5,7 +5,7 @@ import Testing
 import Wire
 
 /// The stream and framing layer against a fake server that chooses how the bytes arrive.
-@Suite(.serialized) struct FramingTests {
+@Suite(.mayBlock, .serialized) struct FramingTests {
     /// Lines of every live kind, with the awkward bits: quotes, escapes, `\r\n`.
     static let lines = [
         "run:ann id=17 ts=1732950000",

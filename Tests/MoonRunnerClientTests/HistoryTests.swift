@@ -8,7 +8,7 @@ import Testing
 import Wire
 
 /// History answers as typed values, and every server `err:` as a typed error.
-@Suite struct HistoryTests {
+@Suite(.mayBlock) struct HistoryTests {
     /// Runs `count` fixes at 10 m/s as `name` and stops; returns the end.
     static func run(_ client: MoonRunnerClient, as name: String, count: Int,
                     from start: Double? = nil) async throws -> RunEndedEvent {

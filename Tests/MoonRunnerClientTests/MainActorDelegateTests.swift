@@ -29,7 +29,7 @@ import Testing
     }
 }
 
-@Suite struct MainActorDelegateTests {
+@Suite(.mayBlock) struct MainActorDelegateTests {
     @MainActor @Test func aMainActorViewModelGetsEveryEventInOrderOnTheMainActor() async throws {
         let fake = try FakeServer()
         defer { fake.close() }

@@ -1,8 +1,9 @@
 import Foundation
+import MoonRunnerTestSupport
 import Testing
 
 /// The Apple-platform code cannot be compiled here, so it is kept in one small file that can be read whole.
-@Suite struct PlatformCodeTests {
+@Suite(.mayBlock) struct PlatformCodeTests {
     /// Every Swift file of the client library, relative path → text.
     static func clientSources() throws -> [String: String] {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

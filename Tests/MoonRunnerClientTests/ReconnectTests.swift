@@ -8,7 +8,7 @@ import Testing
 import Wire
 
 /// Dropped connections: reconnect with the key, re-subscribe, resend what was not acknowledged.
-@Suite(.serialized) struct ReconnectTests {
+@Suite(.mayBlock, .serialized) struct ReconnectTests {
     static let quickReconnect = ReconnectPolicy(initialDelay: 0.02, maximumDelay: 0.2, jitter: 0)
 
     @Test func afterADropTheClientIdentifiesResubscribesAndResendsOnlyUnackedFixes() async throws {

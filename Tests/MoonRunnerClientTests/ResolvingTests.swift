@@ -9,7 +9,7 @@ import Glibc
 
 /// Host names and IPv6: a tracker on a Raspberry Pi reaching `race.example.org`, whatever its addresses.
 /// Serialized: glibc's resolver may make one lookup wait for another's DNS timeout.
-@Suite(.serialized) struct ResolvingTests {
+@Suite(.mayBlock, .serialized) struct ResolvingTests {
     @Test(arguments: ["::1", "[::1]"])
     func aClientReachesAServerOnIPv6Loopback(host: String) async throws {
         let listener = try IPv6Listener()

@@ -12,7 +12,7 @@ import Glibc
 #endif
 
 /// The client against the real server: typed events for a runner, a spectator and a coach.
-@Suite struct RoleTests {
+@Suite(.mayBlock) struct RoleTests {
     @Test func aRunnerJoinsRunsIsAcknowledgedAndStops() async throws {
         let store = MemoryRunStore()
         try await withServer(store: store) { server in

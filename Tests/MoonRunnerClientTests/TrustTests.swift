@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// What a new user found: counts right after `send`, replies matched by order, and calls that end when cancelled.
-@Suite(.serialized) struct TrustTests {
+@Suite(.mayBlock, .serialized) struct TrustTests {
     /// A client joined as `ann` on a fake server that never acks.
     static func joined() async throws -> (MoonRunnerClient, FakePeer, FakeServer) {
         let fake = try FakeServer()

@@ -72,7 +72,7 @@ func trackLines(_ text: String) -> [String] {
     text.split(separator: "\n").map(String.init).filter { !$0.contains("Run ") && !$0.contains("<desc>") }
 }
 
-@Suite struct ActivityImportTests {
+@Suite(.mayBlock) struct ActivityImportTests {
     @Test func anETrexPointWithoutPositionIsSkippedAndTheRestImports() throws {
         let data = try fixture("etrex-first-point-without-position.gpx")
         let file = try ActivityFile.read(data)

@@ -7,7 +7,7 @@ import Testing
 
 /// README's "The database" section: every query it shows runs against a real store file (with SQLite's API,
 /// and with the stock `sqlite3` shell when it is installed), and the tables it documents are the schema's.
-@Suite struct DatabaseDocTests {
+@Suite(.mayBlock) struct DatabaseDocTests {
     static let readme: String = {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -43,7 +43,7 @@ struct ImportedRun {
     }
 }
 
-@Suite struct ExportTests {
+@Suite(.mayBlock) struct ExportTests {
     @Test func importStoresEverythingThroughTheEngine() throws {
         let imported = try ImportedRun(fixture: "strava-run-1.gpx")
         let record = imported.run.record

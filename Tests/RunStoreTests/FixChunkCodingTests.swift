@@ -1,10 +1,11 @@
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
 /// The text of a `fix_chunks` row: every double comes back bit for bit, and typical values are short.
-@Suite struct FixChunkCodingTests {
+@Suite(.mayBlock) struct FixChunkCodingTests {
     private static func text(_ value: Double) -> String {
         let text = ChunkText()
         FixChunkCoding.appendNumber(value, to: text)

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
@@ -10,7 +11,7 @@ import Testing
 /// strava-paused-two-segments.gpx --runner ann` (run 1, saved, 1461 fixes), then `moonrunner serve` with
 /// `moonrunner simulate --route park --speed 40 --name bob --seed 3` for a few seconds and a `kill -9` of the
 /// server (run 2, still live, 319 fixes), its WAL then checkpointed into the file with the `sqlite3` shell.
-@Suite struct FixChunkMigrationTests {
+@Suite(.mayBlock) struct FixChunkMigrationTests {
     /// The old table's rows, as the old store read them.
     struct OldRow: Equatable {
         var run: Int64, sequence: Int64

@@ -7,7 +7,7 @@ import Testing
 
 /// Fixes stored many to a `fix_chunks` row: they come back as they went in whatever the batching, a resent
 /// fix is stored once, and the `fixes` view still shows one row per fix.
-@Suite struct FixChunkStoreTests {
+@Suite(.mayBlock) struct FixChunkStoreTests {
     /// A fix as a phone sends it (decimal text), received a moment later by a clock with sub-microsecond digits.
     static func fix(run: Int64, sequence: Int64, rejection: FixRejection? = nil, variant: Double = 0) -> StoredFix {
         let time = 1_767_225_600 + Double(sequence)

@@ -1,5 +1,6 @@
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
@@ -9,7 +10,7 @@ func fixture(_ name: String) throws -> Data {
     return try Data(contentsOf: url)
 }
 
-@Suite struct GPXImportTests {
+@Suite(.mayBlock) struct GPXImportTests {
     @Test func stravaRun() throws {
         let data = try fixture("strava-run-1.gpx")
         let tracks = try GPXImport.tracks(from: data)

@@ -7,7 +7,7 @@ import Testing
 
 /// What only the PostgreSQL store has to show (the shared contract is in StoreContractTests): a schema from a
 /// newer build refused, two nodes sharing one database, and a server outage that acks nothing uncommitted.
-@Suite(.enabled(if: PostgresTestServer.isAvailable, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(.mayBlock, .enabled(if: PostgresTestServer.isAvailable, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresStoreTests {
     @Test func aSchemaNewerThanThisBuildIsRefused() throws {
         let url = try PostgresTestServer.shared().createDatabase()

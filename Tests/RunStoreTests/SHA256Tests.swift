@@ -1,7 +1,8 @@
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
-@Suite struct SHA256Tests {
+@Suite(.mayBlock) struct SHA256Tests {
     /// FIPS 180-2 appendix B vectors and NIST short messages.
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),

@@ -1,11 +1,12 @@
 import CSQLite
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
 /// What only the SQLite store does: migrations, persistence, and failing clearly at open and while writing.
-@Suite struct SQLiteStoreTests {
+@Suite(.mayBlock) struct SQLiteStoreTests {
     @Test func migrationsApplyOnceAndDataPersists() throws {
         let directory = TemporaryDirectory()
         let path = directory.path("runs.sqlite")

@@ -1,11 +1,12 @@
 import Foundation
 import RunCore
 @testable import RunStore
+import MoonRunnerTestSupport
 import Testing
 
 /// Two stores on one file stand for two processes (a live server and `moonrunner import`): each has its own
 /// connections, and nothing but the database coordinates them.
-@Suite struct SharedFileTests {
+@Suite(.mayBlock) struct SharedFileTests {
     @Test func twoStoresOnOneFileNeverShareARunID() throws {
         let directory = TemporaryDirectory()
         let path = directory.path("shared.sqlite")

@@ -1,10 +1,11 @@
 import Foundation
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 @testable import RunStore
 
 /// The behaviour both stores share, run against each.
-@Suite struct StoreContractTests {
+@Suite(.mayBlock) struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func runnerAndHistoryRoundTrip(kind: StoreKind) throws {
         let directory = TemporaryDirectory()

@@ -95,7 +95,7 @@ public final class FakePeer: @unchecked Sendable {
     }
 }
 
-/// Async forms for async tests: the blocking waits run on a Dispatch thread, so they never hold one of the few
+/// Async forms for async tests: the blocking waits run on threads of their own, so they never hold one of the few
 /// Swift concurrency threads the client's own tasks (and other tests) need meanwhile.
 extension FakeServer {
     /// `accept(timeout:)` off the concurrency pool.
@@ -116,13 +116,12 @@ extension FakePeer {
     }
 }
 
-/// Runs blocking work on a Dispatch thread and awaits it.
+/// Runs blocking work on a thread of its own and awaits it.
+///
+/// Not on `DispatchQueue.global()`: on Linux its pool is as wide as the machine has cores (2 here), so two tests
+/// waiting 30 s for a child process stalled every other test's waits behind them (CI saw the suite stand still).
 public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try work() })
-        }
-    }
+    try await onItsOwnThread(work)
 }
 
 /// Runs a test's blocking body (sockets, polls, child processes, a browser) on a thread of its own, so it never

@@ -1,11 +1,12 @@
 import Foundation
 @testable import moonrunner
 import MoonRunnerClient
+import MoonRunnerTestSupport
 import Testing
 import Wire
 
 /// The badge board shows what is left to win, never a goal already won.
-@Suite struct BoardTableTests {
+@Suite(.mayBlock) struct BoardTableTests {
     let formatter = RunFormatter(locale: Locale(identifier: "en_GB"), unit: .kilometres, timeZone: TimeZone(identifier: "UTC")!)
 
     func board(silver: String?, gold: String?, earned: String? = "2026-11-30T07:00:00Z", left: Double = 0) -> BoardEvent {

@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// The coach and watch tools say what happened in one line each.
-@Suite struct CoachLineTests {
+@Suite(.mayBlock) struct CoachLineTests {
     let formatter = RunFormatter(locale: Locale(identifier: "en_GB"), unit: .kilometres)
 
     func badge(_ id: String, _ tier: String, at timestamp: Double) -> BadgeEvent {

@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// `kill -9` in the middle of a run loses nothing that was acked, and the resumed run measures the same.
-@Suite struct CrashRecoveryTests {
+@Suite(.mayBlock) struct CrashRecoveryTests {
     /// A gently winding 1 fix/s route, so the distance depends on every fix.
     static func route(count: Int, start: Double) -> [(line: String, fix: Fix)] {
         (0..<count).map { index in

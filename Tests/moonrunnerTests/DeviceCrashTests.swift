@@ -8,7 +8,7 @@ import Wire
 
 /// An app's retry queue against `kill -9`: every position is sent until it gets a 2xx, the server dies mid-run
 /// and comes back on the same port; every position ends up stored exactly once and the run measures the same.
-@Suite struct DeviceCrashTests {
+@Suite(.mayBlock) struct DeviceCrashTests {
     /// A gently winding route at 3 m/s, one fix a second from now.
     static func route(count: Int, start: Double) -> [Fix] {
         (0..<count).map { index in

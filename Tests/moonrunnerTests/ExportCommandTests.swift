@@ -4,7 +4,7 @@ import RunStore
 import Testing
 
 /// `moonrunner import` then `moonrunner export` as a person runs them: a real GPX file in, three formats out.
-@Suite struct ExportCommandTests {
+@Suite(.mayBlock) struct ExportCommandTests {
     static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
 
     /// Imports the real Strava run and returns the database path and the run id.

@@ -6,7 +6,7 @@ import Wire
 
 /// README says the database may be used while the server runs: `moonrunner import` into a live server's file
 /// must leave both the live runs and the imported one intact.
-@Suite struct ImportBesideServerTests {
+@Suite(.mayBlock) struct ImportBesideServerTests {
     @Test func importIntoALiveServersFileKeepsEveryRunIntact() async throws {
         let folder = temporaryFolder()
         let database = folder.appendingPathComponent("live.sqlite").path

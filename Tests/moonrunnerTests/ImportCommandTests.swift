@@ -4,7 +4,7 @@ import RunStore
 import Testing
 
 /// `moonrunner import` as a person runs it: several files at once, one of each kind of trouble.
-@Suite struct ImportCommandTests {
+@Suite(.mayBlock) struct ImportCommandTests {
     static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
     static let stravaRun = fixtures.appendingPathComponent("strava-run-1.gpx").path
 

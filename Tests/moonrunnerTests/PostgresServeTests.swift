@@ -7,7 +7,7 @@ import Wire
 
 /// `moonrunner serve --db postgres://…` over the wire: a runner's fixes acked after PostgreSQL committed them,
 /// and the history answered from PostgreSQL, by this server and by a second one on the same database.
-@Suite(.enabled(if: PostgresTestServer.isAvailable, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(.mayBlock, .enabled(if: PostgresTestServer.isAvailable, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresServeTests {
     @Test func fixesGoToPostgreSQLAndTheHistoryComesBackFromIt() throws {
         let url = try PostgresTestServer.shared().createDatabase()

@@ -1,11 +1,12 @@
 import Foundation
 @testable import moonrunner
 import RunCore
+import MoonRunnerTestSupport
 import Testing
 
 /// Each built-in route measures at least its name by our own engine, with and without simulate's GPS noise,
 /// so the marathon wins Interstellar Space (42,195 m) and the 10k is 10 km.
-@Suite struct RouteLengthTests {
+@Suite(.mayBlock) struct RouteLengthTests {
     static func measured(_ route: BuiltInRoute, noise: Double, seed: UInt64) -> Double {
         var samples = BuiltInRoute.samples(along: route.path, speed: 1000 / 330)
         var random = SeededRandom(seed: seed)

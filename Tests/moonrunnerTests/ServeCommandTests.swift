@@ -5,7 +5,7 @@ import Testing
 import Wire
 
 /// `moonrunner serve` as an operator runs it: a real process, signals, a database file.
-@Suite struct ServeCommandTests {
+@Suite(.mayBlock) struct ServeCommandTests {
     @Test func sigtermEndsOpenRunsSavedFlushesAndExitsZero() throws {
         let folder = temporaryFolder()
         let database = folder.appendingPathComponent("runs.sqlite").path

@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// `moonrunner simulate` as README shows it: a real process against a server, checked in the server's store.
-@Suite struct SimulateCommandTests {
+@Suite(.mayBlock) struct SimulateCommandTests {
     /// The repository's folder (for tools/routes).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
