@@ -41,7 +41,7 @@ let package = Package(
         // the leases that say which node owns a run.
         .target(name: "ClusterBus", dependencies: ["CHiredis"]),
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
-                                                   "WebRoutes"]),
+                                                   "WebRoutes", "ClusterBus"]),
         // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
         .target(name: "MoonRunnerClient", dependencies: [
             "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),

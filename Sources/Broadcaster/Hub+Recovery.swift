@@ -28,6 +28,21 @@ extension Hub {
             output.log("recovery: run \(record.id) has no runner \(record.runner)")
             return
         }
+        rebuild(record, runner: runner, fixes: try store.fixes(ofRun: record.id), now: now)
+        output.log("recovered run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
+    }
+
+    /// A run another node measured until it died (its lease is this node's now): rebuilt from its stored fixes
+    /// as after a crash, then resumed by the `iam:` that asked for it.
+    func takeOver(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
+        remoteRuns[runner.name] = nil
+        rebuild(record, runner: runner, fixes: fixes, now: now)
+        output.log("took over run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m")
+    }
+
+    /// A live run from its stored fixes: the same fixes and receive clock through a fresh engine give the same
+    /// distance; the other loops (and nodes) learn of it as a catch-up.
+    private func rebuild(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
         let entry = runners[runner.name] ?? RunnerEntry(name: runner.name, keyHash: runner.keyHash, history: runner.history)
         runners[runner.name] = entry
         let run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
@@ -35,7 +50,6 @@ extension Hub {
         run.phase = .running(id: record.id, started: record.started)
         var lastProgress: RunProgress?
         var lastAccepted: Fix?
-        let fixes = try store.fixes(ofRun: record.id)
         for stored in fixes {
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
@@ -63,15 +77,15 @@ extension Hub {
         entry.run = run
         runOwners[record.id] = runner.name
         announceRecovered(run, runner: runner.name, runID: record.id, started: record.started)
-        output.log("recovered run \(record.id) of \(runner.name): \(Int(run.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
     }
 
-    /// With several loops, the others learn of a recovered run as of a live one: its start, badges and pace.
+    /// With several loops (or nodes), the others learn of a recovered run as of a live one: its start, badges
+    /// and pace, as a catch-up their followers do not hear again.
     private func announceRecovered(_ run: LiveRun, runner name: String, runID: Int64, started: Double) {
         guard let sequence = sharedSequence, let startedLine = run.startedLine else { return }
         func relay(_ line: [UInt8], _ audience: Audience, _ kind: RelayedEvent.Kind) {
             output.relay(.event(RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(),
-                                             kind: kind)))
+                                             kind: kind, isCatchUp: true)))
         }
         relay(startedLine, .everyone, .started(runID: runID, started: started, startHistory: run.startHistory))
         for badge in run.badgeLines { relay(badge, .everyone, .badge) }

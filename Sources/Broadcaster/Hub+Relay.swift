@@ -100,6 +100,7 @@ extension Hub {
         case .other:
             break
         }
+        if event.isCatchUp { return }
         if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
             backlogs[name, default: EventBacklog(capacity: configuration.eventBacklog)]
                 .append(event.sequence, event.line, isPace: isPace)

@@ -46,11 +46,17 @@ extension Hub {
 
     private func claim(_ id: ConnectionID, name: String, now: Double) {
         let key = RunnerKey.generate()
+        store.submit(.runner(name: name, keyHash: RunnerKey.hash(key), created: now))
+        claimed(id, name: name, key: key)
+    }
+
+    /// A name now this connection's runner, with its key (stored, or queued for the store).
+    func claimed(_ id: ConnectionID, name: String, key: String) {
+        unknownNames.remove(name)
         let entry = RunnerEntry(name: name, keyHash: RunnerKey.hash(key), history: BadgeHistory())
         entry.connection = id
         runners[name] = entry
         sessions[id]?.runner = entry
-        store.submit(.runner(name: name, keyHash: entry.keyHash, created: now))
         output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history))
         send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
                                             .init(key: "new", value: "yes")]), to: id)

@@ -45,6 +45,8 @@ struct RelayedEvent: Sendable {
     let audience: Hub.Audience
     let sequence: UInt64
     let kind: Kind
+    /// A recovered or taken-over run's story so far, for the mirrors only: its followers heard it already.
+    var isCatchUp = false
 }
 
 /// A connection on its way to another loop: its socket and everything its ``Peer`` held, so the new loop

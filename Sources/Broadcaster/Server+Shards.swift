@@ -39,6 +39,7 @@ extension Server {
 
     /// Queues a message for every other loop (sent at the end of the turn).
     func queueRelay(_ message: RelayMessage) {
+        queueForCluster(message)
         guard let shard else { return }
         let isEvent: Bool
         if case .event = message { isEvent = true } else { isEvent = false }

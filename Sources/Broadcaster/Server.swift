@@ -69,6 +69,10 @@ public final class Server: @unchecked Sendable {
     var relayOutboxEvents: [Int] = []
     /// `stats:` answers waiting for the other loops' counters, by request number. Loop thread only.
     var pendingCounters: [Int: PendingCounters] = [:]
+    /// The cluster this server is a node of (set by ``ServerGroup/joinCluster(_:)`` before the loop runs), and
+    /// this turn's messages for it. Loop thread only once running.
+    var cluster: ClusterNode?
+    var clusterOutbox: [RelayMessage] = []
     var nextCountersRequest = 1
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
     private let stopped = Mutex(false)
@@ -192,10 +196,15 @@ public final class Server: @unchecked Sendable {
         loop.onTurnEnd { [unowned self] in
             // Relays first: the other loops have this turn's news before its replies reach any client.
             sendRelays()
+            sendToCluster()
             flushPending()
             metrics.turnSeconds.observe(Double(loop.currentTurnNanoseconds) / 1e9)
         }
-        recoverLiveRuns()
+        // The loop's first task, before it accepts anyone: by then a cluster node is known to be one (it does
+        // not recover runs at start, see ServerGroup.joinCluster).
+        loop.execute { [unowned self] in
+            if cluster == nil { recoverLiveRuns() }
+        }
         guard listener != nil else { return }
         logger.write("listening on \(configuration.host):\(port)")
         if let httpPort { logger.write("http on http://\(configuration.host):\(httpPort)/") }

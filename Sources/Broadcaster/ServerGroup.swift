@@ -1,3 +1,4 @@
+import ClusterBus
 import Foundation
 import Reactor
 import RunStore
@@ -15,6 +16,8 @@ public final class ServerGroup: Sendable {
     /// The loops, the first one listening.
     public let servers: [Server]
     let router: ShardRouter?
+    /// The cluster this server is a node of, once ``joinCluster(_:)`` made it one.
+    private let clusterNode = Mutex<ClusterNode?>(nil)
 
     /// The port line-protocol clients connect to.
     public var port: UInt16 { servers[0].port }
@@ -111,8 +114,25 @@ public final class ServerGroup: Sendable {
         done.wait()
     }
 
-    /// Blocks until every loop has stopped.
+    /// Blocks until every loop has stopped; then leaves the cluster (its runs were ended and saved).
     public func waitUntilStopped() {
         for server in servers { server.waitUntilStopped() }
+        clusterNode.withLock { $0 }?.close()
+    }
+
+    /// Makes this server a node of a cluster (`serve --cluster`): the loops' events go on the bus, the other
+    /// nodes' come in, runs are leased, and a runner whose node died is taken over here when it says `iam:`
+    /// (see ``ClusterNode``). Runs left live in the store are not recovered at start: in a cluster they are
+    /// taken over when their runners come back. Call before ``start()`` or ``run()``; throws for a bad URL.
+    public func joinCluster(_ settings: ClusterSettings) throws(BusError) {
+        let node = try ClusterNode(settings: settings, inboxHighWater: servers[0].configuration.relayInboxHighWater,
+                                   log: servers[0].logger)
+        node.attach(servers)
+        for server in servers {
+            server.cluster = node
+            server.hub.sharedSequence = { node.nextSequence() }
+        }
+        clusterNode.withLock { $0 = node }
+        servers[0].logger.write("cluster node \(settings.node) on \(node.bus.endpoint)")
     }
 }

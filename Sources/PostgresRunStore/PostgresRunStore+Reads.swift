@@ -4,6 +4,18 @@ import RunStore
 
 extension PostgresRunStore {
     /// The runner with this name, with its badge history.
+    /// Claims a name with one unique insert, committed before it returns: of several nodes claiming the same
+    /// name at once, exactly one gets true.
+    public func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool {
+        try lookups.read { (connection) throws(StoreError) -> Bool in
+            let rows = try connection.query("""
+                INSERT INTO runners (name, key_hash, created) VALUES ($1, $2, $3::double precision)
+                ON CONFLICT (name) DO NOTHING RETURNING name
+                """, [name, keyHash, PostgresValue.double(created)])
+            return rows.rowCount == 1
+        }
+    }
+
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
         try lookups.read { (connection) throws(StoreError) -> RunnerRecord? in
             let rows = try connection.query("SELECT name, key_hash, created FROM runners WHERE name = $1", [name])

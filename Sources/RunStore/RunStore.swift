@@ -105,6 +105,18 @@ public protocol RunStore: AnyObject, Sendable {
     /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with
     /// `pointCount` points (a second import of the same file), if any.
     func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64?
+    /// Claims a new runner name now, for servers that share the store (a cluster): true if this call made the
+    /// runner, false if the name was taken (by another server, first). Blocks on the database: never call it
+    /// from an event loop. A store only one server uses queues the write and says true.
+    func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool
+}
+
+extension RunStore {
+    /// One server per store: the name is this server's to give (it knows every claim), so the write is queued.
+    public func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool {
+        submit(.runner(name: name, keyHash: keyHash, created: created))
+        return true
+    }
 }
 
 /// Defaults shared by the command line tools.

@@ -38,6 +38,7 @@ prints one `key: value` per line and a one-line summary per scenario.
   --port P              use a server already listening on P instead of starting one
   --server-pid PID      with --port: the server's process id, for RSS and CPU figures
   --prefix WORD         runner names are WORD-N (default load)
+  --spectator-port P    spectators connect to P (another node of a cluster) while runners use --port
 """
 
 /// `moonrunner-bench load`.
@@ -180,6 +181,11 @@ struct LoadPlan {
         let fixInterval: Double? = try options.optionalNumber("fix-interval")
         let flatOut = options.flag("flat-out")
         let prefix = options.string("prefix")
+        var spectatorPort: UInt16?
+        if let text = options.string("spectator-port") {
+            guard let port = UInt16(text) else { throw Options.UsageError(description: "--spectator-port: not a port: \(text)") }
+            spectatorPort = port
+        }
         try options.finish()
         if flatOut && rate != nil { throw Options.UsageError(description: "--rate and --flat-out exclude each other") }
         for index in base.indices {
@@ -196,6 +202,7 @@ struct LoadPlan {
             configuration.duration = duration ?? configuration.duration
             configuration.pipeline = pipeline ?? configuration.pipeline
             configuration.namePrefix = prefix ?? configuration.namePrefix
+            configuration.spectatorPort = spectatorPort ?? configuration.spectatorPort
             configuration.fixInterval = fixInterval ?? configuration.fixInterval
             if let rate {
                 configuration.rate = rate

@@ -26,6 +26,8 @@ struct LoadConfiguration: Sendable {
     var pipeline = 256
     /// Runner names are `PREFIX-N`.
     var namePrefix = "load"
+    /// Spectators connect here instead of the runners' port: another node of a cluster (nil: the same server).
+    var spectatorPort: UInt16?
     /// Seconds of phone clock between a runner's fixes (`ts` then runs ahead of the wall clock, as when a
     /// recorded run is replayed fast); nil stamps each fix with the wall clock at send time.
     var fixInterval: Double?
@@ -187,7 +189,9 @@ final class LoadDriver {
         if !runners.isEmpty {
             for index in 0..<configuration.spectators {
                 let watched = runners[index % runners.count]
-                let spectator = try connect { LoadSpectator(socket: $0, driver: self, runner: watched) }
+                let spectator = try connect(port: configuration.spectatorPort) {
+                    LoadSpectator(socket: $0, driver: self, runner: watched)
+                }
                 spectator.start()
                 spectators.append(spectator)
             }

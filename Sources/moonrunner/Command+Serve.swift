@@ -16,6 +16,11 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           postgres://USER@HOST:PORT/DB a PostgreSQL database (several servers may share one)
   --loops N               event loops, one thread each; runners are shared out among them by name
                           (default: the number of cores this process may run on)
+  --cluster redis://HOST:PORT  be one node of a cluster: events to and from the other nodes go through
+                          this Redis, and runs are leased there; needs a shared --db postgres://...
+  --node NAME             this node's name in the cluster and its log (default HOST:PORT)
+  --lease S               seconds a run's lease lasts unless its node renews it: how long a runner
+                          whose node died waits before another node takes its run over (default 3)
   --max-connections N     connections at once; the next gets err:busy (default 20000)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
@@ -74,6 +79,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     let path: String
     let quiet: Bool
     let loops: Int
+    var cluster: ClusterSettings?
     do {
         var options = try Options(arguments, switches: ["quiet"])
         if options.wantsHelp {
@@ -85,6 +91,17 @@ func runServeCommand(arguments: [String]) -> Int32 {
         path = options.string("db") ?? StoreDefaults.path
         loops = try options.number("loops", default: usableCores())
         guard (1...256).contains(loops) else { throw Options.UsageError(description: "--loops: from 1 to 256") }
+        if let url = options.string("cluster") {
+            guard PostgresLocation.isPostgresURL(path) else {
+                throw Options.UsageError(description: "--cluster needs a store the nodes share: --db postgres://...")
+            }
+            var settings = ClusterSettings(redisURL: url, node: options.string("node") ?? "")
+            settings.leaseSeconds = try options.number("lease", default: settings.leaseSeconds)
+            guard settings.leaseSeconds >= 0.3 else { throw Options.UsageError(description: "--lease: at least 0.3 s") }
+            cluster = settings
+        } else if options.string("node") != nil || options.string("lease") != nil {
+            throw Options.UsageError(description: "--node and --lease are for a cluster node: add --cluster redis://...")
+        }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
         configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
@@ -145,6 +162,10 @@ func runServeCommand(arguments: [String]) -> Int32 {
     do {
         let group = try ServerGroup(configuration: configuration, store: store, loops: loops,
                                     log: ServerLog(isEnabled: !quiet), loop: signals.loop)
+        if var cluster {
+            if cluster.node.isEmpty { cluster.node = "\(configuration.host):\(group.port)" }
+            try group.joinCluster(cluster)
+        }
         signals.route(to: group)
         try group.run()
         store.close()

@@ -69,6 +69,8 @@ import Wire
                 let (ann, _) = try connectRunner("ann", to: server)
                 let run = straightRun(count: 20)
                 for line in run[..<5] { try ann.send(line) }
+                // The run is under way (on several loops: the others heard of it) before the page opens.
+                try ann.lines(until: "pace of fix 5") { $0.contains("ts=\(run[4].split(separator: ",").last!)") }
                 let web = try http(server)
                 _ = try web.openStream("watch=ann")
                 _ = try web.events(until: "track")

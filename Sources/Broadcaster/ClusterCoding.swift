@@ -1,0 +1,99 @@
+import ClusterBus
+import Foundation
+import RunCore
+
+/// How a ``RelayMessage`` travels on the cluster bus: a few short fields, the event's line as it is.
+///
+/// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone), `k` kind (`started`,
+///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
+///   `h` (a badge history or the rejection counts, JSON), and `x=1` for a recovered run's catch-up (mirrors
+///   only, nobody hears it again);
+/// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON.
+///
+/// Anything else (device tokens, connection moves, counters) stays inside a node.
+enum ClusterCoding {
+    /// The runner and fields of a message that goes on the bus; nil for one that does not.
+    static func fields(of message: RelayMessage) -> (runner: String, fields: [(String, [UInt8])])? {
+        switch message {
+        case .event(let event):
+            var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
+                                               ("a", bytes(event.audience == .everyone ? "e" : "s"))]
+            if event.isCatchUp { fields.append(("x", bytes("1"))) }
+            switch event.kind {
+            case .started(let runID, let started, let history):
+                fields += [("k", bytes("started")), ("d", bytes("\(runID) \(started)")), ("h", json(history))]
+            case .pace(let distance, let elapsed, let moving, let rejections):
+                fields += [("k", bytes("pace")), ("d", bytes("\(distance) \(elapsed) \(moving)"))]
+                if !rejections.isEmpty {
+                    fields.append(("h", json(Dictionary(uniqueKeysWithValues: rejections.map { ($0.key.rawValue, $0.value) }))))
+                }
+            case .badge: fields.append(("k", bytes("badge")))
+            case .cheer: fields.append(("k", bytes("cheer")))
+            case .ended(let runID): fields += [("k", bytes("ended")), ("d", bytes("\(runID)"))]
+            case .other: fields.append(("k", bytes("other")))
+            }
+            return (event.runner, fields)
+        case .runner(let name, let keyHash, let history):
+            return (name, [("m", bytes("r")), ("r", bytes(name)), ("k", bytes(keyHash)), ("h", json(history))])
+        default:
+            return nil
+        }
+    }
+
+    /// The message an entry carries, numbered by its stream id; nil for an entry that is not one (never from a
+    /// node of this version: a newer node's kinds are skipped, not misread).
+    static func message(of entry: BusEntry) -> RelayMessage? {
+        guard let type = entry["m"].map(text), let runner = entry["r"].map(text), !runner.isEmpty else { return nil }
+        switch type {
+        case "e":
+            guard let line = entry["l"], let audience = entry["a"].map(text), let kindName = entry["k"].map(text)
+            else { return nil }
+            let numbers = (entry["d"].map(text) ?? "").split(separator: " ").compactMap { Double($0) }
+            let kind: RelayedEvent.Kind
+            switch kindName {
+            case "started":
+                guard numbers.count == 2, let history = entry["h"].flatMap({ decode(BadgeHistory.self, $0) })
+                else { return nil }
+                kind = .started(runID: Int64(numbers[0]), started: numbers[1], startHistory: history)
+            case "pace":
+                guard numbers.count == 3 else { return nil }
+                let counts = entry["h"].flatMap { decode([String: Int].self, $0) } ?? [:]
+                let rejections = Dictionary(uniqueKeysWithValues: counts.compactMap { key, value in
+                    FixRejection(rawValue: key).map { ($0, value) }
+                })
+                kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections)
+            case "badge": kind = .badge
+            case "cheer": kind = .cheer
+            case "ended":
+                guard numbers.count == 1 else { return nil }
+                kind = .ended(runID: Int64(numbers[0]))
+            case "other": kind = .other
+            default: return nil
+            }
+            return .event(RelayedEvent(runner: runner, line: line, audience: audience == "e" ? .everyone : .spectators,
+                                       sequence: sequence(of: entry.id), kind: kind, isCatchUp: entry["x"] != nil))
+        case "r":
+            guard let keyHash = entry["k"].map(text), let history = entry["h"].flatMap({ decode(BadgeHistory.self, $0) })
+            else { return nil }
+            return .runner(name: runner, keyHash: keyHash, history: history)
+        default:
+            return nil
+        }
+    }
+
+    /// An event's number from its stream id: the same on every node that reads it.
+    static func sequence(of id: StreamID) -> UInt64 {
+        id.milliseconds &* 1000 &+ min(id.sequence, 999)
+    }
+
+    private static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+    private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    private static func json(_ value: some Encodable) -> [UInt8] {
+        (try? Array(JSONEncoder().encode(value))) ?? Array("{}".utf8)
+    }
+
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) -> Value? {
+        try? JSONDecoder().decode(type, from: Data(bytes))
+    }
+}

@@ -1,0 +1,188 @@
+import ClusterBus
+import Foundation
+import RunStore
+import Synchronization
+
+/// Where a node's cluster is (`serve --cluster redis://HOST:PORT --node NAME`).
+public struct ClusterSettings: Sendable {
+    /// The Redis that carries the bus and the leases.
+    public var redisURL: String
+    /// This node's name in the bus, the leases, the log and `stats:`.
+    public var node: String
+    /// How long a run's lease lasts unless its owner renews it (every third of it): the longest a runner
+    /// waits, after its node died, before another node takes its run over. Default 3 s.
+    public var leaseSeconds: Double = 3
+
+    /// A node called `node` on the Redis at `redisURL`.
+    public init(redisURL: String, node: String) {
+        self.redisURL = redisURL
+        self.node = node
+    }
+}
+
+/// This process as one node of a cluster: its loops' events go out on the bus, the other nodes' come in and
+/// are handled as another loop's (``RelayMessage``), and the runs it measures are leased in Redis so that a
+/// runner whose node died can go on on any other.
+///
+/// - Out: each loop hands its turn's relays to ``publish(_:)`` at the end of the turn; every event and runner
+///   change goes to the runner's stream, also added to the all-runs stream (``ClusterStreams``).
+/// - In: every node reads the all-runs stream, so each has a mirror of every live run (`watch:*`, late
+///   joiners, the overview, `runs:` on any node). An event's SSE id is its stream id (`ms × 1000 + seq`), the
+///   same on every node that did not make it.
+/// - Leases: `lease:run:NAME`, taken when a run starts or is taken over, renewed by a thread of its own,
+///   released when the run ends.
+///
+/// Blocking work (Redis, the store) runs on the bus's threads, the lease thread and `takeovers`; never on a loop.
+final class ClusterNode: Sendable {
+    let settings: ClusterSettings
+    let bus: ClusterBus
+    let lease: ClusterLease
+    /// The loops of this node; set once before any runs, read-only afterwards.
+    private let servers = Mutex<[Server]>([])
+    /// Runner names whose runs this node holds the lease of (loops add and remove; the lease thread reads).
+    private let owned = Mutex<Set<String>>([])
+    /// Event numbers made on this node: microseconds of the clock, kept increasing.
+    private let sequence = Atomic<UInt64>(0)
+    /// Entries handed to the loops and not handled yet; the bus reader waits above ``inboxHighWater``.
+    private let inboxDepth = Atomic<Int>(0)
+    private let inboxDrained = NSCondition()
+    let inboxHighWater: Int
+    /// Takeovers (store reads and lease calls), one at a time, off the loops.
+    let takeovers = DispatchQueue(label: "moonrunner.cluster.takeover")
+    private let stopping = Atomic<Bool>(false)
+    private let renewerDone = DispatchSemaphore(value: 0)
+
+    /// Connects to the cluster (in the background: a Redis that is down is retried) and starts renewing leases.
+    init(settings: ClusterSettings, inboxHighWater: Int, log: ServerLog) throws(BusError) {
+        self.settings = settings
+        self.inboxHighWater = inboxHighWater
+        lease = try ClusterLease(url: settings.redisURL, node: settings.node)
+        let delivery = Mutex<ClusterNode?>(nil)
+        bus = try ClusterBus(url: settings.redisURL, configuration: ClusterBusConfiguration(node: settings.node),
+                             onEntries: { entries in delivery.withLock { $0 }?.receive(entries) },
+                             onNotice: { notice in log.write("cluster: \(notice)") })
+        delivery.withLock { $0 = self }
+        bus.subscribe(ClusterStreams.allRuns, from: .new)
+        let renewer = Thread { [self] in renewLeases(log: log) }
+        renewer.name = "cluster leases"
+        renewer.start()
+    }
+
+    /// Registers the loops (once, before they run).
+    func attach(_ servers: [Server]) {
+        self.servers.withLock { $0 = servers }
+    }
+
+    /// The number of the next event made on this node.
+    func nextSequence() -> UInt64 {
+        let now = UInt64(max(0, Date().timeIntervalSince1970 * 1e6))
+        var current = sequence.load(ordering: .relaxed)
+        while true {
+            let next = max(current + 1, now)
+            let (exchanged, original) = sequence.compareExchange(expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return next }
+            current = original
+        }
+    }
+
+    // MARK: Out and in
+
+    /// A loop's relays of one turn, onto the bus (events and runner changes; the rest is for this node's loops).
+    func publish(_ messages: [RelayMessage]) {
+        for message in messages {
+            guard let (runner, fields) = ClusterCoding.fields(of: message) else { continue }
+            if !bus.publish(stream: ClusterStreams.runner(runner), fields: fields, alsoTo: ClusterStreams.allRuns) {
+                dropped.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Entries refused by a full publish queue (Redis down too long): counted in `stats:`.
+    let dropped = Atomic<Int>(0)
+
+    /// The bus reader's entries: decoded and handed to every loop, the reader waiting while they are behind.
+    private func receive(_ entries: [BusEntry]) {
+        let messages = entries.compactMap(ClusterCoding.message(of:))
+        guard !messages.isEmpty else { return }
+        let loops = servers.withLock { $0 }
+        inboxDepth.add(messages.count * loops.count, ordering: .relaxed)
+        for server in loops {
+            server.loop.execute { [self] in
+                server.receiveFromCluster(messages)
+                if inboxDepth.subtract(messages.count, ordering: .relaxed).newValue <= inboxHighWater / 4 {
+                    inboxDrained.broadcast()
+                }
+            }
+        }
+        inboxDrained.lock()
+        while inboxDepth.load(ordering: .relaxed) > inboxHighWater && !stopping.load(ordering: .relaxed) {
+            _ = inboxDrained.wait(until: Date().addingTimeInterval(0.1))
+        }
+        inboxDrained.unlock()
+    }
+
+    // MARK: Leases
+
+    /// The lease's name for a runner's run.
+    static func leaseName(of runner: String) -> String { "run:" + runner }
+
+    /// A run began on this node: lease it (off the loop) and keep it renewed.
+    func ownRun(of runner: String, log: ServerLog) {
+        owned.withLock { _ = $0.insert(runner) }
+        takeovers.async { [self] in
+            do {
+                if try !lease.take(Self.leaseName(of: runner), ttl: settings.leaseSeconds),
+                   let holder = try lease.holder(of: Self.leaseName(of: runner)), holder.node != settings.node {
+                    log.write("cluster: run of \(runner) starts here while node \(holder.node) holds its lease")
+                }
+            } catch {
+                log.write("cluster: cannot lease the run of \(runner): \(error)")
+            }
+        }
+    }
+
+    /// A run ended on this node: its lease goes.
+    func releaseRun(of runner: String, log: ServerLog) {
+        owned.withLock { _ = $0.remove(runner) }
+        takeovers.async { [self] in
+            do { _ = try lease.release(Self.leaseName(of: runner)) } catch {
+                log.write("cluster: cannot release the lease of \(runner): \(error)")
+            }
+        }
+    }
+
+    /// Marks a run taken over (its lease is held already) as this node's.
+    func adoptedRun(of runner: String) {
+        owned.withLock { _ = $0.insert(runner) }
+    }
+
+    private func renewLeases(log: ServerLog) {
+        let interval = settings.leaseSeconds / 3
+        while !stopping.load(ordering: .relaxed) {
+            if renewerDone.wait(timeout: .now() + interval) == .success { return }
+            for runner in owned.withLock({ $0 }) {
+                do {
+                    if try !lease.renew(Self.leaseName(of: runner), ttl: settings.leaseSeconds) {
+                        // Lost (paused longer than the TTL, or taken): take it back if it is free.
+                        if try !lease.take(Self.leaseName(of: runner), ttl: settings.leaseSeconds) {
+                            log.write("cluster: the lease of \(runner)'s run is another node's now")
+                        }
+                    }
+                } catch {
+                    log.write("cluster: cannot renew the lease of \(runner): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Stops renewing, gives up the leases this node holds (its runs were ended and saved), flushes the bus.
+    func close() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        renewerDone.signal()
+        inboxDrained.broadcast()
+        takeovers.sync {}
+        for runner in owned.withLock({ $0 }) { _ = try? lease.release(Self.leaseName(of: runner)) }
+        bus.close(flushTimeout: 2)
+        lease.close()
+    }
+}

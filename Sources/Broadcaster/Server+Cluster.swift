@@ -1,0 +1,191 @@
+import ClusterBus
+import Foundation
+import RunStore
+import Wire
+
+/// What a takeover found (``ClusterNode/takeOver(runner:store:)``).
+enum TakeoverOutcome: Sendable {
+    /// No live run of that runner in the store: `iam:` goes on as usual.
+    case nothingLive
+    /// The run, its runner and its stored fixes: this node holds its lease now.
+    case adopt(RunRecord, RunnerRecord, [StoredFix])
+    /// Another node still renews the run's lease: it is alive and measures the run.
+    case heldElsewhere(node: String)
+    /// Redis or the store failed.
+    case failed(String)
+}
+
+extension ClusterNode {
+    /// Off the loops: the runner's live run in the shared store, and its lease, waiting (up to the lease's
+    /// length and a second) for a dead node's lease to run out.
+    func takeOver(runner: String, store: any RunStore) -> TakeoverOutcome {
+        let name = Self.leaseName(of: runner)
+        do {
+            guard let record = try store.liveRuns().filter({ $0.runner == runner }).max(by: { $0.id < $1.id }) else {
+                return .nothingLive
+            }
+            let deadline = Date().addingTimeInterval(settings.leaseSeconds + 1)
+            while try !lease.take(name, ttl: settings.leaseSeconds) {
+                guard let holder = try lease.holder(of: name) else { continue }  // ran out just now: take it
+                if holder.node == settings.node { break }
+                guard Date() < deadline else { return .heldElsewhere(node: holder.node) }
+                Thread.sleep(forTimeInterval: min(0.25, max(0.01, holder.remaining)))
+            }
+            guard let runnerRecord = try store.runner(named: runner) else {
+                _ = try? lease.release(name)
+                return .nothingLive
+            }
+            return .adopt(record, runnerRecord, try store.fixes(ofRun: record.id))
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+}
+
+/// A node of a cluster: relays onto the bus, the bus's messages in, and runs taken over from dead nodes.
+extension Server {
+    /// True for the messages the other nodes hear (events and runner changes).
+    static func goesOnTheBus(_ message: RelayMessage) -> Bool {
+        switch message {
+        case .event, .runner: true
+        default: false
+        }
+    }
+
+    /// A relay this loop made, for the bus (sent at the end of the turn). A run that starts here is leased;
+    /// one that ends here gives its lease up.
+    func queueForCluster(_ message: RelayMessage) {
+        guard let cluster, Self.goesOnTheBus(message) else { return }
+        clusterOutbox.append(message)
+        if case .event(let event) = message {
+            switch event.kind {
+            case .started: cluster.ownRun(of: event.runner, log: logger)
+            case .ended: cluster.releaseRun(of: event.runner, log: logger)
+            default: break
+            }
+        }
+    }
+
+    /// End of a turn: this turn's relays onto the bus.
+    func sendToCluster() {
+        guard let cluster, !clusterOutbox.isEmpty else { return }
+        cluster.publish(clusterOutbox)
+        clusterOutbox.removeAll(keepingCapacity: true)
+    }
+
+    /// Another node's messages, on this loop: handled as another loop's.
+    func receiveFromCluster(_ messages: [RelayMessage]) {
+        loop.assertLoopThread()
+        let now = Self.now()
+        for message in messages {
+            switch message {
+            case .event(let event): hub.receiveRelayed(event, now: now)
+            case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
+            default: break
+            }
+        }
+    }
+
+    /// True when `iam:` with a key must first look for the runner's run on another node: in a cluster, for a
+    /// runner with no run here.
+    func needsTakeoverCheck(_ command: Command, on connection: Connection) -> Bool {
+        guard cluster != nil, case .identify(let name, let key) = command, key != nil,
+              hub.sessions[connection.id]?.name == nil else { return false }
+        return hub.runners[name]?.run == nil
+    }
+
+    /// `iam:NAME KEY` in a cluster, for a runner with no run here: off the loop, the store and the lease say
+    /// whether its run lives on (a node that died); if so it is rebuilt here first, then `iam:` resumes it.
+    /// The connection's later lines wait meanwhile.
+    func takeOverThenIdentify(_ connection: Connection, _ command: Command) {
+        guard let cluster, case .identify(let name, _) = command else { return }
+        connection.isAwaitingAnswer = true
+        updateInterest(connection)
+        let store = self.store, id = connection.id
+        cluster.takeovers.async { [loop] in
+            let outcome = cluster.takeOver(runner: name, store: store)
+            let delivery = UncheckedSendable<() -> Void>({ [unowned self] in
+                finishTakeover(outcome, of: name, for: id, then: command)
+            })
+            loop.execute { delivery.value() }
+        }
+    }
+
+    private func finishTakeover(_ outcome: TakeoverOutcome, of name: String, for id: ConnectionID, then command: Command) {
+        guard let connection = connections[id] as? Connection else { return }
+        let now = Self.now()
+        var goOn = true
+        switch outcome {
+        case .nothingLive:
+            break
+        case .adopt(let record, let runner, let fixes):
+            // A run that started here meanwhile (another connection) is not replaced.
+            if hub.runners[name]?.run == nil {
+                hub.takeOver(record, runner: runner, fixes: fixes, now: now)
+                cluster?.adoptedRun(of: name)
+            }
+        case .heldElsewhere(let node):
+            goOn = false
+            answerError(id, WireError(code: .busy, reason: "the run of \(name) is live on node \(node): connect there"))
+        case .failed(let reason):
+            goOn = false
+            logger.write("cluster: takeover of \(name) failed: \(reason)")
+            answerError(id, WireError(code: .storage, reason: "cannot look for the run of \(name): try again"))
+        }
+        if goOn { hub.received(command, from: id, now: now) }
+        goOnAfterClusterAnswer(connection, now: now)
+    }
+
+    /// True for `iam:NAME` (no key) in a cluster, of a name this node does not know: the claim goes to the
+    /// shared store first, so two nodes never give the same name out.
+    func needsClusterClaim(_ command: Command, on connection: Connection) -> Bool {
+        guard cluster != nil, case .identify(let name, nil) = command, hub.sessions[connection.id]?.name == nil
+        else { return false }
+        return hub.runners[name] == nil
+    }
+
+    /// `iam:NAME` in a cluster: the name is claimed with one unique insert in the shared store (off the loop);
+    /// the winner gets its key, anyone later `err:wrong_key` as for any claimed name.
+    func claimThenIdentify(_ connection: Connection, _ command: Command) {
+        guard let cluster, case .identify(let name, _) = command else { return }
+        connection.isAwaitingAnswer = true
+        updateInterest(connection)
+        let store = self.store, id = connection.id, key = RunnerKey.generate(), now = Self.now()
+        cluster.takeovers.async { [loop] in
+            let claimed = Result { () throws(StoreError) -> Bool in
+                try store.claimRunner(name: name, keyHash: RunnerKey.hash(key), created: now)
+            }
+            let delivery = UncheckedSendable<() -> Void>({ [unowned self] in
+                finishClaim(claimed, of: name, key: key, for: id, then: command)
+            })
+            loop.execute { delivery.value() }
+        }
+    }
+
+    private func finishClaim(_ claimed: Result<Bool, StoreError>, of name: String, key: String, for id: ConnectionID,
+                             then command: Command) {
+        guard let connection = connections[id] as? Connection else { return }
+        let now = Self.now()
+        switch claimed {
+        case .success(true) where hub.runners[name] == nil && hub.sessions[id]?.name == nil:
+            hub.claimed(id, name: name, key: key)
+        case .success:
+            // Another node (or connection) was first: asked again, the store has the name and wants its key.
+            hub.unknownNames.remove(name)
+            hub.received(command, from: id, now: now)
+        case .failure(let error):
+            logger.write("cluster: claim of \(name) failed: \(error)")
+            answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
+        }
+        goOnAfterClusterAnswer(connection, now: now)
+    }
+
+    /// The connection's lines that waited for a cluster answer run now, in order.
+    private func goOnAfterClusterAnswer(_ connection: Connection, now: Double) {
+        guard connection.isAwaitingAnswer else { return }
+        connection.isAwaitingAnswer = false
+        processBufferedLines(connection, now: now)
+        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+        updateInterest(connection)
+    }
+}

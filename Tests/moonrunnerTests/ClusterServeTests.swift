@@ -1,0 +1,194 @@
+import Foundation
+import MoonRunnerTestSupport
+import PostgresRunStore
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// `moonrunner serve --cluster redis://… --db postgres://…`: three nodes on 127.0.0.1 sharing one Redis and one
+/// PostgreSQL database, as README's cluster quickstart starts them.
+@Suite(.mayBlock, .enabled(if: PostgresTestServer.isAvailable && RedisTestServer.isAvailable,
+                           Comment(rawValue: "needs PostgreSQL and Redis (.ci/run starts both)")))
+struct ClusterServeTests {
+    /// A node: `serve` on free ports in the cluster, and its line-protocol port.
+    static func node(_ name: String, database: String, redis: String, lease: Double = 1) throws -> (ChildProcess, UInt16) {
+        let process = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--loops", "1", "--db", database,
+                                        "--cluster", redis, "--node", name, "--lease", String(lease)])
+        return (process, try process.listeningPort())
+    }
+
+    /// Names no other test on the shared Redis uses (its streams and leases are cluster-wide).
+    static func unique(_ name: String) -> String {
+        "\(name)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+    }
+
+    @Test func spectatorsAndCoachesOnOtherNodesGetEveryEventInOrder() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let (a, portA) = try Self.node("a", database: database, redis: redis)
+        let (b, portB) = try Self.node("b", database: database, redis: redis)
+        let (c, portC) = try Self.node("c", database: database, redis: redis)
+        defer { for node in [a, b, c] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let ann = Self.unique("ann"), bob = Self.unique("bob")
+
+        let local = try TestClient(port: portA)  // the reference: a spectator on the runner's own node
+        let spectator = try TestClient(port: portB)
+        let coach = try TestClient(port: portC)
+        let everyone = try TestClient(port: portC)
+        for (client, command) in [(local, "watch:\(ann)"), (spectator, "watch:\(ann)"), (coach, "coach:\(ann)"),
+                                  (everyone, "watch:*")] {
+            try client.send(command)
+            try client.expectNext(command.hasPrefix("coach") ? "ok:coach" : "ok:watch")
+        }
+        // The nodes read the bus from when they joined; give each subscription a moment to be taken up.
+        for client in [spectator, coach, everyone] {
+            try client.send("ping:")
+            try client.expectNext("ok:ping")
+        }
+
+        let runner = try TestClient(port: portA)
+        try runner.send("iam:\(ann)")
+        try runner.expectNext("ok:iam")
+        let other = try TestClient(port: portB)
+        try other.send("iam:\(bob)")
+        try other.expectNext("ok:iam")
+        let fixes = straightRun(count: 300, speed: 4)
+        for line in fixes { try runner.send(line) }
+        try other.send(straightRun(count: 1)[0])
+        try runner.send("stop:")
+        try runner.expect("end:\(ann)", timeout: 20)
+
+        let reference = try local.lines(until: "end on a", timeout: 20) { $0.hasPrefix("end:\(ann)") }
+            .filter { $0.contains(":\(ann) ") }
+        let seenOnB = try spectator.lines(until: "end on b", timeout: 20) { $0.hasPrefix("end:\(ann)") }
+            .filter { $0.contains(":\(ann) ") }
+        #expect(reference.count > 300, "run:, a pace per fix, badges, end:")
+        #expect(seenOnB == reference, "node b's spectator got node a's events, all, in order")
+        let coached = try coach.lines(until: "end on c", timeout: 20) { $0.hasPrefix("end:\(ann)") }
+        #expect(coached.filter { $0.contains(":\(ann) ") } == reference.filter { !$0.hasPrefix("pace:") && !$0.hasPrefix("split:") },
+                "a coach gets run:, badges and end:")
+        #expect(coached.allSatisfy { !$0.hasPrefix("pace:") })
+        // watch:* on c sees runners of a and b.
+        try everyone.lines(until: "end of \(ann)", timeout: 20) { $0.hasPrefix("end:\(ann)") }
+        #expect(everyone.received.contains { $0.hasPrefix("run:\(bob) ") })
+        #expect(everyone.received.contains { $0.hasPrefix("run:\(ann) ") })
+
+        // A cheer from node c reaches the runner on node a.
+        let fan = try TestClient(port: portC)
+        try fan.send("watch:\(bob)")
+        try fan.expectNext("ok:watch")
+        try fan.send("msg:go bob")
+        try fan.expect("ok:msg count=1")
+        try other.expect("msg:\(bob) from=anon text=\"go bob\"", timeout: 20)
+    }
+
+    @Test(.enabled(if: RedisTestServer.canStartServers, "needs redis-server to restart one"))
+    func aRedisRestartMidRunLosesNoEventButPaces() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.start(appendOnly: true)
+        defer { redis.stop() }
+        let (a, portA) = try Self.node("a", database: database, redis: redis.url)
+        let (b, portB) = try Self.node("b", database: database, redis: redis.url)
+        defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let spectator = try TestClient(port: portB)
+        try spectator.send("watch:ann")
+        try spectator.expectNext("ok:watch")
+        try spectator.send("ping:")
+        try spectator.expectNext("ok:ping")
+        let runner = try TestClient(port: portA)
+        try runner.send("iam:ann")
+        try runner.expectNext("ok:iam")
+        let fixes = straightRun(count: 1200, speed: 4)
+        for line in fixes[..<400] { try runner.send(line) }
+        try runner.lines(until: "pace of fix 400", timeout: 20) { $0.contains("ts=\(fixes[399].split(separator: ",").last!) ") }
+        redis.kill()
+        // Node a goes on serving its runner while Redis is away; its events wait in its publish queue.
+        for line in fixes[400..<800] { try runner.send(line) }
+        try runner.lines(until: "pace of fix 800", timeout: 20) { $0.contains("ts=\(fixes[799].split(separator: ",").last!) ") }
+        try redis.restart()
+        for line in fixes[800...] { try runner.send(line) }
+        try runner.send("stop:")
+        try runner.expect("end:ann", timeout: 20)
+        let expected = runner.received.filter { !$0.hasPrefix("pace:") && !$0.hasPrefix("ack:") && !$0.hasPrefix("ok:") && $0.contains(":ann ") }
+        let seen = try spectator.lines(until: "end on b", timeout: 30) { $0.hasPrefix("end:ann ") }
+        #expect(expected.count >= 5, "run:, badges to beyond Mars, end: \(expected)")
+        #expect(seen.filter { !$0.hasPrefix("pace:") && !$0.hasPrefix("ok:") } == expected)
+    }
+
+    @Test func aNameClaimedOnTwoNodesAtOnceGoesToExactlyOne() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let (a, portA) = try Self.node("a", database: database, redis: redis)
+        let (b, portB) = try Self.node("b", database: database, redis: redis)
+        defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        for round in 0..<5 {
+            let name = Self.unique("twin\(round)")
+            let onA = try TestClient(port: portA), onB = try TestClient(port: portB)
+            try onA.send("iam:\(name)")
+            try onB.send("iam:\(name)")
+            let answers = [try onA.nextLine(timeout: 10), try onB.nextLine(timeout: 10)]
+            #expect(answers.filter { $0.hasPrefix("ok:iam name=\(name) key=") && $0.hasSuffix("new=yes") }.count == 1,
+                    "\(answers)")
+            #expect(answers.filter { $0.hasPrefix("err:wrong_key") }.count == 1, "\(answers)")
+            // The winner's key works on the other node too.
+            let winner = answers.first { $0.hasPrefix("ok:iam") }!
+            let key = try #require(try OkEvent(event: Event.parse(winner))["key"])
+            let elsewhere = try TestClient(port: answers[0].hasPrefix("ok:") ? portB : portA)
+            try elsewhere.send("iam:\(name) \(key)")
+            try elsewhere.expectNext("ok:iam name=\(name)", timeout: 10)
+        }
+    }
+
+    @Test func whenTheRunnersNodeDiesAnotherTakesTheRunOverLosingNothing() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let (a, portA) = try Self.node("a", database: database, redis: redis)
+        let (b, portB) = try Self.node("b", database: database, redis: redis)
+        defer { for node in [a, b] where node.isRunning { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let ann = Self.unique("ann")
+        let start = (Date().timeIntervalSince1970 - 1).rounded(.down)
+        let route = CrashRecoveryTests.route(count: 600, start: start).map { point in
+            (line: point.line, fix: point.fix)
+        }
+        let killAfter = Int.random(in: 100...500)
+        var reference = RunTracker()
+        for point in route { _ = reference.add(point.fix, now: point.fix.timestamp) }
+        let expected = reference.finish().distance
+
+        let watcher = try TestClient(port: portB)
+        try watcher.send("watch:\(ann)")
+        try watcher.expectNext("ok:watch")
+        let phone = try TestClient(port: portA)
+        try phone.send("iam:\(ann)")
+        let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
+        for point in route[..<killAfter] { try phone.send(point.line) }
+        try phone.expect("ack:\(ann)", timeout: 20)
+        a.signal(SIGKILL)
+        _ = a.awaitExit()
+        var acked = CrashRecoveryTests.newestAck(in: (try? phone.awaitClose()) ?? [], after: 0)
+        acked = CrashRecoveryTests.newestAck(in: phone.received, after: acked)
+
+        // The phone reconnects to node b with its key: b waits out a's lease, rebuilds the run from the store.
+        let again = try TestClient(port: portB)
+        try again.send("iam:\(ann) \(key)")
+        let ok = try OkEvent(event: Event.parse(again.expectNext("ok:iam", timeout: 20)))
+        let runID = try #require(ok["resumed"].flatMap { Int64($0) }, "node b took the run over")
+        for point in route where point.fix.timestamp > acked { try again.send(point.line) }
+        try again.send("stop:")
+        let end = try RunEndedEvent(event: Event.parse(again.expect("end:\(ann)", timeout: 20)))
+        #expect(end.runID == runID)
+        #expect(abs(end.distance - expected) < 0.01, "killed after \(killAfter): \(end.distance) vs \(expected)")
+        // The spectator on b saw the run go on and end.
+        try watcher.lines(until: "the end", timeout: 20) { $0.hasPrefix("end:\(ann) ") }
+
+        b.terminate()
+        #expect(b.awaitExit() == 0)
+        let store = try PostgresRunStore(url: database)
+        defer { store.close() }
+        let timestamps = try store.fixes(ofRun: runID).map(\.fix.timestamp)
+        #expect(Set(timestamps).count == timestamps.count, "every fix exactly once")
+        #expect(timestamps.count == route.count, "every fix kept")
+        #expect(try store.run(id: runID)?.record.status == .saved)
+    }
+}
