@@ -126,7 +126,7 @@ extension Server {
             }
         case .heldElsewhere(let node):
             goOn = false
-            answerError(id, WireError(code: .busy, reason: "the run of \(name) is live on node \(node): connect there"))
+            answerError(id, WireError(code: .liveElsewhere, reason: "the run of \(name) is live on node \(node): connect there"))
         case .failed(let reason):
             goOn = false
             logger.write("cluster: takeover of \(name) failed: \(reason)")

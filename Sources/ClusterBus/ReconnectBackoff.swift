@@ -1,3 +1,4 @@
+import Foundation
 /// Delays between connection attempts: ``ClusterBusConfiguration/reconnectInitialDelay``, doubling up to
 /// ``ClusterBusConfiguration/reconnectMaximumDelay``, each with ±20 % jitter so that nodes that lost Redis at
 /// the same moment do not all come back in step. Owned by one thread.
@@ -45,6 +46,19 @@ public enum ClusterBusNotice: Sendable {
     case refused(stream: String, BusError)
     /// The publish queue was full and is back to its low-water mark: publishing works again.
     case publishQueueDrained
+}
+
+extension ClusterBusNotice: CustomStringConvertible {
+    /// A log line: "reader connected to redis://…", "publisher lost …; retrying in 0.4 s".
+    public var description: String {
+        switch self {
+        case .connected(let role, let endpoint): "\(role.rawValue) connected to \(endpoint)"
+        case .disconnected(let role, let error, let retryIn):
+            "\(role.rawValue) disconnected: \(error); retrying in \(String(format: "%.1f", retryIn)) s"
+        case .refused(let stream, let error): "Redis refused an entry for \(stream): \(error)"
+        case .publishQueueDrained: "the publish queue has room again"
+        }
+    }
 }
 
 /// What a bus has done so far (for `stats:` and the tests).

@@ -36,7 +36,7 @@ struct PendingRequest: Sendable {
     func accepts(_ code: ErrorCode) -> Bool {
         if code.isParseError { return true }
         switch command {
-        case .identify: return [.wrongKey, .alreadyIdentified, .storage].contains(code)
+        case .identify: return [.wrongKey, .alreadyIdentified, .storage, .liveElsewhere].contains(code)
         case .stop: return [.notIdentified, .noRun, .storage].contains(code)
         case .cheer: return code == .notFound
         case .listRuns, .showRun, .showBadges: return [.notFound, .storage].contains(code)

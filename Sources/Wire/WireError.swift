@@ -49,6 +49,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case storage
     /// The server is shutting down; the connection is told and closed.
     case shuttingDown = "shutting_down"
+    /// In a cluster: `iam:NAME KEY` while the runner's run is live on another node that is alive (it renews
+    /// the run's lease); the reason names the node.
+    case liveElsewhere = "live_elsewhere"
 
     /// True for the codes the parser produces, false for the ones only the server decides.
     public var isParseError: Bool {
