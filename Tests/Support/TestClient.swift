@@ -81,6 +81,13 @@ public final class TestClient {
         return line
     }
 
+    /// Sends `line` and returns the answer, which must be the next line and start with `prefix`.
+    @discardableResult
+    public func ask(_ line: String, expecting prefix: String, timeout: Double = 5) throws -> String {
+        try send(line)
+        return try expectNext(prefix, timeout: timeout)
+    }
+
     /// Waits until the server closes the connection; returns the lines that came first.
     public func awaitClose(timeout: Double = 5) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)

@@ -43,16 +43,13 @@ struct ClusterServeTests {
         }
         // The nodes read the bus from when they joined; give each subscription a moment to be taken up.
         for client in [spectator, coach, everyone] {
-            try client.send("ping:")
-            try client.expectNext("ok:ping")
+            try client.ask("ping:", expecting: "ok:ping")
         }
 
         let runner = try TestClient(port: portA)
-        try runner.send("iam:\(ann)")
-        try runner.expectNext("ok:iam")
+        try runner.ask("iam:\(ann)", expecting: "ok:iam")
         let other = try TestClient(port: portB)
-        try other.send("iam:\(bob)")
-        try other.expectNext("ok:iam")
+        try other.ask("iam:\(bob)", expecting: "ok:iam")
         let fixes = straightRun(count: 300, speed: 4)
         for line in fixes { try runner.send(line) }
         try other.send(straightRun(count: 1)[0])
@@ -76,8 +73,7 @@ struct ClusterServeTests {
 
         // A cheer from node c reaches the runner on node a.
         let fan = try TestClient(port: portC)
-        try fan.send("watch:\(bob)")
-        try fan.expectNext("ok:watch")
+        try fan.ask("watch:\(bob)", expecting: "ok:watch")
         try fan.send("msg:go bob")
         try fan.expect("ok:msg count=1")
         try other.expect("msg:\(bob) from=anon text=\"go bob\"", timeout: 20)
@@ -92,13 +88,10 @@ struct ClusterServeTests {
         let (b, portB) = try Self.node("b", database: database, redis: redis.url)
         defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
         let spectator = try TestClient(port: portB)
-        try spectator.send("watch:ann")
-        try spectator.expectNext("ok:watch")
-        try spectator.send("ping:")
-        try spectator.expectNext("ok:ping")
+        try spectator.ask("watch:ann", expecting: "ok:watch")
+        try spectator.ask("ping:", expecting: "ok:ping")
         let runner = try TestClient(port: portA)
-        try runner.send("iam:ann")
-        try runner.expectNext("ok:iam")
+        try runner.ask("iam:ann", expecting: "ok:iam")
         let fixes = straightRun(count: 1200, speed: 4)
         for line in fixes[..<400] { try runner.send(line) }
         try runner.lines(until: "pace of fix 400", timeout: 20) { $0.contains("ts=\(fixes[399].split(separator: ",").last!) ") }
@@ -135,8 +128,7 @@ struct ClusterServeTests {
             let winner = answers.first { $0.hasPrefix("ok:iam") }!
             let key = try #require(try OkEvent(event: Event.parse(winner))["key"])
             let elsewhere = try TestClient(port: answers[0].hasPrefix("ok:") ? portB : portA)
-            try elsewhere.send("iam:\(name) \(key)")
-            try elsewhere.expectNext("ok:iam name=\(name)", timeout: 10)
+            try elsewhere.ask("iam:\(name) \(key)", expecting: "ok:iam name=\(name)", timeout: 10)
         }
     }
 
@@ -157,8 +149,7 @@ struct ClusterServeTests {
         let expected = reference.finish().distance
 
         let watcher = try TestClient(port: portB)
-        try watcher.send("watch:\(ann)")
-        try watcher.expectNext("ok:watch")
+        try watcher.ask("watch:\(ann)", expecting: "ok:watch")
         let phone = try TestClient(port: portA)
         try phone.send("iam:\(ann)")
         let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
