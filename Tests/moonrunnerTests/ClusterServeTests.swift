@@ -109,6 +109,36 @@ struct ClusterServeTests {
         #expect(seen.filter { !$0.hasPrefix("pace:") && !$0.hasPrefix("ok:") } == expected)
     }
 
+    @Test func aPostgreSQLOutageAcknowledgesNothingUncommittedAndServiceResumes() throws {
+        let postgres = try PostgresTestServer.start()
+        defer { postgres.remove() }
+        let database = try postgres.createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let (a, portA) = try Self.node("a", database: database, redis: redis)
+        let (b, portB) = try Self.node("b", database: database, redis: redis)
+        defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let ann = Self.unique("ann")
+        let spectator = try TestClient(port: portB)
+        try spectator.ask("watch:\(ann)", expecting: "ok:watch")
+        let runner = try TestClient(port: portA)
+        try runner.ask("iam:\(ann)", expecting: "ok:iam")
+        let fixes = straightRun(count: 200)
+        let stamp = { (index: Int) in String(fixes[index].split(separator: ",").last!) }
+        for line in fixes[..<100] { try runner.send(line) }
+        try runner.lines(until: "the ack of fix 100", timeout: 20) { $0 == "ack:\(ann) ts=\(stamp(99))" }
+
+        try postgres.stop()
+        for line in fixes[100...] { try runner.send(line) }
+        // The run goes on (paces on both nodes), the batch fails and says so, and nothing past fix 100 is acked.
+        try runner.lines(until: "the store's failure", timeout: 30) { $0.hasPrefix("err:storage") }
+        try spectator.lines(until: "pace of fix 200 on b", timeout: 20) { $0.contains("ts=\(stamp(199)) ") }
+        let acked = runner.received.filter { $0.hasPrefix("ack:") }.compactMap { Double($0.split(separator: "=").last!) }
+        #expect(acked.allSatisfy { $0 <= Double(stamp(99))! }, "acked during the outage: \(acked.suffix(3))")
+
+        try postgres.startServer()
+        try runner.lines(until: "the ack of fix 200", timeout: 30) { $0 == "ack:\(ann) ts=\(stamp(199))" }
+    }
+
     @Test func aNameClaimedOnTwoNodesAtOnceGoesToExactlyOne() throws {
         let database = try PostgresTestServer.shared().createDatabase()
         let redis = try RedisTestServer.shared().url
