@@ -66,6 +66,14 @@ extension Server {
         }
     }
 
+    /// What `stats:` adds in a cluster: the bus's entries out, in, and refused by a full publish queue.
+    func clusterCounters() -> [(String, Int)] {
+        guard let cluster else { return [] }
+        let bus = cluster.bus.statistics
+        return [("bus_published", bus.published), ("bus_received", bus.received),
+                ("bus_dropped", bus.droppedFull + cluster.dropped.load(ordering: .relaxed))]
+    }
+
     /// End of a turn: this turn's relays onto the bus.
     func sendToCluster() {
         guard let cluster, !clusterOutbox.isEmpty else { return }

@@ -105,9 +105,13 @@ extension Server {
     /// wait (as for a history answer) until the sum is answered.
     func answerStatistics(to id: ConnectionID, local: [(String, Int)]) {
         guard let connection = connections[id] as? Connection else { return }
+        let subject = cluster?.settings.node ?? StatsEvent.serverSubject
+        guard let shard, shard.router.count > 1 else {
+            return hub.send(StatsEvent(local + clusterCounters(), subject: subject), to: id)
+        }
         connection.isAwaitingAnswer = true
         gatherCounters(local) { [unowned self] counters in
-            hub.send(StatsEvent(counters), to: id)
+            hub.send(StatsEvent(counters + clusterCounters(), subject: subject), to: id)
             guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
             connection.isAwaitingAnswer = false
             processBufferedLines(connection, now: Self.now())

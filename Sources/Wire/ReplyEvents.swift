@@ -236,17 +236,23 @@ public struct StatsEvent: WireEvent {
         }
     }
 
+    /// The subject of a single server's line.
+    public static let serverSubject = "server"
+
     /// The counters in order.
     public var counters: [Counter]
+    /// Whose counters: `server`, or in a cluster the node's name (`serve --node`).
+    public var subject: String
 
     /// Creates the event.
-    public init(counters: [Counter]) {
+    public init(counters: [Counter], subject: String = StatsEvent.serverSubject) {
         self.counters = counters
+        self.subject = subject
     }
 
     /// Creates the event from `(name, value)` pairs.
-    public init(_ pairs: [(String, Int)]) {
-        self.init(counters: pairs.map { Counter(name: $0.0, value: $0.1) })
+    public init(_ pairs: [(String, Int)], subject: String = StatsEvent.serverSubject) {
+        self.init(counters: pairs.map { Counter(name: $0.0, value: $0.1) }, subject: subject)
     }
 
     /// The value of a counter.
@@ -265,11 +271,11 @@ public struct StatsEvent: WireEvent {
             }
             counters.append(Counter(name: key, value: Int(truncatingIfNeeded: value)))
         }
-        self.init(counters: counters)
+        self.init(counters: counters, subject: event.subject)
     }
 
     /// The generic form.
     public var event: Event {
-        Event(kind: Self.kind, subject: "server", fields: counters.map { .integer($0.name, $0.value) })
+        Event(kind: Self.kind, subject: subject, fields: counters.map { .integer($0.name, $0.value) })
     }
 }

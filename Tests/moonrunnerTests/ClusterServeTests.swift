@@ -71,7 +71,12 @@ struct ClusterServeTests {
         #expect(everyone.received.contains { $0.hasPrefix("run:\(bob) ") })
         #expect(everyone.received.contains { $0.hasPrefix("run:\(ann) ") })
 
-        // A cheer from node c reaches the runner on node a.
+        // stats: names the node and counts what came over the bus.
+        try everyone.send("stats:")
+        let stats = try StatsEvent(event: Event.parse(everyone.expect("stats:c ")))
+        #expect((stats["bus_received"] ?? 0) > 300 && stats["bus_dropped"] == 0, "\(stats)")
+
+        // A cheer from node c reaches the runner on node b.
         let fan = try TestClient(port: portC)
         try fan.ask("watch:\(bob)", expecting: "ok:watch")
         try fan.send("msg:go bob")
