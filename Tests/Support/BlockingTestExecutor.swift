@@ -20,9 +20,59 @@ public struct MayBlockTrait: TestTrait, SuiteTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         guard testCase != nil else { return try await function() }
-        await BlockingTestSlots.shared.acquire()
-        defer { BlockingTestSlots.shared.release() }
-        try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await function() }
+        let slot = SlotHold(BlockingTestSlots.shared)
+        await slot.take()
+        defer { slot.giveBack() }
+        let limit = Self.timeLimit
+        // The body and a timer race; the task group is awaited whole before this returns, so the body does not
+        // outlive `function` (hence withoutActuallyEscaping is sound).
+        try await withoutActuallyEscaping(function) { body in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await body() }
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(limit))
+                    return false
+                }
+                if try await group.next() == false {
+                    // A test that hangs must not hang the run: it fails, is cancelled (the client library's calls
+                    // end when cancelled; the other waits have deadlines), and its slot goes to the next test now.
+                    Issue.record("ran over its \(Int(limit)) s (MOONRUNNER_TEST_TIME_LIMIT): cancelled")
+                    slot.giveBack()
+                }
+                group.cancelAll()
+                while try await group.next() != nil {}
+            }
+        }
+    }
+
+    /// Seconds a blocking test may take: `MOONRUNNER_TEST_TIME_LIMIT`, else 150.
+    static let timeLimit: Double = {
+        ProcessInfo.processInfo.environment["MOONRUNNER_TEST_TIME_LIMIT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil }
+            ?? 150
+    }()
+}
+
+/// One test's slot, given back once (at the end, or earlier when the test ran over its time).
+private final class SlotHold: Sendable {
+    private let slots: BlockingTestSlots
+    private let held = Mutex(false)
+
+    init(_ slots: BlockingTestSlots) { self.slots = slots }
+
+    func take() async {
+        await slots.acquire()
+        held.withLock { $0 = true }
+    }
+
+    func giveBack() {
+        let wasHeld = held.withLock { held -> Bool in
+            defer { held = false }
+            return held
+        }
+        if wasHeld { slots.release() }
     }
 }
 
