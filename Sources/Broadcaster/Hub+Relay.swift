@@ -1,4 +1,5 @@
 import RunCore
+import RunStore
 import Wire
 
 /// A live run another loop owns, as its relayed events show it: what this loop needs to show it to late
@@ -128,6 +129,13 @@ extension Hub {
         } else {
             runners[name] = RunnerEntry(name: name, keyHash: keyHash, history: history)
         }
+    }
+
+    /// A runner as the store has it, read off the loop: known here from now on (an entry here already wins).
+    func know(_ record: RunnerRecord) {
+        guard runners[record.name] == nil else { return }
+        unknownNames.remove(record.name)
+        runners[record.name] = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
     }
 
     /// Another loop issued or revoked device tokens.

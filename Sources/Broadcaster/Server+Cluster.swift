@@ -5,14 +5,20 @@ import Wire
 
 /// What a takeover found (``ClusterNode/takeOver(runner:store:)``).
 enum TakeoverOutcome: Sendable {
-    /// No live run of that runner in the store: `iam:` goes on as usual.
-    case nothingLive
+    /// No live run of that runner in the store: `iam:` goes on as usual, with the runner as stored (nil: none).
+    case nothingLive(RunnerRecord?)
     /// The run, its runner and its stored fixes: this node holds its lease now.
     case adopt(RunRecord, RunnerRecord, [StoredFix])
     /// Another node still renews the run's lease: it is alive and measures the run.
     case heldElsewhere(node: String)
     /// Redis or the store failed.
     case failed(String)
+}
+
+/// What a cluster claim found: the name is this connection's now, or it was taken (as the store has it).
+enum ClaimOutcome: Sendable {
+    case claimed
+    case taken(RunnerRecord?)
 }
 
 extension ClusterNode {
@@ -22,7 +28,7 @@ extension ClusterNode {
         let name = Self.leaseName(of: runner)
         do {
             guard let record = try store.liveRuns().filter({ $0.runner == runner }).max(by: { $0.id < $1.id }) else {
-                return .nothingLive
+                return .nothingLive(try store.runner(named: runner))
             }
             let deadline = Date().addingTimeInterval(settings.leaseSeconds + 1)
             while try !lease.take(name, ttl: settings.leaseSeconds) {
@@ -33,7 +39,7 @@ extension ClusterNode {
             }
             guard let runnerRecord = try store.runner(named: runner) else {
                 _ = try? lease.release(name)
-                return .nothingLive
+                return .nothingLive(nil)
             }
             return .adopt(record, runnerRecord, try store.fixes(ofRun: record.id))
         } catch {
@@ -124,8 +130,9 @@ extension Server {
         let now = Self.now()
         var goOn = true
         switch outcome {
-        case .nothingLive:
-            break
+        case .nothingLive(let runner):
+            // Known here now, so `iam:` does not look it up in the store on the loop.
+            if let runner { hub.know(runner) }
         case .adopt(let record, let runner, let fixes):
             // A run that started here meanwhile (another connection) is not replaced.
             if hub.runners[name]?.run == nil {
@@ -160,8 +167,10 @@ extension Server {
         updateInterest(connection)
         let store = self.store, id = connection.id, key = RunnerKey.generate(), now = Self.now()
         cluster.takeovers.async { [loop] in
-            let claimed = Result { () throws(StoreError) -> Bool in
+            // Taken already: the record comes along, so `iam:` does not look it up in the store on the loop.
+            let claimed = Result { () throws(StoreError) -> ClaimOutcome in
                 try store.claimRunner(name: name, keyHash: RunnerKey.hash(key), created: now)
+                    ? .claimed : .taken(try store.runner(named: name))
             }
             let delivery = UncheckedSendable<() -> Void>({ [unowned self] in
                 finishClaim(claimed, of: name, key: key, for: id, then: command)
@@ -170,15 +179,16 @@ extension Server {
         }
     }
 
-    private func finishClaim(_ claimed: Result<Bool, StoreError>, of name: String, key: String, for id: ConnectionID,
-                             then command: Command) {
+    private func finishClaim(_ claimed: Result<ClaimOutcome, StoreError>, of name: String, key: String,
+                             for id: ConnectionID, then command: Command) {
         guard let connection = connections[id] as? Connection else { return }
         let now = Self.now()
         switch claimed {
-        case .success(true) where hub.runners[name] == nil && hub.sessions[id]?.name == nil:
+        case .success(.claimed) where hub.runners[name] == nil && hub.sessions[id]?.name == nil:
             hub.claimed(id, name: name, key: key)
-        case .success:
-            // Another node (or connection) was first: asked again, the store has the name and wants its key.
+        case .success(let outcome):
+            // Another node (or connection) was first: asked again, the name wants its key.
+            if case .taken(let record?) = outcome { hub.know(record) }
             hub.unknownNames.remove(name)
             hub.received(command, from: id, now: now)
         case .failure(let error):
