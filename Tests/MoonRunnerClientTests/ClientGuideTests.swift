@@ -3,6 +3,7 @@ import Foundation
 import MoonRunnerClient
 import MoonRunnerTestSupport
 import RunStore
+import Synchronization
 import Testing
 
 /// README's "Client library" samples are the code of `ClientGuideSamples.swift`, which compiles with the client library
@@ -125,15 +126,22 @@ import Testing
         }
     }
 
-    /// Returns once `condition` holds for the model, checking at each `onChange`.
+    /// Returns once `condition` holds for the model, checking at each `onChange`; after 30 s it records a
+    /// failure and returns (a test fails, never hangs).
     @MainActor static func change(of model: LiveRunModel,
                                   until condition: @escaping @MainActor @Sendable (LiveRunModel) -> Bool) async {
         guard !condition(model) else { return }
+        let slot = ResumeOnce()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            slot.set(continuation)
             model.onChange = { [weak model] in
                 guard let model, condition(model) else { return }
                 model.onChange = {}
-                continuation.resume()
+                slot.resume()
+            }
+            Task {
+                try? await Task.sleep(for: .seconds(30))
+                if slot.resume() { Issue.record("the model did not change as expected within 30 s") }
             }
         }
     }
@@ -159,5 +167,18 @@ import Testing
         let client = phoneClient(host: "127.0.0.1", port: port)
         defer { client.close() }
         #expect(try await join(as: "eve", on: client, givingUpAfter: 0.2) == nil)
+    }
+}
+
+/// A continuation resumed by whoever comes first (the awaited change, or the deadline).
+final class ResumeOnce: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    func set(_ continuation: CheckedContinuation<Void, Never>) { self.continuation.withLock { $0 = continuation } }
+    /// Resumes it if nobody did yet; true if this call did.
+    @discardableResult
+    func resume() -> Bool {
+        guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+        continuation.resume()
+        return true
     }
 }
