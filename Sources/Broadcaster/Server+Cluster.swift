@@ -100,6 +100,21 @@ extension Server {
         }
     }
 
+    /// In a cluster, `iam:` goes off the loop first (a claim in the shared store, or a look for a run a dead
+    /// node left); true when it did, the connection then waiting for the answer. On the loop that owns the
+    /// runner: where the line was read, or where the connection moved to with it.
+    func identifiesThroughCluster(_ command: Command, on connection: Connection) -> Bool {
+        if needsTakeoverCheck(command, on: connection) {
+            takeOverThenIdentify(connection, command)
+            return true
+        }
+        if needsClusterClaim(command, on: connection) {
+            claimThenIdentify(connection, command)
+            return true
+        }
+        return false
+    }
+
     /// True when `iam:` with a key must first look for the runner's run on another node: in a cluster, for a
     /// runner with no run here.
     func needsTakeoverCheck(_ command: Command, on connection: Connection) -> Bool {

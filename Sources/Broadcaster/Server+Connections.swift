@@ -135,15 +135,7 @@ extension Server {
                                                           command: command))
                         return
                     }
-                    // In a cluster, a runner with no run here may have one on a node that died.
-                    if needsTakeoverCheck(command, on: connection) {
-                        takeOverThenIdentify(connection, command)
-                        return
-                    }
-                    if needsClusterClaim(command, on: connection) {
-                        claimThenIdentify(connection, command)
-                        return
-                    }
+                    if identifiesThroughCluster(command, on: connection) { return }
                     hub.received(command, from: connection.id, now: now)
                     // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
                     // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.

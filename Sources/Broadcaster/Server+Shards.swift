@@ -202,7 +202,7 @@ extension Server {
             break
         case .line(_, _, _, _, let command):
             guard let connection = peer as? Connection else { return }
-            hub.received(command, from: connection.id, now: now)
+            if !identifiesThroughCluster(command, on: connection) { hub.received(command, from: connection.id, now: now) }
             processBufferedLines(connection, now: now)
         case .http(_, _, let request):
             guard let connection = peer as? HTTPConnection else { return }

@@ -59,6 +59,11 @@ public final class ServerGroup: Sendable {
         router?.owner(of: name) ?? 0
     }
 
+    /// The loop that owns a runner in any server of `loops` loops (the same in every process).
+    public static func loopIndex(ofRunner name: String, loops: Int) -> Int {
+        ShardRouter.shardIndex(of: name, count: max(1, loops))
+    }
+
     /// Starts every loop but the first on its own thread, then serves the first on the calling thread until
     /// shut down; returns once every loop has stopped.
     public func run() throws(IOError) {

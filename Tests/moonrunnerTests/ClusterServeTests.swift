@@ -1,3 +1,4 @@
+import Broadcaster
 import Foundation
 import MoonRunnerTestSupport
 import PostgresRunStore
@@ -11,10 +12,12 @@ import Wire
 @Suite(.mayBlock, .enabled(if: PostgresTestServer.isAvailable && RedisTestServer.isAvailable,
                            Comment(rawValue: "needs PostgreSQL and Redis (.ci/run starts both)")))
 struct ClusterServeTests {
-    /// A node: `serve` on free ports in the cluster, and its line-protocol port.
-    static func node(_ name: String, database: String, redis: String, lease: Double = 1) throws -> (ChildProcess, UInt16) {
-        let process = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--loops", "1", "--db", database,
-                                        "--cluster", redis, "--node", name, "--lease", String(lease)])
+    /// A node: `serve` on free ports in the cluster, and its line-protocol port. Two loops by default (serve's
+    /// default here): an `iam:` then moves to its runner's loop before the cluster answers it.
+    static func node(_ name: String, database: String, redis: String, lease: Double = 1,
+                     loops: Int = 2) throws -> (ChildProcess, UInt16) {
+        let process = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--loops", String(loops),
+                                        "--db", database, "--cluster", redis, "--node", name, "--lease", String(lease)])
         return (process, try process.listeningPort())
     }
 
@@ -39,17 +42,17 @@ struct ClusterServeTests {
         for (client, command) in [(local, "watch:\(ann)"), (spectator, "watch:\(ann)"), (coach, "coach:\(ann)"),
                                   (everyone, "watch:*")] {
             try client.send(command)
-            try client.expectNext(command.hasPrefix("coach") ? "ok:coach" : "ok:watch")
+            try client.expectNext(command.hasPrefix("coach") ? "ok:coach" : "ok:watch", timeout: 20)
         }
         // The nodes read the bus from when they joined; give each subscription a moment to be taken up.
         for client in [spectator, coach, everyone] {
-            try client.ask("ping:", expecting: "ok:ping")
+            try client.ask("ping:", expecting: "ok:ping", timeout: 20)
         }
 
         let runner = try TestClient(port: portA)
-        try runner.ask("iam:\(ann)", expecting: "ok:iam")
+        try runner.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
         let other = try TestClient(port: portB)
-        try other.ask("iam:\(bob)", expecting: "ok:iam")
+        try other.ask("iam:\(bob)", expecting: "ok:iam", timeout: 20)
         let fixes = straightRun(count: 300, speed: 4)
         for line in fixes { try runner.send(line) }
         try other.send(straightRun(count: 1)[0])
@@ -78,7 +81,7 @@ struct ClusterServeTests {
 
         // A cheer from node c reaches the runner on node b.
         let fan = try TestClient(port: portC)
-        try fan.ask("watch:\(bob)", expecting: "ok:watch")
+        try fan.ask("watch:\(bob)", expecting: "ok:watch", timeout: 20)
         try fan.send("msg:go bob")
         try fan.expect("ok:msg count=1")
         try other.expect("msg:\(bob) from=anon text=\"go bob\"", timeout: 20)
@@ -89,14 +92,14 @@ struct ClusterServeTests {
         let database = try PostgresTestServer.shared().createDatabase()
         let redis = try RedisTestServer.start(appendOnly: true)
         defer { redis.stop() }
-        let (a, portA) = try Self.node("a", database: database, redis: redis.url)
-        let (b, portB) = try Self.node("b", database: database, redis: redis.url)
+        let (a, portA) = try Self.node("a", database: database, redis: redis.url, loops: 1)
+        let (b, portB) = try Self.node("b", database: database, redis: redis.url, loops: 1)
         defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
         let spectator = try TestClient(port: portB)
-        try spectator.ask("watch:ann", expecting: "ok:watch")
-        try spectator.ask("ping:", expecting: "ok:ping")
+        try spectator.ask("watch:ann", expecting: "ok:watch", timeout: 20)
+        try spectator.ask("ping:", expecting: "ok:ping", timeout: 20)
         let runner = try TestClient(port: portA)
-        try runner.ask("iam:ann", expecting: "ok:iam")
+        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
         let fixes = straightRun(count: 1200, speed: 4)
         for line in fixes[..<400] { try runner.send(line) }
         try runner.lines(until: "pace of fix 400", timeout: 20) { $0.contains("ts=\(fixes[399].split(separator: ",").last!) ") }
@@ -124,9 +127,9 @@ struct ClusterServeTests {
         defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
         let ann = Self.unique("ann")
         let spectator = try TestClient(port: portB)
-        try spectator.ask("watch:\(ann)", expecting: "ok:watch")
+        try spectator.ask("watch:\(ann)", expecting: "ok:watch", timeout: 20)
         let runner = try TestClient(port: portA)
-        try runner.ask("iam:\(ann)", expecting: "ok:iam")
+        try runner.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
         let fixes = straightRun(count: 200)
         let stamp = { (index: Int) in String(fixes[index].split(separator: ",").last!) }
         for line in fixes[..<100] { try runner.send(line) }
@@ -135,13 +138,13 @@ struct ClusterServeTests {
         try postgres.stop()
         for line in fixes[100...] { try runner.send(line) }
         // The run goes on (paces on both nodes), the batch fails and says so, and nothing past fix 100 is acked.
-        try runner.lines(until: "the store's failure", timeout: 30) { $0.hasPrefix("err:storage") }
+        try runner.lines(until: "the store's failure", timeout: 60) { $0.hasPrefix("err:storage") }
         try spectator.lines(until: "pace of fix 200 on b", timeout: 20) { $0.contains("ts=\(stamp(199)) ") }
         let acked = runner.received.filter { $0.hasPrefix("ack:") }.compactMap { Double($0.split(separator: "=").last!) }
         #expect(acked.allSatisfy { $0 <= Double(stamp(99))! }, "acked during the outage: \(acked.suffix(3))")
 
         try postgres.startServer()
-        try runner.lines(until: "the ack of fix 200", timeout: 30) { $0 == "ack:\(ann) ts=\(stamp(199))" }
+        try runner.lines(until: "the ack of fix 200", timeout: 60) { $0 == "ack:\(ann) ts=\(stamp(199))" }
     }
 
     @Test func aNameClaimedOnTwoNodesAtOnceGoesToExactlyOne() throws {
@@ -173,7 +176,10 @@ struct ClusterServeTests {
         let (a, portA) = try Self.node("a", database: database, redis: redis)
         let (b, portB) = try Self.node("b", database: database, redis: redis)
         defer { for node in [a, b] where node.isRunning { node.signal(SIGKILL); _ = node.awaitExit() } }
-        let ann = Self.unique("ann")
+        // Node b deals its first connection (the watcher) to loop 0 and the phone's to loop 1: a name loop 0
+        // owns makes the phone's iam: move to loop 0 before the takeover.
+        var ann = Self.unique("ann")
+        while ServerGroup.loopIndex(ofRunner: ann, loops: 2) != 0 { ann = Self.unique("ann") }
         let start = (Date().timeIntervalSince1970 - 1).rounded(.down)
         let route = CrashRecoveryTests.route(count: 600, start: start).map { point in
             (line: point.line, fix: point.fix)
@@ -184,10 +190,10 @@ struct ClusterServeTests {
         let expected = reference.finish().distance
 
         let watcher = try TestClient(port: portB)
-        try watcher.ask("watch:\(ann)", expecting: "ok:watch")
+        try watcher.ask("watch:\(ann)", expecting: "ok:watch", timeout: 20)
         let phone = try TestClient(port: portA)
         try phone.send("iam:\(ann)")
-        let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam")))["key"])
+        let key = try #require(try OkEvent(event: Event.parse(phone.expectNext("ok:iam", timeout: 20)))["key"])
         for point in route[..<killAfter] { try phone.send(point.line) }
         try phone.expect("ack:\(ann)", timeout: 20)
         a.signal(SIGKILL)
