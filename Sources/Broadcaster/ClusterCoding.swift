@@ -8,9 +8,10 @@ import RunCore
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
 ///   `h` (a badge history or the rejection counts, JSON), and `x=1` for a recovered run's catch-up (mirrors
 ///   only, nobody hears it again);
-/// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON.
+/// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON;
+/// - a device token issued: `m=d`, `r` runner, `h` the token's hash; tokens revoked: `m=u`, `h` hashes.
 ///
-/// Anything else (device tokens, connection moves, counters) stays inside a node.
+/// Anything else (connection moves, counters) stays inside a node.
 enum ClusterCoding {
     /// The runner and fields of a message that goes on the bus; nil for one that does not.
     static func fields(of message: RelayMessage) -> (runner: String, fields: [(String, [UInt8])])? {
@@ -35,6 +36,11 @@ enum ClusterCoding {
             return (event.runner, fields)
         case .runner(let name, let keyHash, let history):
             return (name, [("m", bytes("r")), ("r", bytes(name)), ("k", bytes(keyHash)), ("h", json(history))])
+        case .deviceAdded(let hash, let runner):
+            return (runner, [("m", bytes("d")), ("r", bytes(runner)), ("h", bytes(hash))])
+        case .devicesRemoved(let hashes):
+            // Revocations name no runner: they go on a stream of their own (also added to the all-runs one).
+            return (revokedDevices, [("m", bytes("u")), ("r", bytes(revokedDevices)), ("h", bytes(hashes.joined(separator: " ")))])
         default:
             return nil
         }
@@ -72,6 +78,11 @@ enum ClusterCoding {
             }
             return .event(RelayedEvent(runner: runner, line: line, audience: audience == "e" ? .everyone : .spectators,
                                        sequence: sequence(of: entry.id), kind: kind, isCatchUp: entry["x"] != nil))
+        case "d":
+            guard let hash = entry["h"].map(text), !hash.isEmpty else { return nil }
+            return .deviceAdded(hash: hash, runner: runner)
+        case "u":
+            return .devicesRemoved(hashes: (entry["h"].map(text) ?? "").split(separator: " ").map(String.init))
         case "r":
             guard let keyHash = entry["k"].map(text), let history = entry["h"].flatMap({ decode(BadgeHistory.self, $0) })
             else { return nil }
@@ -80,6 +91,10 @@ enum ClusterCoding {
             return nil
         }
     }
+
+    /// Where device revocations go: `moonrunner:run:#devices`, which no runner's stream can be (`#` is not
+    /// allowed in a name).
+    static let revokedDevices = "#devices"
 
     /// An event's number from its stream id: the same on every node that reads it.
     static func sequence(of id: StreamID) -> UInt64 {

@@ -53,7 +53,7 @@ extension Server {
     /// True for the messages the other nodes hear (events and runner changes).
     static func goesOnTheBus(_ message: RelayMessage) -> Bool {
         switch message {
-        case .event, .runner: true
+        case .event, .runner, .deviceAdded, .devicesRemoved: true
         default: false
         }
     }
@@ -95,6 +95,8 @@ extension Server {
             switch message {
             case .event(let event): hub.receiveRelayed(event, now: now)
             case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
+            case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
+            case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
             default: break
             }
         }

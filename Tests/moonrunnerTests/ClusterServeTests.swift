@@ -15,8 +15,8 @@ struct ClusterServeTests {
     /// A node: `serve` on free ports in the cluster, and its line-protocol port. Two loops by default (serve's
     /// default here): an `iam:` then moves to its runner's loop before the cluster answers it.
     static func node(_ name: String, database: String, redis: String, lease: Double = 1,
-                     loops: Int = 2) throws -> (ChildProcess, UInt16) {
-        let process = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--loops", String(loops),
+                     loops: Int = 2, http: Bool = false) throws -> (ChildProcess, UInt16) {
+        let process = try ChildProcess(["serve", "--port", "0", "--http-port", http ? "0" : "off", "--loops", String(loops),
                                         "--db", database, "--cluster", redis, "--node", name, "--lease", String(lease)])
         return (process, try process.listeningPort())
     }
@@ -145,6 +145,49 @@ struct ClusterServeTests {
 
         try postgres.startServer()
         try runner.lines(until: "the ack of fix 200", timeout: 60) { $0 == "ack:\(ann) ts=\(stamp(199))" }
+    }
+
+    @Test func aPhoneTokenIssuedOnOneNodeWorksOnAnotherUntilRevoked() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let (a, portA) = try Self.node("a", database: database, redis: redis)
+        let (b, _) = try Self.node("b", database: database, redis: redis, http: true)
+        defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let httpB = try b.httpPort()
+        let ann = Self.unique("ann")
+        let runner = try TestClient(port: portA)
+        try runner.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
+        try runner.send("device:")
+        let token = try #require(try OkEvent(event: Event.parse(runner.expect("ok:device", timeout: 20)))["token"])
+        let watcher = try TestClient(port: portA)
+        try watcher.ask("watch:\(ann)", expecting: "ok:watch", timeout: 20)
+        let now = Int(Date().timeIntervalSince1970) - 5
+        /// One OsmAnd position to node b; its status line.
+        func post(_ index: Int) throws -> String {
+            let phone = try TestClient(port: httpB)
+            try phone.write(Array(("GET /osmand?id=\(token)&timestamp=\(now + index)&lat=\(48.8566 + Double(index) * 0.00003)"
+                + "&lon=2.3522&accuracy=5 HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n").utf8))
+            return try phone.nextLine(timeout: 20)
+        }
+        // The token is known on node b once the bus has carried it, a moment after ok:device: nothing on b
+        // says when, so ask again a few times, slowly (each wrong token counts against b's 20 a minute).
+        var first = try post(0)
+        for _ in 0..<15 where !first.hasPrefix("HTTP/1.1 200") {
+            Thread.sleep(forTimeInterval: 0.2)
+            first = try post(0)
+        }
+        #expect(first.hasPrefix("HTTP/1.1 200"), "\(first)")
+        #expect(try post(1).hasPrefix("HTTP/1.1 200"))
+        // The run the phone began on node b reaches node a's spectator.
+        try watcher.expect("run:\(ann) ", timeout: 20)
+        try runner.send("undevice:*")
+        try runner.expect("ok:undevice count=1", timeout: 20)
+        var refused = try post(2)
+        for _ in 0..<15 where !refused.hasPrefix("HTTP/1.1 403") {
+            Thread.sleep(forTimeInterval: 0.2)
+            refused = try post(2)
+        }
+        #expect(refused.hasPrefix("HTTP/1.1 403"), "a revoked token is refused on the other node: \(refused)")
     }
 
     @Test func aNameClaimedOnTwoNodesAtOnceGoesToExactlyOne() throws {
