@@ -91,15 +91,7 @@ extension Server {
     func receiveFromCluster(_ messages: [RelayMessage]) {
         loop.assertLoopThread()
         let now = Self.now()
-        for message in messages {
-            switch message {
-            case .event(let event): hub.receiveRelayed(event, now: now)
-            case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
-            case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
-            case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
-            default: break
-            }
-        }
+        for message in messages { _ = tellHub(message, now: now) }
     }
 
     /// In a cluster, `iam:` goes off the loop first (a claim in the shared store, or a look for a run a dead

@@ -66,11 +66,9 @@ extension Server {
         guard let shard else { return }
         let now = Self.now()
         for message in messages {
+            if tellHub(message, now: now) { continue }
             switch message {
-            case .event(let event): hub.receiveRelayed(event, now: now)
-            case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
-            case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
-            case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
+            case .event, .runner, .deviceAdded, .devicesRemoved: break
             case .inboxDrained: resumeIfStoreCaughtUp()
             case .adopt(let peer): adopt(peer, now: now)
             case .countersWanted(let request, let from):
@@ -87,6 +85,19 @@ extension Server {
                 shard.router.post([.inboxDrained], events: 0, to: index)
             }
         }
+    }
+
+    /// Hands the hub a message about runners (an event, a claim, device tokens), from another loop or node;
+    /// false for the other kinds.
+    func tellHub(_ message: RelayMessage, now: Double) -> Bool {
+        switch message {
+        case .event(let event): hub.receiveRelayed(event, now: now)
+        case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
+        case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
+        case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
+        default: return false
+        }
+        return true
     }
 
     /// True while another loop's inbox is over its high-water mark (this loop then reads no fixes).

@@ -194,7 +194,7 @@ import Wire
                     let answer = try app.get("/osmand?id=\(token)&timestamp=\(Int64(start) + Int64(index))&lat=\(lat)&lon=-0.12&accuracy=5")
                     #expect(answer.status == 200)
                 }
-                _ = try watcher.lines(until: "ten paces") { _ in
+                _ = try watcher.lines(until: "ten paces", timeout: 20) { _ in
                     watcher.received.filter { $0.hasPrefix("pace:\(name)") }.count == 10
                 }
                 #expect(group.servers.map { server in Self.onLoop(server) { $0.httpConnectionCount } } == [0, 1],
