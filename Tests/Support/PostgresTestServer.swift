@@ -168,7 +168,7 @@ public final class PostgresTestServer: @unchecked Sendable {
     private static func watchForCrash(of directory: URL, binaries: String) throws {
         let data = directory.appendingPathComponent("data").path
         let stop = (isRoot ? "/usr/sbin/runuser -u postgres -- " : "") + "'\(binaries)/pg_ctl' stop -D '\(data)' -m immediate"
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(directory.path)'"
+        let script = "while kill -0 \(getpid()) 2>/dev/null && ! grep -q \"^State:.*Z\" /proc/\(getpid())/status 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(directory.path)'"
         _ = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], capturingOutput: false)
     }
 

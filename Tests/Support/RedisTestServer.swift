@@ -168,7 +168,7 @@ public final class RedisTestServer: @unchecked Sendable {
     /// process that crashes (no atexit) leaves no server running. It polls: nothing wakes it at our death.
     private static func watchForCrash(of directory: URL) throws {
         let pidFile = directory.appendingPathComponent("redis.pid").path
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; "
+        let script = "while kill -0 \(getpid()) 2>/dev/null && ! grep -q \"^State:.*Z\" /proc/\(getpid())/status 2>/dev/null; do sleep 1; done; "
             + "[ -f '\(pidFile)' ] && kill -9 \"$(cat '\(pidFile)')\" 2>/dev/null; rm -rf '\(directory.path)'"
         _ = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], capturingOutput: false)
     }

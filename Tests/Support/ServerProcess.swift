@@ -65,6 +65,11 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // Nothing else of ours goes with it (after the dup2s above, which read two of these): `swift test` waits
+        // for the end of the pipes it gave this process, and a child that outlived us holding one (the servers'
+        // crash watchdogs) kept the run from ever ending. (glibc 2.34's posix_spawn_file_actions_addclosefrom_np;
+        // Swift's Glibc module does not show it.)
+        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         // The child starts with no signal blocked and default handlers, whatever the test thread had.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -130,6 +135,14 @@ public final class ChildProcess: @unchecked Sendable {
             close(fd)
         }
     }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    /// `posix_spawn_file_actions_addclosefrom_np`, looked up once (nil on an older glibc: then children inherit).
+    private static let closeFrom: CloseFrom? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
 
     /// What the process wrote to stderr so far.
     public var standardError: String {
