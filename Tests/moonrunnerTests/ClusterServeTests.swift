@@ -124,8 +124,8 @@ struct ClusterServeTests {
         defer { postgres.remove() }
         let database = try postgres.createDatabase()
         let redis = try RedisTestServer.shared().url
-        let (a, portA) = try Self.node("a", database: database, redis: redis)
-        let (b, portB) = try Self.node("b", database: database, redis: redis)
+        let (a, portA) = try Self.node("a", database: database, redis: redis, loops: 1)
+        let (b, portB) = try Self.node("b", database: database, redis: redis, loops: 1)
         defer { for node in [a, b] { node.signal(SIGKILL); _ = node.awaitExit() } }
         let ann = Self.unique("ann")
         let spectator = try TestClient(port: portB)
@@ -140,13 +140,13 @@ struct ClusterServeTests {
         try postgres.stop()
         for line in fixes[100...] { try runner.send(line) }
         // The run goes on (paces on both nodes), the batch fails and says so, and nothing past fix 100 is acked.
-        try runner.lines(until: "the store's failure", timeout: 60) { $0.hasPrefix("err:storage") }
+        try runner.lines(until: "the store's failure", timeout: 120) { $0.hasPrefix("err:storage") }
         try spectator.lines(until: "pace of fix 200 on b", timeout: 20) { $0.contains("ts=\(stamp(199)) ") }
         let acked = runner.received.filter { $0.hasPrefix("ack:") }.compactMap { Double($0.split(separator: "=").last!) }
         #expect(acked.allSatisfy { $0 <= Double(stamp(99))! }, "acked during the outage: \(acked.suffix(3))")
 
         try postgres.startServer()
-        try runner.lines(until: "the ack of fix 200", timeout: 60) { $0 == "ack:\(ann) ts=\(stamp(199))" }
+        try runner.lines(until: "the ack of fix 200", timeout: 120) { $0 == "ack:\(ann) ts=\(stamp(199))" }
     }
 
     @Test func aPhoneTokenIssuedOnOneNodeWorksOnAnotherUntilRevoked() throws {
