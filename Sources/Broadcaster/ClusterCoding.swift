@@ -6,7 +6,7 @@ import RunCore
 ///
 /// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone), `k` kind (`started`,
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
-///   `h` (a badge history or the rejection counts, JSON), and `x=1` for a recovered run's catch-up (mirrors
+///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), and `x=1` for a recovered run's catch-up (mirrors
 ///   only, nobody hears it again);
 /// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON;
 /// - a device token issued: `m=d`, `r` runner, `h` the token's hash; tokens revoked: `m=u`, `h` hashes.
@@ -25,8 +25,9 @@ enum ClusterCoding {
                 fields += [("k", bytes("started")), ("d", bytes("\(runID) \(started)")), ("h", json(history))]
             case .pace(let distance, let elapsed, let moving, let rejections):
                 fields += [("k", bytes("pace")), ("d", bytes("\(distance) \(elapsed) \(moving)"))]
+                // Every pace of a noisy run carries these: plain `reason=count` words, no JSON coder per event.
                 if !rejections.isEmpty {
-                    fields.append(("h", json(Dictionary(uniqueKeysWithValues: rejections.map { ($0.key.rawValue, $0.value) }))))
+                    fields.append(("h", bytes(rejections.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))))
                 }
             case .badge: fields.append(("k", bytes("badge")))
             case .cheer: fields.append(("k", bytes("cheer")))
@@ -63,10 +64,13 @@ enum ClusterCoding {
                 kind = .started(runID: Int64(numbers[0]), started: numbers[1], startHistory: history)
             case "pace":
                 guard numbers.count == 3 else { return nil }
-                let counts = entry["h"].flatMap { decode([String: Int].self, $0) } ?? [:]
-                let rejections = Dictionary(uniqueKeysWithValues: counts.compactMap { key, value in
-                    FixRejection(rawValue: key).map { ($0, value) }
-                })
+                var rejections: [FixRejection: Int] = [:]
+                for word in (entry["h"].map(text) ?? "").split(separator: " ") {
+                    let parts = word.split(separator: "=")
+                    if parts.count == 2, let reason = FixRejection(rawValue: String(parts[0])), let count = Int(parts[1]) {
+                        rejections[reason] = count
+                    }
+                }
                 kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections)
             case "badge": kind = .badge
             case "cheer": kind = .cheer

@@ -1,0 +1,45 @@
+@testable import Broadcaster
+import ClusterBus
+import RunCore
+import Testing
+
+/// What a node publishes, another node reads back the same: the bus's fields for each kind of relay.
+@Suite struct ClusterCodingTests {
+    static func roundTrip(_ message: RelayMessage) -> RelayMessage? {
+        guard let (_, fields) = ClusterCoding.fields(of: message) else { return nil }
+        return ClusterCoding.message(of: BusEntry(stream: "s", id: StreamID(milliseconds: 1_700_000_000_123, sequence: 4),
+                                                  node: "a", fields: fields))
+    }
+
+    @Test func aPaceKeepsItsFiguresAndRejectionCountsAndTakesItsStreamIDAsItsNumber() throws {
+        let rejections: [FixRejection: Int] = [FixRejection.allCases[0]: 3, FixRejection.allCases[1]: 12]
+        let sent = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
+                                sequence: 9, kind: .pace(distance: 1.5, elapsed: 20.25, movingTime: 19, rejections: rejections))
+        guard case .event(let read)? = Self.roundTrip(.event(sent)),
+              case .pace(let distance, let elapsed, let moving, let counts) = read.kind else {
+            Issue.record("not a pace")
+            return
+        }
+        #expect(read.runner == "ann" && read.line == sent.line && read.audience == .spectators && !read.isCatchUp)
+        #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections)
+        #expect(read.sequence == 1_700_000_000_123_004)
+    }
+
+    @Test func aCatchUpStartAndDeviceTokensComeBackAsSent() throws {
+        let start = RelayedEvent(runner: "bob", line: Array("run:bob id=3\n".utf8), audience: .everyone, sequence: 1,
+                                 kind: .started(runID: 3, started: 1_700_000_000.5, startHistory: BadgeHistory()),
+                                 isCatchUp: true)
+        guard case .event(let read)? = Self.roundTrip(.event(start)), case .started(let id, let at, _) = read.kind else {
+            Issue.record("not a start")
+            return
+        }
+        #expect(id == 3 && at == 1_700_000_000.5 && read.isCatchUp && read.audience == .everyone)
+        guard case .deviceAdded(let hash, let runner)? = Self.roundTrip(.deviceAdded(hash: "h1", runner: "bob")),
+              case .devicesRemoved(let hashes)? = Self.roundTrip(.devicesRemoved(hashes: ["h1", "h2"])) else {
+            Issue.record("device tokens not read back")
+            return
+        }
+        #expect(hash == "h1" && runner == "bob" && hashes == ["h1", "h2"])
+        #expect(Self.roundTrip(.inboxDrained) == nil, "loop-only messages stay off the bus")
+    }
+}
