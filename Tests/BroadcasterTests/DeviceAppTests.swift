@@ -60,7 +60,9 @@ import Wire
     func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            try withServer({ $0.deviceIdle = 1 }, store: store) { server in
+            // 3 s: long enough that a slowed (sanitized) run never pauses that long between two posts, which
+            // would end the run midway.
+            try withServer({ $0.deviceIdle = 3 }, store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
                 ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
