@@ -4,7 +4,7 @@ import RunCore
 
 /// How a ``RelayMessage`` travels on the cluster bus: a few short fields, the event's line as it is.
 ///
-/// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone), `k` kind (`started`,
+/// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone, `c` coaches), `k` kind (`started`,
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
 ///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), and `x=1` for a recovered run's catch-up (mirrors
 ///   only, nobody hears it again);
@@ -18,13 +18,14 @@ enum ClusterCoding {
         switch message {
         case .event(let event):
             var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
-                                               ("a", bytes(event.audience == .everyone ? "e" : "s"))]
+                                               ("a", bytes(audienceCode(event.audience)))]
             if event.isCatchUp { fields.append(("x", bytes("1"))) }
             switch event.kind {
             case .started(let runID, let started, let history):
                 fields += [("k", bytes("started")), ("d", bytes("\(runID) \(started)")), ("h", json(history))]
-            case .pace(let distance, let elapsed, let moving, let rejections):
-                fields += [("k", bytes("pace")), ("d", bytes("\(distance) \(elapsed) \(moving)"))]
+            case .pace(let distance, let elapsed, let moving, let rejections, let goal):
+                let figures = goal.map { "\(distance) \(elapsed) \(moving) \($0)" } ?? "\(distance) \(elapsed) \(moving)"
+                fields += [("k", bytes("pace")), ("d", bytes(figures))]
                 // Every pace of a noisy run carries these: plain `reason=count` words, no JSON coder per event.
                 if !rejections.isEmpty {
                     fields.append(("h", bytes(rejections.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))))
@@ -63,7 +64,7 @@ enum ClusterCoding {
                 else { return nil }
                 kind = .started(runID: Int64(numbers[0]), started: numbers[1], startHistory: history)
             case "pace":
-                guard numbers.count == 3 else { return nil }
+                guard numbers.count == 3 || numbers.count == 4 else { return nil }
                 var rejections: [FixRejection: Int] = [:]
                 for word in (entry["h"].map(text) ?? "").split(separator: " ") {
                     let parts = word.split(separator: "=")
@@ -71,7 +72,8 @@ enum ClusterCoding {
                         rejections[reason] = count
                     }
                 }
-                kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections)
+                kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections,
+                             goal: numbers.count == 4 ? numbers[3] : nil)
             case "badge": kind = .badge
             case "cheer": kind = .cheer
             case "ended":
@@ -80,7 +82,8 @@ enum ClusterCoding {
             case "other": kind = .other
             default: return nil
             }
-            return .event(RelayedEvent(runner: runner, line: line, audience: audience == "e" ? .everyone : .spectators,
+            guard let audience = Self.audience(coded: audience) else { return nil }
+            return .event(RelayedEvent(runner: runner, line: line, audience: audience,
                                        sequence: sequence(of: entry.id), kind: kind, isCatchUp: entry["x"] != nil))
         case "d":
             guard let hash = entry["h"].map(text), !hash.isEmpty else { return nil }
@@ -93,6 +96,25 @@ enum ClusterCoding {
             return .runner(name: runner, keyHash: keyHash, history: history)
         default:
             return nil
+        }
+    }
+
+    /// An audience on the bus: `s` spectators, `e` everyone, `c` coaches.
+    static func audienceCode(_ audience: Hub.Audience) -> String {
+        switch audience {
+        case .spectators: return "s"
+        case .everyone: return "e"
+        case .coaches: return "c"
+        }
+    }
+
+    /// The audience of a bus code; nil for one this version does not know.
+    static func audience(coded code: String) -> Hub.Audience? {
+        switch code {
+        case "s": return .spectators
+        case "e": return .everyone
+        case "c": return .coaches
+        default: return nil
         }
     }
 

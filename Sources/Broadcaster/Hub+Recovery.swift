@@ -35,7 +35,7 @@ extension Hub {
     /// A run another node measured until it died (its lease is this node's now): rebuilt from its stored fixes
     /// as after a crash, then resumed by the `iam:` that asked for it.
     func takeOver(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
-        remoteRuns[runner.name] = nil
+        remoteRuns[runner.name] = nil  // stays on the board: the rebuilt run's paces move it on
         rebuild(record, runner: runner, fixes: fixes, now: now)
         output.log("took over run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m")
     }
@@ -74,8 +74,16 @@ extension Hub {
             run.latestPaceLine = Self.line(PaceEvent(lastProgress.snapshot, runner: runner.name,
                                                      timestamp: Self.timestampText(lastAccepted.timestamp)))
         }
+        run.offPace = offPaceMonitor(for: entry.goal)
         entry.run = run
         runOwners[record.id] = runner.name
+        if let snapshot = run.tracker.snapshot {
+            run.lastAnnounced = (snapshot.distance, snapshot.elapsed)
+            rank(runner.name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
+                 goal: entry.goal?.distance)
+        } else {
+            rank(runner.name, distance: 0, elapsed: 0, moving: 0, goal: entry.goal?.distance)
+        }
         announceRecovered(run, runner: runner.name, runID: record.id, started: record.started)
     }
 
@@ -91,7 +99,8 @@ extension Hub {
         for badge in run.badgeLines { relay(badge, .everyone, .badge) }
         if let pace = run.latestPaceLine, let snapshot = run.tracker.snapshot {
             relay(pace, .spectators, .pace(distance: snapshot.distance, elapsed: snapshot.elapsed,
-                                           movingTime: snapshot.movingTime, rejections: run.tracker.rejections))
+                                           movingTime: snapshot.movingTime, rejections: run.tracker.rejections,
+                                           goal: runners[name]?.goal?.distance))
         }
     }
 

@@ -18,6 +18,8 @@ final class RemoteRun {
     var elapsed: Double = 0
     var movingTime: Double = 0
     var rejections: [FixRejection: Int] = [:]
+    /// The goal distance as the owner's paces relay it.
+    var goal: Double?
 
     init(runID: Int64, started: Double, startHistory: BadgeHistory, startedLine: [UInt8]) {
         self.runID = runID
@@ -79,14 +81,19 @@ extension Hub {
         case .started(let runID, let started, let history):
             remoteRuns[name] = RemoteRun(runID: runID, started: started, startHistory: history, startedLine: event.line)
             runOwners[runID] = name
-        case .pace(let distance, let elapsed, let moving, let rejections):
+            rank(name, distance: 0, elapsed: 0, moving: 0, goal: nil)
+        case .pace(let distance, let elapsed, let moving, let rejections, let goal):
             isPace = true
             if let remote = remoteRuns[name] {
+                let previous = (remote.distance, remote.elapsed)
                 remote.latestPaceLine = event.line
                 remote.distance = distance
                 remote.elapsed = elapsed
                 remote.movingTime = moving
                 remote.rejections = rejections
+                remote.goal = goal
+                rank(name, distance: distance, elapsed: elapsed, moving: moving, goal: goal)
+                if !event.isCatchUp { passCheckpoints(of: name, runID: remote.runID, from: previous, to: (distance, elapsed)) }
             }
         case .badge:
             remoteRuns[name]?.badgeLines.append(event.line)
@@ -94,7 +101,7 @@ extension Hub {
             if let local { Self.keep(cheer: event.line, in: &local.cheerLines) }
             if let remote = remoteRuns[name] { Self.keep(cheer: event.line, in: &remote.cheerLines) }
         case .ended(let runID):
-            remoteRuns[name] = nil
+            if remoteRuns.removeValue(forKey: name) != nil { unrank(name) }
             finishedRuns.append((runID, now))
             recentlyEnded.append(event.line)
             if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }

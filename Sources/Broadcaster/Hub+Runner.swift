@@ -95,6 +95,7 @@ extension Hub {
             // A live run keeps only the points its next fixes need: whole tracks are replayed from the store.
             run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
                                               history: entry.history))
+            run.offPace = offPaceMonitor(for: entry.goal)
             entry.run = run
         }
         // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on disk:
@@ -139,7 +140,7 @@ extension Hub {
                 }
             }
             record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
-            announce(progress, runner: name, timestampText: location.timestampText, in: entry)
+            announce(progress, runner: name, timestampText: location.timestampText, in: entry, at: fix.timestamp)
             return .recorded(runID: run.id ?? 0)
         }
     }
@@ -162,6 +163,7 @@ extension Hub {
         run.startedLine = line
         broadcast(line, about: name, to: .everyone,
                   relaying: .started(runID: runID, started: fix.timestamp, startHistory: run.startHistory))
+        rank(name, distance: 0, elapsed: 0, moving: 0, goal: runners[name]?.goal?.distance)
         output.log("run \(runID) started by \(name)")
         return true
     }
@@ -185,15 +187,24 @@ extension Hub {
     }
 
     /// The events one accepted fix causes: pace, then badges and splits.
-    func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry) {
-        let pace = Self.line(PaceEvent(progress.snapshot, runner: name, timestamp: timestampText))
-        entry.run?.latestPaceLine = pace
+    /// `time` is the fix's unix time (what a goal's predicted finish counts from).
+    func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry,
+                  at time: Double) {
         let snapshot = progress.snapshot
+        var event = PaceEvent(snapshot, runner: name, timestamp: timestampText)
+        if let goal = entry.goal { event.forecast = Self.forecast(goal, snapshot, at: time) }
+        let pace = Self.line(event)
+        entry.run?.latestPaceLine = pace
         broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true,
                   relaying: sharedSequence == nil ? .other
                       : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
-                              rejections: entry.run?.tracker.rejections ?? [:]))
-        guard let runID = entry.run?.id else { return }
+                              rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance))
+        guard let run = entry.run, let runID = run.id else { return }
+        rank(name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
+             goal: entry.goal?.distance)
+        passCheckpoints(of: name, runID: runID, from: run.lastAnnounced, to: (snapshot.distance, snapshot.elapsed))
+        run.lastAnnounced = (snapshot.distance, snapshot.elapsed)
+        watchPace(of: entry, snapshot, at: time)
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
             let line = Self.line(BadgeEvent(award, runner: name))
@@ -241,6 +252,7 @@ extension Hub {
             output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history))
         }
         entry.run = nil
+        unrank(entry.name)
         finishedRuns.append((runID, now))
         let event = RunEndedEvent(summary, runner: entry.name, runID: runID, saved: status != .discarded, reason: reason)
         let line = Self.line(event)

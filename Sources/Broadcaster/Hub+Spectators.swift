@@ -2,7 +2,7 @@ import Wire
 
 extension Hub {
     /// `watch:` / `coach:`: follow one runner or everyone. A runner already running is shown at once.
-    func follow(_ id: ConnectionID, _ target: WatchTarget, coach: Bool) {
+    func follow(_ id: ConnectionID, _ target: WatchTarget, coach: Bool, every: Double? = nil) {
         let what = coach ? "coach" : "watch"
         switch target {
         case .everyone:
@@ -13,7 +13,8 @@ extension Hub {
                 sessions[id]?.watchesEveryone = true
                 everyoneWatchers.insert(id)
             }
-            send(OkEvent(what: what, fields: [.init(key: "target", value: "*")]), to: id)
+            if coach { setCheckpoints(every, for: id, target: target) }
+            send(OkEvent(what: what, fields: [.init(key: "target", value: "*")] + Self.everyField(every)), to: id)
             for name in liveRunnerNames.sorted() { catchUp(id, on: name, withPace: !coach) }
         case .runner(let name):
             let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)
@@ -28,9 +29,15 @@ extension Hub {
                 sessions[id]?.watching.insert(name)
                 watchers[name, default: []].insert(id)
             }
-            send(OkEvent(what: what, fields: [.init(key: "target", value: name)]), to: id)
+            if coach { setCheckpoints(every, for: id, target: target) }
+            send(OkEvent(what: what, fields: [.init(key: "target", value: name)] + Self.everyField(every)), to: id)
             catchUp(id, on: name, withPace: !coach)
         }
+    }
+
+    /// `every=M` in `ok:coach` for a checkpoint interval.
+    private static func everyField(_ every: Double?) -> [Event.Field] {
+        every.map { [.number("every", $0, 0)] } ?? []
     }
 
     /// A late follower gets the runner's `run:`, the run's `badge:` lines so far (and the latest `pace:` for
@@ -51,6 +58,8 @@ extension Hub {
         for name in session.coaching { coaches[name, default: []].insert(id) }
         if session.watchesEveryone { everyoneWatchers.insert(id) }
         if session.coachesEveryone { everyoneCoaches.insert(id) }
+        for (name, every) in session.checkpointEvery { setCheckpoints(every, for: id, target: .runner(name)) }
+        if let every = session.everyoneCheckpointEvery { setCheckpoints(every, for: id, target: .everyone) }
     }
 
     /// `unwatch:`: stops both watching and coaching the target.
@@ -61,6 +70,7 @@ extension Hub {
             sessions[id]?.coachesEveryone = false
             everyoneWatchers.remove(id)
             everyoneCoaches.remove(id)
+            setCheckpoints(nil, for: id, target: .everyone)
             send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: "*")]), to: id)
         case .runner(let name):
             sessions[id]?.watching.remove(name)
@@ -69,6 +79,7 @@ extension Hub {
             coaches[name]?.remove(id)
             if watchers[name]?.isEmpty == true { watchers[name] = nil }
             if coaches[name]?.isEmpty == true { coaches[name] = nil }
+            setCheckpoints(nil, for: id, target: target)
             send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]), to: id)
         }
     }

@@ -77,7 +77,11 @@ final class Hub {
     var remoteRuns: [String: RemoteRun] = [:]
     /// True for the runners this loop owns (all of them with one loop).
     var ownsRunner: (String) -> Bool = { _ in true }
-    /// The other loops' `stats:` counters as they last published them (none with one loop).
+    /// Every live run this loop knows, ranked (for `leaders:` and `rank:`).
+    lazy var leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
+    /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
+    var checkpointCoaches: [String: Set<ConnectionID>] = [:]
+    var everyoneCheckpointCoaches: Set<ConnectionID> = []
 
     /// Checks that the caller runs on the loop thread (the server's loop in production; nothing in tests).
     var assertOnLoop: () -> Void = {}
@@ -110,6 +114,7 @@ final class Hub {
         }
         everyoneWatchers.remove(id)
         everyoneCoaches.remove(id)
+        forgetCheckpoints(of: id, session)
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
         entry.connection = nil
         guard let run = entry.run else { return }
@@ -131,7 +136,7 @@ final class Hub {
         case .location(let location): locate(id, sessions.values[index].runner, location, now: now)
         case .stop(let save): stop(id, save: save, now: now)
         case .watch(let target): follow(id, target, coach: false)
-        case .coach(let target): follow(id, target, coach: true)
+        case .coach(let target, let every): follow(id, target, coach: true, every: every)
         case .unwatch(let target): unfollow(id, target)
         case .cheer(let text): cheer(id, text: text)
         case .ping: send(OkEvent(what: "ping"), to: id)
@@ -145,6 +150,8 @@ final class Hub {
         case .showBadges(let name): answerBadges(id, name: name)
         case .addDevice: addDevice(for: id, now: now)
         case .removeDevice(let token): removeDevice(token, for: id, now: now)
+        case .goal(let goal): setGoal(goal, for: id)
+        case .leaders(let goal): answerLeaders(id, goal: goal)
         }
     }
 
@@ -208,6 +215,8 @@ final class Hub {
         case spectators
         /// The runner, its spectators and its coaches (run, badge, end).
         case everyone
+        /// Its coaches only (alerts).
+        case coaches
     }
 
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
@@ -220,7 +229,8 @@ final class Hub {
         defer { broadcastSequence = nil }
         let runnerEntry = entry ?? runners[runner]
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
-        if runnerEntry?.run != nil || remoteRuns[runner] != nil {
+        // Alerts are for coaches: a resuming spectator's stream must not replay them.
+        if audience != .coaches, runnerEntry?.run != nil || remoteRuns[runner] != nil {
             backlogs[runner, default: EventBacklog(capacity: configuration.eventBacklog)]
                 .append(sequence, line, isPace: droppable)
         }
@@ -237,6 +247,12 @@ final class Hub {
     func deliver(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience, droppable: Bool,
                  except sender: ConnectionID? = nil) {
         let pace = droppable ? runner : nil
+        if audience == .coaches {
+            let coaching = coaches[runner] ?? []
+            for id in coaching where id != sender { send(line, to: id, paceOf: pace) }
+            for id in everyoneCoaches where id != sender && !coaching.contains(id) { send(line, to: id, paceOf: pace) }
+            return
+        }
         if let own, own != sender { send(line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
         for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }

@@ -29,7 +29,7 @@ struct RelayedEvent: Sendable {
         /// `run:`: a run began.
         case started(runID: Int64, started: Double, startHistory: BadgeHistory)
         /// `pace:`, with the figures `runs:`, `badges:` and the overview show for a live run.
-        case pace(distance: Double, elapsed: Double, movingTime: Double, rejections: [FixRejection: Int])
+        case pace(distance: Double, elapsed: Double, movingTime: Double, rejections: [FixRejection: Int], goal: Double?)
         /// `badge:`.
         case badge
         /// A cheer (kept for a late web viewer).

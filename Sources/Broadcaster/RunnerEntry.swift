@@ -1,4 +1,5 @@
 import RunCore
+import Wire
 
 /// A runner the server knows: the key hash, the badge history and the run in progress. Loop thread only.
 final class RunnerEntry {
@@ -12,6 +13,8 @@ final class RunnerEntry {
     var connection: ConnectionID?
     /// The run in progress (or waiting for its first accepted fix).
     var run: LiveRun?
+    /// The goal set with `goal:`, for the live run and the next ones until changed (kept in memory only).
+    var goal: GoalCommand?
 
     init(name: String, keyHash: String, history: BadgeHistory) {
         self.name = name
@@ -60,6 +63,10 @@ final class LiveRun {
     var lastDeviceFixAt: Double?
     /// Reasons already explained with `note:` while waiting for the first accepted fix (each told once).
     var notedReasons: Set<FixRejection> = []
+    /// The goal's pace watch (a goal with a target time only), made anew when the goal changes.
+    var offPace: OffPaceMonitor?
+    /// Distance and elapsed time of the previous `pace:`, where checkpoint crossings are interpolated from.
+    var lastAnnounced: (distance: Double, elapsed: Double) = (0, 0)
 
     /// The runner's badge history when the run began (what its awards are judged against).
     let startHistory: BadgeHistory

@@ -39,7 +39,7 @@ extension Server {
 
         hub.connected(connection.id, now: now)
         let resumed = request.lastEventID.flatMap(UInt64.init).flatMap { hub.missedEvents(after: $0, for: targets.map(\.0)) }
-        for (target, coach) in targets { hub.received(coach ? .coach(target) : .watch(target), from: connection.id, now: now) }
+        for (target, coach) in targets { hub.received(coach ? .coach(target, every: nil) : .watch(target), from: connection.id, now: now) }
         if let resumed {
             // Reconnected in time: exactly what it missed, with the ids it would have had.
             // The catch-up lines the subscriptions made are older than what it missed: dropped.

@@ -35,6 +35,11 @@ public struct ServerConfiguration: Sendable {
     public var maximumFollowedRunners = 1_000
     /// Most runs one `runs:` answer lists. Default 100.
     public var maximumHistoryPage = 100
+    /// Seconds a runner's current pace must stay off its goal's target pace before coaches get
+    /// `alert: kind=off_pace`. Default 60.
+    public var offPaceHold: Double = 60
+    /// Places of the leaderboard that `rank:` events follow and `leaders:` lists. Default 100.
+    public var leaderboardPlaces = 100
 
     /// HTTP port for the web page, its event stream and JSON API, on the same loop and host; nil turns HTTP
     /// off; 0 picks an ephemeral port (tests). Default 8080.

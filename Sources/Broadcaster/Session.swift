@@ -15,6 +15,15 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
     public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.value < b.value }
 }
 
+/// The last checkpoint a coach was alerted of for one runner's run.
+struct CheckpointMark {
+    let runID: Int64
+    /// Checkpoints passed (distance / interval, rounded down).
+    var passed: Int
+    /// Elapsed time at the last one; nil when the coach joined mid-run and did not see it.
+    var elapsed: Double?
+}
+
 /// What the hub knows about one connection: who it is and what it follows.
 struct Session {
     /// When the connection was accepted.
@@ -33,6 +42,11 @@ struct Session {
     var watchesEveryone = false
     /// `coach:*`.
     var coachesEveryone = false
+    /// `coach:NAME every=M`: the checkpoint interval per runner; `coach:* every=M`: for everyone.
+    var checkpointEvery: [String: Double] = [:]
+    var everyoneCheckpointEvery: Double?
+    /// The last checkpoint alerted per runner.
+    var checkpointMarks: [String: CheckpointMark] = [:]
 
     /// True when the session follows anything.
     var isSpectator: Bool { watchesEveryone || !watching.isEmpty }

@@ -45,6 +45,10 @@ extension ClientEngine {
     /// `watch:` or `coach:`, remembered for reconnects.
     func subscribe(_ command: Command) {
         guard !phase.isFinal else { return }
+        if case .coach(let target, _) = command {
+            // A new interval replaces the old one: one coach subscription per target.
+            subscriptions.removeAll { if case .coach(target, _) = $0 { true } else { false } }
+        }
         if !subscriptions.contains(command) { subscriptions.append(command) }
         if hasStreams { send(command) } else { connectIfIdle() }
     }
@@ -52,7 +56,12 @@ extension ClientEngine {
     /// `unwatch:` — forgets the watch and coach subscriptions to the target.
     func unsubscribe(_ target: WatchTarget) {
         guard !phase.isFinal else { return }
-        subscriptions.removeAll { $0 == .watch(target) || $0 == .coach(target) }
+        subscriptions.removeAll { command in
+            switch command {
+            case .watch(target), .coach(target, _): return true
+            default: return false
+            }
+        }
         if hasStreams { send(.unwatch(target)) }
     }
 

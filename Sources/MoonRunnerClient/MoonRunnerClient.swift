@@ -190,9 +190,13 @@ public final class MoonRunnerClient: Sendable {
         try subscribe(.watch(target), target)
     }
 
-    /// Follows only run, badge and end events of a runner or of everyone; kept across reconnects.
-    public func coach(_ target: WatchTarget) throws(MoonRunnerClientError) {
-        try subscribe(.coach(target), target)
+    /// Follows only run, badge, end and alert events of a runner or of everyone; kept across reconnects. With
+    /// `every` (metres, 100–100,000) an `alert:` of kind `checkpoint` also arrives at every multiple of it.
+    public func coach(_ target: WatchTarget, every: Double? = nil) throws(MoonRunnerClientError) {
+        if let every, !(100...100_000).contains(every) {
+            throw .invalidArgument("every is 100-100000 metres")
+        }
+        try subscribe(.coach(target, every: every), target)
     }
 
     /// Stops watching and coaching the target.

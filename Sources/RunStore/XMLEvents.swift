@@ -29,6 +29,12 @@ protocol XMLEventHandler {
 enum XMLEvents {
     /// Parses `data`, calling `handler`; the first error (the handler's, or malformed XML) ends the parse.
     static func parse<Handler: XMLEventHandler>(_ data: Data, into handler: inout Handler) throws(StoreError) {
+        if let encoding = fourByteEncoding(of: data) {
+            // Found by the fuzzer: libxml2 guesses UCS-4 (or EBCDIC) from such a start and FoundationXML's
+            // XMLParser then crashes in xmlParseChunk. Nobody writes GPX in these: refuse them first.
+            throw StoreError.invalidInput("line 1: the file starts as \(encoding) text does; "
+                + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
+        }
         if let encoding = declaredEncoding(in: data), !isReadable(encoding: encoding) {
             throw StoreError.invalidInput("line 1: the file declares encoding \"\(encoding)\"; "
                 + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
@@ -47,6 +53,18 @@ enum XMLEvents {
             throw StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML (\(Self.describe(code: code)))")
         }
         handler = delegate.handler
+    }
+
+    /// The encoding libxml2 would guess from the first four bytes when it is one it cannot read here (UCS-4 in
+    /// any byte order, with or without a byte-order mark, or EBCDIC); nil otherwise.
+    static func fourByteEncoding(of data: Data) -> String? {
+        let start = Array(data.prefix(4))
+        guard start.count == 4 else { return nil }
+        let ucs4: [[UInt8]] = [[0, 0, 0, 0x3C], [0x3C, 0, 0, 0], [0, 0, 0x3C, 0], [0, 0x3C, 0, 0],
+                               [0, 0, 0xFE, 0xFF], [0xFF, 0xFE, 0, 0], [0, 0, 0xFF, 0xFE], [0xFE, 0xFF, 0, 0]]
+        if ucs4.contains(start) { return "UCS-4" }
+        if start == [0x4C, 0x6F, 0xA7, 0x94] { return "EBCDIC" }
+        return nil
     }
 
     /// The `encoding` named by the XML declaration at the start of `data`, if it names one. The probe is

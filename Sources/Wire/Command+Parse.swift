@@ -64,7 +64,7 @@ enum CommandParser {
             if text(bytes, args) == "discard" { return .stop(save: false) }
             throw WireError(.badArgument, "stop: takes nothing (save) or discard")
         case "watch": return .watch(try target(bytes, args, word: wordText))
-        case "coach": return .coach(try target(bytes, args, word: wordText))
+        case "coach": return try coach(bytes, args)
         case "unwatch": return .unwatch(try target(bytes, args, word: wordText))
         case "msg": return .cheer(try cheer(bytes, args))
         case "ping": try noArguments(args, word: wordText); return .ping
@@ -81,6 +81,8 @@ enum CommandParser {
                 throw WireError(.badKey, "undevice: takes a device token (letters and digits) or *")
             }
             return .removeDevice(token: text(bytes, args))
+        case "goal": return try goal(bytes, args)
+        case "leaders": return try leaders(bytes, args)
         default:
             let shown = wordText.count > 20 ? String(wordText.prefix(20)) + "…" : wordText
             throw WireError(.unknownCommand, "unknown command '\(shown)' (try help:)")

@@ -47,8 +47,9 @@ public enum Command: Sendable, Hashable {
     case stop(save: Bool)
     /// `watch:NAME` / `watch:*`: receive every event of the runner(s).
     case watch(WatchTarget)
-    /// `coach:NAME` / `coach:*`: receive only run, badge and end events.
-    case coach(WatchTarget)
+    /// `coach:NAME` / `coach:*` (optionally `every=METRES`): receive only run, badge, end and alert events,
+    /// and with `every` an `alert: kind=checkpoint` at every multiple of that distance.
+    case coach(WatchTarget, every: Double? = nil)
     /// `unwatch:NAME` / `unwatch:*`: stop watching or coaching.
     case unwatch(WatchTarget)
     /// `msg:TEXT`: a cheer.
@@ -71,11 +72,15 @@ public enum Command: Sendable, Hashable {
     case addDevice
     /// `undevice:TOKEN` / `undevice:*`: revoke one device token or all of the runner's.
     case removeDevice(token: String?)
+    /// `goal:DISTANCE_M [TARGET_S [MARGIN_PCT]]` sets the run's goal; `goal:off` (nil) clears it.
+    case goal(GoalCommand?)
+    /// `leaders:` / `leaders:GOAL_M`: the live runners ranked by distance (those with that goal distance).
+    case leaders(goal: Double?)
 
     /// Every command word, in the order protocol.md lists them.
     public static let words: [String] = [
         "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
-        "device", "undevice",
+        "device", "undevice", "goal", "leaders",
     ]
 
     /// Limits of the grammar, shared by parser, server and documentation.
@@ -113,6 +118,8 @@ public enum Command: Sendable, Hashable {
         case .showBadges: return "badges"
         case .addDevice: return "device"
         case .removeDevice: return "undevice"
+        case .goal: return "goal"
+        case .leaders: return "leaders"
         }
     }
 
@@ -126,8 +133,10 @@ public enum Command: Sendable, Hashable {
                 + "\(NumberFormat.plain(fix.accuracy)),\(fix.timestampText)"
         case .stop(let save):
             return save ? "stop:" : "stop:discard"
-        case .watch(let target), .coach(let target), .unwatch(let target):
+        case .watch(let target), .unwatch(let target), .coach(let target, nil):
             return "\(word):\(target.text)"
+        case .coach(let target, let every?):
+            return "coach:\(target.text) every=\(NumberFormat.plain(every))"
         case .cheer(let text):
             return "msg:\(text)"
         case .ping, .help, .quit, .stats:
@@ -142,6 +151,12 @@ public enum Command: Sendable, Hashable {
             return "device:"
         case .removeDevice(let token):
             return "undevice:\(token ?? "*")"
+        case .goal(let goal?):
+            return "goal:\(goal.argumentText)"
+        case .goal(nil):
+            return "goal:off"
+        case .leaders(let goal):
+            return "leaders:" + (goal.map { NumberFormat.plain($0) } ?? "")
         }
     }
 

@@ -7,7 +7,7 @@ extension PaceEvent {
             event.appendJSON(to: &buffer, subjectKey: Self.subjectKey)  // texts that need escaping: not the hot path
             return
         }
-        let capacity = 160 + 7 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
+        let capacity = 200 + 10 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
             + next.utf8.count
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
             var writer = ByteWriter(base: scratch.baseAddress!)
@@ -37,6 +37,14 @@ extension PaceEvent {
                 writer.write(#"","next":null,"left":"#)
             }
             writer.write(left, NumberFormat.distanceDecimals)
+            if let forecast {
+                writer.write(#","eta":"#)
+                writer.writeJSON(forecast.eta, 0)
+                writer.write(#","finish":"#)
+                writer.writeJSON(forecast.finish, NumberFormat.timeDecimals)
+                writer.write(#","next_eta":"#)
+                writer.writeJSON(forecast.nextETA, 0)
+            }
             writer.write("}")
             buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
         }

@@ -200,7 +200,7 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "loc", text: "loc:LAT,LON,ACC,TS - one GPS fix: degrees, degrees, metres, unix seconds"),
         HelpEvent(command: "stop", text: "stop: saves your run, stop:discard throws it away"),
         HelpEvent(command: "watch", text: "watch:NAME or watch:* - every event of a runner or of everyone"),
-        HelpEvent(command: "coach", text: "coach:NAME or coach:* - run, badge and end events only"),
+        HelpEvent(command: "coach", text: "coach:NAME or coach:* [every=M] - run, badge, end and alert events only; a checkpoint alert every M metres"),
         HelpEvent(command: "unwatch", text: "unwatch:NAME or unwatch:* - stop watching or coaching"),
         HelpEvent(command: "msg", text: "msg:TEXT - cheer the runners you follow (or your own audience when running), up to 280 characters"),
         HelpEvent(command: "ping", text: "ping: - answered by ok:ping"),
@@ -212,6 +212,8 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "badges", text: "badges:NAME - the runner's badge board"),
         HelpEvent(command: "device", text: "device: - a token for a phone app posting positions over HTTP (OsmAnd, Traccar, OwnTracks)"),
         HelpEvent(command: "undevice", text: "undevice:TOKEN or undevice:* - revoke a device token, or all of yours"),
+        HelpEvent(command: "goal", text: "goal:DISTANCE_M [TARGET_S [MARGIN_PCT]] or goal:off - your goal: predicted finish on every pace, off-pace alerts"),
+        HelpEvent(command: "leaders", text: "leaders: or leaders:GOAL_M - the live runners ranked by distance"),
     ]
 }
 

@@ -28,7 +28,8 @@ public struct RunStartedEvent: WireEvent {
     }
 }
 
-/// `pace:NAME dist=M time=S moving=S pace=S_PER_KM cur=S_PER_KM lat=… lon=… ts=TS next=BADGE left=M`
+/// `pace:NAME dist=M time=S moving=S pace=S_PER_KM cur=S_PER_KM lat=… lon=… ts=TS next=BADGE left=M`, with a goal
+/// followed by `eta=UNIX finish=S next_eta=UNIX`
 /// — the live measurements after an accepted fix.
 public struct PaceEvent: WireEvent {
     /// `pace`.
@@ -55,10 +56,13 @@ public struct PaceEvent: WireEvent {
     public var nextBadge: String?
     /// Metres left to the next badge (0 when none).
     public var left: Double
+    /// With a goal (`goal:`): the predicted finish and the next badge's predicted time; nil without a goal.
+    public var forecast: PaceForecast?
 
     /// Creates the event.
     public init(runner: String, distance: Double, elapsed: Double, moving: Double, pace: Double?, current: Double?,
-                latitude: Double, longitude: Double, timestamp: String, nextBadge: String?, left: Double) {
+                latitude: Double, longitude: Double, timestamp: String, nextBadge: String?, left: Double,
+                forecast: PaceForecast? = nil) {
         self.runner = runner
         self.distance = distance
         self.elapsed = elapsed
@@ -70,16 +74,22 @@ public struct PaceEvent: WireEvent {
         self.timestamp = timestamp
         self.nextBadge = nextBadge
         self.left = left
+        self.forecast = forecast
     }
 
     /// Reads the event.
     public init(event: Event) throws(WireError) {
         try event.expect(kind: Self.kind)
+        var forecast: PaceForecast?
+        if event["eta"] != nil {
+            forecast = PaceForecast(eta: try event.optionalDouble("eta"), finish: try event.optionalDouble("finish"),
+                                    nextETA: try event.optionalDouble("next_eta"))
+        }
         self.init(runner: event.subject, distance: try event.double("dist"), elapsed: try event.double("time"),
                   moving: try event.double("moving"), pace: try event.optionalDouble("pace"),
                   current: try event.optionalDouble("cur"), latitude: try event.double("lat"),
                   longitude: try event.double("lon"), timestamp: try event.string("ts"),
-                  nextBadge: try event.optionalString("next"), left: try event.double("left"))
+                  nextBadge: try event.optionalString("next"), left: try event.double("left"), forecast: forecast)
     }
 
     /// The generic form.
@@ -95,7 +105,11 @@ public struct PaceEvent: WireEvent {
             Event.Field("ts", timestamp),
             .textOrDash("next", nextBadge),
             .number("left", left, NumberFormat.distanceDecimals),
-        ])
+        ] + (forecast.map { forecast in [
+            .number("eta", forecast.eta, 0),
+            .number("finish", forecast.finish, NumberFormat.timeDecimals),
+            .number("next_eta", forecast.nextETA, 0),
+        ] } ?? []))
     }
 
     /// Appends the line and `\n` without building an `Event` or any String: this runs once per fix.
@@ -107,7 +121,7 @@ public struct PaceEvent: WireEvent {
             event.append(to: &buffer)  // odd texts need quoting: not the hot path
             return
         }
-        let capacity = 64 + 7 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
+        let capacity = 96 + 10 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
             + next.utf8.count
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
             var writer = ByteWriter(base: scratch.baseAddress!)
@@ -133,6 +147,14 @@ public struct PaceEvent: WireEvent {
             writer.write(next)
             writer.write(" left=")
             writer.write(left, NumberFormat.distanceDecimals)
+            if let forecast {
+                writer.write(" eta=")
+                writer.write(forecast.eta, 0)
+                writer.write(" finish=")
+                writer.write(forecast.finish, NumberFormat.timeDecimals)
+                writer.write(" next_eta=")
+                writer.write(forecast.nextETA, 0)
+            }
             writer.write("\n")
             buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
         }

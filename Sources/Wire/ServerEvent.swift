@@ -34,12 +34,19 @@ public enum ServerEvent: Sendable, Hashable {
     case stats(StatsEvent)
     /// `note:`
     case note(NoteEvent)
+    /// `alert:`
+    case alert(AlertEvent)
+    /// `leader:`
+    case leader(LeaderEvent)
+    /// `rank:`
+    case rank(RankEvent)
 
     /// Every event kind, in the order protocol.md lists them.
     public static let kinds: [String] = [
         RunStartedEvent.kind, PaceEvent.kind, BadgeEvent.kind, SplitEvent.kind, RunEndedEvent.kind, CheerEvent.kind,
         AckEvent.kind, OkEvent.kind, ErrorEvent.kind, RunListItemEvent.kind, RunSummaryEvent.kind,
         CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind, NoteEvent.kind,
+        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind,
     ]
 
     /// Parses a line; unknown kinds are `unknown_command` errors.
@@ -67,6 +74,9 @@ public enum ServerEvent: Sendable, Hashable {
         case HelpEvent.kind: self = .help(try HelpEvent(event: event))
         case StatsEvent.kind: self = .stats(try StatsEvent(event: event))
         case NoteEvent.kind: self = .note(try NoteEvent(event: event))
+        case AlertEvent.kind: self = .alert(try AlertEvent(event: event))
+        case LeaderEvent.kind: self = .leader(try LeaderEvent(event: event))
+        case RankEvent.kind: self = .rank(try RankEvent(event: event))
         default: throw WireError(.unknownCommand, "unknown event kind \(event.kind)")
         }
     }
@@ -91,6 +101,9 @@ public enum ServerEvent: Sendable, Hashable {
         case .help(let value): return value
         case .stats(let value): return value
         case .note(let value): return value
+        case .alert(let value): return value
+        case .leader(let value): return value
+        case .rank(let value): return value
         }
     }
 
@@ -112,6 +125,9 @@ public enum ServerEvent: Sendable, Hashable {
         case .checkpoint(let value): return value.runner
         case .board(let value): return value.runner
         case .note(let value): return value.runner
+        case .alert(let value): return value.runner
+        case .leader(let value): return value.runner
+        case .rank(let value): return value.runner
         case .ok, .error, .done, .help, .stats: return nil
         }
     }

@@ -120,11 +120,13 @@ extension Event {
 
 /// Short field builders so the typed events read like their line format.
 extension Event.Field {
-    static func number(_ key: String, _ value: Double, _ decimals: Int) -> Event.Field {
+    /// A number with `decimals` places.
+    public static func number(_ key: String, _ value: Double, _ decimals: Int) -> Event.Field {
         Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
     }
 
-    static func number(_ key: String, _ value: Double?, _ decimals: Int) -> Event.Field {
+    /// A number with `decimals` places, or `-` (null in JSON) when absent.
+    public static func number(_ key: String, _ value: Double?, _ decimals: Int) -> Event.Field {
         Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
     }
 

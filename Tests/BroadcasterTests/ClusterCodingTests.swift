@@ -14,15 +14,34 @@ import Testing
     @Test func aPaceKeepsItsFiguresAndRejectionCountsAndTakesItsStreamIDAsItsNumber() throws {
         let rejections: [FixRejection: Int] = [FixRejection.allCases[0]: 3, FixRejection.allCases[1]: 12]
         let sent = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
-                                sequence: 9, kind: .pace(distance: 1.5, elapsed: 20.25, movingTime: 19, rejections: rejections))
+                                sequence: 9, kind: .pace(distance: 1.5, elapsed: 20.25, movingTime: 19, rejections: rejections,
+                                                        goal: nil))
         guard case .event(let read)? = Self.roundTrip(.event(sent)),
-              case .pace(let distance, let elapsed, let moving, let counts) = read.kind else {
+              case .pace(let distance, let elapsed, let moving, let counts, let goal) = read.kind else {
             Issue.record("not a pace")
             return
         }
         #expect(read.runner == "ann" && read.line == sent.line && read.audience == .spectators && !read.isCatchUp)
-        #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections)
+        #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections && goal == nil)
         #expect(read.sequence == 1_700_000_000_123_004)
+    }
+
+    @Test func aGoalDistanceAndACoachesOnlyAlertCrossTheBus() throws {
+        let pace = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
+                                sequence: 2, kind: .pace(distance: 3, elapsed: 4, movingTime: 4, rejections: [:],
+                                                         goal: 42195))
+        guard case .event(let read)? = Self.roundTrip(.event(pace)), case .pace(_, _, _, _, let goal) = read.kind else {
+            Issue.record("not a pace")
+            return
+        }
+        #expect(goal == 42195)
+        let alert = RelayedEvent(runner: "ann", line: Array("alert:ann kind=off_pace\n".utf8), audience: .coaches,
+                                 sequence: 3, kind: .other)
+        guard case .event(let readAlert)? = Self.roundTrip(.event(alert)) else {
+            Issue.record("not an event")
+            return
+        }
+        #expect(readAlert.audience == .coaches)
     }
 
     @Test func aCatchUpStartAndDeviceTokensComeBackAsSent() throws {

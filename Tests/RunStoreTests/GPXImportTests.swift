@@ -118,6 +118,15 @@ func fixture(_ name: String) throws -> Data {
         #expect(error?.message.contains("declares encoding \"UTF-7\"") == true)
     }
 
+    /// Found by the fuzzer: three NULs before `<?xml` made libxml2 guess UCS-4, and XMLParser crashed.
+    @Test(arguments: [[0, 0, 0], [0, 0, 0xFE, 0xFF, 0, 0, 0], [0x3C, 0, 0, 0]] as [[UInt8]])
+    func fourByteEncodingsAreRefusedNotCrashedOn(start: [UInt8]) throws {
+        let gpx = "<?xml version=\"1.0\" encoding=\"utf-8\"?><gpx version=\"1.1\"><trk><trkseg>"
+            + "<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>"
+        let error = #expect(throws: StoreError.self) { try ActivityFile.read(Data(start + Array(gpx.utf8))) }
+        #expect(error?.message.contains("UCS-4") == true, "\(String(describing: error))")
+    }
+
     @Test func pointsWithoutAValidPositionAreSkippedAndCounted() throws {
         let gpx = """
             <gpx><trk><trkseg>

@@ -224,8 +224,23 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .identify(name: "a", key: nil), .location(LocationCommand(latitude: 1, longitude: 2, accuracy: 3, timestamp: 4)),
             .stop(save: true), .watch(.everyone), .coach(.everyone), .unwatch(.everyone), .cheer("hi"), .ping, .help,
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
-            .addDevice, .removeDevice(token: "abc123"),
+            .addDevice, .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
+            .leaders(goal: nil),
         ]
+        #expect(try Command.parse("coach:ann every=1000") == .coach(.runner("ann"), every: 1000))
+        #expect(try Command.parse("coach:* every=250.5") == .coach(.everyone, every: 250.5))
+        #expect(try Command.parse("goal:off") == .goal(nil))
+        #expect(try Command.parse("goal:42195 12600 3") == .goal(GoalCommand(distance: 42_195, targetTime: 12_600,
+                                                                              marginPercent: 3)))
+        #expect(try Command.parse("leaders:42195") == .leaders(goal: 42_195))
+        for bad in ["coach:ann every=99", "coach:ann every=x", "coach:ann often=5", "goal:", "goal:99", "goal:1000 59",
+                    "goal:1000 600 51", "goal:1000 600 5 1", "goal:x", "leaders:5", "leaders:x"] {
+            #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
+        }
+        for sample: Command in [.coach(.runner("ann"), every: 1000), .goal(nil), .leaders(goal: 10_000),
+                                .goal(GoalCommand(distance: 5000, targetTime: 1500, marginPercent: 2.5))] {
+            #expect(try Command.parse(sample.line) == sample)
+        }
         #expect(samples.map(\.word) == Command.words)
         #expect(try Command.parse("undevice:*") == .removeDevice(token: nil))
         #expect(throws: WireError.self) { try Command.parse("device:x") }

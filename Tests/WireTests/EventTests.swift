@@ -144,6 +144,22 @@ private func eventError(_ line: String) -> ErrorCode? {
         .stats(StatsEvent([("connections", 3), ("fixes", 5400), ("negative_test", -1)])),
         .stats(StatsEvent(counters: [])),
         .note(NoteEvent(runner: "ann", reason: "stale", text: "first fix is 28 h old: send the current time")),
+        .pace(PaceEvent(runner: "ann", distance: 10_000, elapsed: 3100, moving: 3000, pace: 300, current: 300,
+                        latitude: 48.856614, longitude: 2.352219, timestamp: "1732953100", nextBadge: "callisto",
+                        left: 1265.41, forecast: PaceForecast(eta: 1_732_963_630, finish: 13629.9, nextETA: 1_732_953_482))),
+        .pace(PaceEvent(runner: "ann", distance: 10, elapsed: 3, moving: 3, pace: nil, current: nil, latitude: 0,
+                        longitude: 0, timestamp: "3", nextBadge: "atmosphere", left: 794.67,
+                        forecast: PaceForecast(eta: nil, finish: nil, nextETA: nil))),
+        .alert(AlertEvent(runner: "ann", alert: "checkpoint", distance: 2000, elapsed: 598.9, pace: 297.5)),
+        .alert(AlertEvent(runner: "ann", alert: "checkpoint", distance: 7000, elapsed: 2100, pace: nil)),
+        .alert(AlertEvent(runner: "ann", alert: "off_pace", distance: 12_000, elapsed: 3720, pace: 330, target: 298.6,
+                          off: 10.5)),
+        .leader(LeaderEvent(runner: "bob", standing: Standing(position: 1, distance: 12_040.5, elapsed: 3400, gap: 0,
+                                                             gapTime: 0))),
+        .rank(RankEvent(runner: "ann", previous: nil, standing: Standing(position: 3, distance: 0, elapsed: 0,
+                                                                        gap: 120.25, gapTime: nil))),
+        .rank(RankEvent(runner: "ann", previous: 3, standing: Standing(position: 2, distance: 5, elapsed: 2,
+                                                                      gap: 115.25, gapTime: 40.5))),
     ]
 
     @Test(arguments: samples)
