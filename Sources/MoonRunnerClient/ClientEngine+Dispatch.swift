@@ -45,7 +45,7 @@ extension ClientEngine {
         case .ack(let ack):
             if ack.runner == name { owner?.recordAcknowledged(unacked.acknowledge(ack.timestamp)) }
             publish(.ack(ack))
-        case .runListItem, .runSummary, .board, .help:
+        case .runListItem, .runSummary, .board, .help, .leader:
             if let front, front.isFirstAnswerLine(event) {
                 pending[0].collecting = true
                 pending[0].lines.append(event)

@@ -18,6 +18,10 @@ public enum ClientEvent: Sendable, Hashable {
     case ack(AckEvent)
     /// `note:` — why the client's fixes start no run yet (a cached position, a poor accuracy…).
     case note(NoteEvent)
+    /// `alert:` — for a coach: a checkpoint passed, or a runner off (or back on) the goal's pace.
+    case alert(AlertEvent)
+    /// `rank:` — for a `watch:*` spectator: a live runner's place on the leaderboard changed.
+    case rank(RankEvent)
     /// `ok:` — a command succeeded.
     case ok(OkEvent)
     /// `err:` from the server, or a request that failed in the client.
@@ -40,6 +44,8 @@ public enum ClientEvent: Sendable, Hashable {
         case .cheer(let value): self = .cheer(value)
         case .ack(let value): self = .ack(value)
         case .note(let value): self = .note(value)
+        case .alert(let value): self = .alert(value)
+        case .rank(let value): self = .rank(value)
         case .ok(let value): self = .ok(value)
         case .error(let value): self = .error(MoonRunnerClientError(value))
         default: return nil

@@ -183,6 +183,34 @@ public final class MoonRunnerClient: Sendable {
         return 0
     }
 
+    /// Sets the goal of the live run (or the next) and the later ones: `distance` metres (100–1,000,000),
+    /// optionally in `targetTime` seconds, off pace beyond `marginPercent` (1–50, default 5). Paces then carry
+    /// the predicted finish (`PaceEvent.forecast`) and coaches get off-pace alerts. Needs `join` first.
+    public func setGoal(distance: Double, targetTime: Double? = nil,
+                        marginPercent: Double? = nil) async throws(MoonRunnerClientError) {
+        guard GoalCommand.distanceRange.contains(distance),
+              targetTime.map(GoalCommand.targetRange.contains) ?? true,
+              marginPercent.map(GoalCommand.marginRange.contains) ?? true else {
+            throw .invalidArgument("a goal is 100-1000000 m, 60-604800 s, a margin of 1-50 %")
+        }
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        _ = try await request(.goal(GoalCommand(distance: distance, targetTime: targetTime, marginPercent: marginPercent)))
+    }
+
+    /// Clears the goal.
+    public func clearGoal() async throws(MoonRunnerClientError) {
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        _ = try await request(.goal(nil))
+    }
+
+    /// The live runners ranked by distance, best first (at most 100); with `goal`, only those with that goal
+    /// distance.
+    public func leaders(goal: Double? = nil) async throws(MoonRunnerClientError) -> [LeaderEvent] {
+        if let goal, !GoalCommand.distanceRange.contains(goal) { throw .invalidArgument("a goal is 100-1000000 m") }
+        let lines = try await request(.leaders(goal: goal))
+        return lines.compactMap { if case .leader(let leader) = $0 { leader } else { nil } }
+    }
+
     // MARK: Spectator and coach
 
     /// Follows every event of a runner, or of everyone (`.everyone`); kept across reconnects.
@@ -209,7 +237,9 @@ public final class MoonRunnerClient: Sendable {
     /// `watch(_:)` by name; `*` means everyone.
     public func watch(_ name: String) throws(MoonRunnerClientError) { try watch(WatchTarget(parsing: name)) }
     /// `coach(_:)` by name; `*` means everyone.
-    public func coach(_ name: String) throws(MoonRunnerClientError) { try coach(WatchTarget(parsing: name)) }
+    public func coach(_ name: String, every: Double? = nil) throws(MoonRunnerClientError) {
+        try coach(WatchTarget(parsing: name), every: every)
+    }
     /// `unwatch(_:)` by name; `*` means everyone.
     public func unwatch(_ name: String) throws(MoonRunnerClientError) { try unwatch(WatchTarget(parsing: name)) }
 

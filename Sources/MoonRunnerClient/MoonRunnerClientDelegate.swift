@@ -25,6 +25,10 @@ public protocol MoonRunnerClientDelegate: AnyObject, Sendable {
     func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent)
     /// The server explained why the client's fixes start no run yet (`note:`).
     func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent)
+    /// A coach's alert: a checkpoint passed, or a runner off (or back on) the goal's pace (`alert:`).
+    func client(_ client: MoonRunnerClient, didReceiveAlert event: AlertEvent)
+    /// A live runner's place on the leaderboard changed (`rank:`, for `watch:*`).
+    func client(_ client: MoonRunnerClient, didReceiveRank event: RankEvent)
     /// A command succeeded.
     func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent)
     /// The server sent `err:`, or a request failed.
@@ -55,6 +59,10 @@ extension MoonRunnerClientDelegate {
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent) {}
     /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveAlert event: AlertEvent) {}
+    /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didReceiveRank event: RankEvent) {}
+    /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent) {}
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didFailWith error: MoonRunnerClientError) {}
@@ -78,6 +86,8 @@ extension ClientEvent {
         case .cheer(let value): delegate.client(client, didReceiveCheer: value)
         case .ack(let value): delegate.client(client, didReceiveAck: value)
         case .note(let value): delegate.client(client, didReceiveNote: value)
+        case .alert(let value): delegate.client(client, didReceiveAlert: value)
+        case .rank(let value): delegate.client(client, didReceiveRank: value)
         case .ok(let value): delegate.client(client, didReceiveOK: value)
         case .error(let value): delegate.client(client, didFailWith: value)
         case .history(let value): delegate.client(client, didReceiveHistory: value)

@@ -26,7 +26,8 @@ struct PendingRequest: Sendable {
     /// True when `event` opens this request's multi-line answer.
     func isFirstAnswerLine(_ event: ServerEvent) -> Bool {
         switch (command, event) {
-        case (.listRuns, .runListItem), (.showRun, .runSummary), (.showBadges, .board), (.help, .help): return true
+        case (.listRuns, .runListItem), (.showRun, .runSummary), (.showBadges, .board), (.help, .help),
+             (.leaders, .leader): return true
         default: return false
         }
     }
@@ -39,6 +40,7 @@ struct PendingRequest: Sendable {
         case .identify: return [.wrongKey, .alreadyIdentified, .storage, .liveElsewhere].contains(code)
         case .stop: return [.notIdentified, .noRun, .storage].contains(code)
         case .cheer: return code == .notFound
+        case .goal: return code == .notIdentified
         case .listRuns, .showRun, .showBadges: return [.notFound, .storage].contains(code)
         default: return false
         }
@@ -47,7 +49,7 @@ struct PendingRequest: Sendable {
     /// Safe to send again on a new connection when the old one dropped before the answer: reads only.
     var isRepeatable: Bool {
         switch command {
-        case .listRuns, .showRun, .showBadges, .ping, .help, .stats: return true
+        case .listRuns, .showRun, .showBadges, .ping, .help, .stats, .leaders: return true
         default: return false
         }
     }

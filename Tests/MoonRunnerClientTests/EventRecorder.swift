@@ -111,6 +111,8 @@ extension ClientEvent {
         switch self {
         case .runStarted: "run"
         case .note: "note"
+        case .alert: "alert"
+        case .rank: "rank"
         case .pace: "pace"
         case .badge: "badge"
         case .split: "split"
