@@ -106,16 +106,17 @@ extension Hub {
 
     /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.
     func overviewJSON() -> [UInt8] {
-        let live = liveRunnerNames.compactMap { name -> (String, Int64, [UInt8]?, Double)? in
+        // In the leaderboard's order (the one `rank:` events keep up to date).
+        let live = liveRunnerNames.compactMap { name -> (String, Int64, [UInt8]?, Int)? in
             guard let run = liveRun(of: name) else { return nil }
-            return (name, run.runID, run.latestPaceLine, run.distance)
-        }.sorted { $0.3 > $1.3 }
+            return (name, run.runID, run.latestPaceLine, leaderboard.standing(of: name)?.position ?? Int.max)
+        }.sorted { ($0.3, $0.0) < ($1.3, $1.0) }
         var json = Array(#"{"live":["#.utf8)
         for (index, runner) in live.enumerated() {
             if index > 0 { json.append(UInt8(ascii: ",")) }
             json += Array(#"{"runner":"#.utf8)
             JSONSyntax.appendString(runner.0, to: &json)
-            json += Array(#","run":\#(runner.1),"pace":"#.utf8)
+            json += Array(#","run":\#(runner.1),"pos":\#(runner.3 == Int.max ? "null" : String(runner.3)),"pace":"#.utf8)
             json += runner.2.map(Server.eventJSON) ?? Array("null".utf8)
             json.append(UInt8(ascii: "}"))
         }

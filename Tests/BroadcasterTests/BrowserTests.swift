@@ -39,6 +39,8 @@ import Wire
                 let browser = try WebDriver()
                 defer { browser.quit() }
                 let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("goal:42195 14400")
+                try ann.expect("ok:goal")
                 let start = Date().timeIntervalSince1970.rounded(.down)
                 // Slow, steady, fast: three paces the map must tell apart. The first part is on before the page opens.
                 let run = Self.fixes([(240, 2.0), (240, 3.2), (240, 4.6)], start: start)
@@ -56,6 +58,13 @@ import Wire
                     return document.getElementById('distance').textContent !== arguments[0];
                     """.replacingOccurrences(of: "arguments[0]", with: "'\(firstDistance ?? "")'"))
                 try browser.waitFor("two badges", "return document.querySelectorAll('#badges li').length >= 2")
+                // The goal's predicted finish (hours at these paces) and its time of day.
+                let finish = try browser.waitFor("the predicted finish", """
+                    const box = document.getElementById('forecast');
+                    const text = document.getElementById('finish').textContent;
+                    return !box.hidden && /^[0-9]+:[0-9]{2}:[0-9]{2} \\(/.test(text) ? text : null;
+                    """) as? String
+                #expect(finish != nil)
                 let colours = try browser.waitFor("three pace colours", """
                     const strokes = new Set([...document.querySelectorAll('svg#track [stroke]')]
                         .filter(e => e.tagName !== 'svg' && e.tagName !== 'g')
@@ -77,7 +86,7 @@ import Wire
         }
     }
 
-    @Test func theOverviewListsLiveRunnersByDistance() async throws {
+    @Test func theOverviewIsALiveLeaderboard() async throws {
         try await onItsOwnThread {
             guard Self.canRun else { return }
             try withServer { server in
@@ -88,13 +97,24 @@ import Wire
                 let start = Date().timeIntervalSince1970.rounded(.down)
                 let (ann, _) = try connectRunner("ann", to: server)
                 let (bob, _) = try connectRunner("bob", to: server)
-                for line in Self.fixes([(120, 3)], start: start) { try ann.send(line) }
-                for line in Self.fixes([(120, 4)], start: start) { try bob.send(line) }
-                let order = try browser.waitFor("both runners, farthest first", """
+                // ann leads at first; bob, faster from the second minute, passes her while the page is open.
+                let annRun = Self.fixes([(240, 3)], start: start), bobRun = Self.fixes([(120, 2), (120, 5)], start: start)
+                for line in annRun[..<120] { try ann.send(line) }
+                for line in bobRun[..<120] { try bob.send(line) }
+                let first = try browser.waitFor("both runners, ann first", """
                     const rows = [...document.querySelectorAll('#overview tbody tr')].map(r => r.dataset.runner);
-                    return rows.length === 2 && rows[0] === 'bob' ? rows : null;
+                    return rows.length === 2 && rows[0] === 'ann' ? rows : null;
                     """) as? [String]
-                #expect(order == ["bob", "ann"])
+                #expect(first == ["ann", "bob"])
+                for line in annRun[120...] { try ann.send(line) }
+                for line in bobRun[120...] { try bob.send(line) }
+                let board = try browser.waitFor("bob first after passing ann, ann's gap shown", """
+                    const rows = [...document.querySelectorAll('#overview tbody tr')];
+                    if (rows.length !== 2 || rows[0].dataset.runner !== 'bob') return null;
+                    const cells = rows.map(r => [r.querySelector('.place').textContent, r.querySelector('.gap').textContent]);
+                    return cells[1][1].includes('·') ? cells : null;
+                    """) as? [[String]]
+                #expect(board?.map { $0[0] } == ["1", "2"] && board?[0][1] == "leader", "\(board ?? [])")
             }
         }
     }

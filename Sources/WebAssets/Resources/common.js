@@ -218,7 +218,7 @@ const MR = (() => {
   }
 
   // --- Server-Sent Events: one listener per event kind; data is the event's JSON object. ---
-  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg"];
+  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank"];
   function subscribe(query, handlers, onState) {
     const source = new EventSource(`/events?${query}`);
     for (const kind of KINDS) {

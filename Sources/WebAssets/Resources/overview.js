@@ -1,19 +1,28 @@
-// /: every live runner, sorted by distance, kept live by /events?watch=*.
+// /: the leaderboard: every live runner in the server's order (places from /api/overview, then rank events),
+// with the gap to the leader, kept live by /events?watch=*.
 "use strict";
 (async () => {
   const catalogue = await MR.badges();
-  const live = new Map();   // runner → {runner, run, pace}
+  const live = new Map();   // runner → {runner, run, pos, pace}
   let ended = [];           // end objects, newest first
   const $ = (id) => document.getElementById(id);
   const runnerLink = (runner) => MR.element("a", { href: `/runners/${encodeURIComponent(runner)}` }, runner);
 
   function render() {
-    const rows = [...live.values()].sort((a, b) => ((b.pace && b.pace.dist) || 0) - ((a.pace && a.pace.dist) || 0));
-    $("overview").tBodies[0].replaceChildren(...rows.map((entry) => {
+    const place = (entry) => entry.pos || Number.MAX_SAFE_INTEGER;
+    const rows = [...live.values()].sort((a, b) => place(a) - place(b)
+      || ((b.pace && b.pace.dist) || 0) - ((a.pace && a.pace.dist) || 0));
+    // The gap at the leader's own average pace, as leaders: and rank: measure it.
+    const leader = rows.length && rows[0].pace;
+    $("overview").tBodies[0].replaceChildren(...rows.map((entry, index) => {
       const pace = entry.pace;
       const row = MR.element("tr", { "data-runner": entry.runner });
       const cell = (className, text) => row.appendChild(MR.element("td", { class: className }, text));
+      cell("place", String(index + 1));
       row.appendChild(MR.element("td", { class: "name" })).appendChild(runnerLink(entry.runner));
+      const gap = leader && pace ? Math.max(0, leader.dist - pace.dist) : null;
+      const gapTime = gap !== null && leader.dist > 0 ? gap * leader.moving / leader.dist : null;
+      cell("gap", gap === null ? "–" : gap === 0 ? "leader" : `${MR.distance(gap, 2)} · ${MR.duration(gapTime)}`);
       cell("distance", pace ? MR.distance(pace.dist) : "–");
       cell("elapsed", pace ? MR.duration(pace.time) : "–");
       cell("pace-current", pace ? MR.pace(pace.cur) : "–");
@@ -46,11 +55,18 @@
 
   MR.subscribe("watch=*", {
     run(run) {
-      live.set(run.runner, { runner: run.runner, run: run.id, pace: null });
+      const entry = live.get(run.runner);
+      live.set(run.runner, { runner: run.runner, run: run.id, pos: entry ? entry.pos : null, pace: null });
+      render();
+    },
+    rank(rank) {
+      const entry = live.get(rank.runner) || { runner: rank.runner, run: null, pace: null };
+      entry.pos = rank.pos;
+      live.set(rank.runner, entry);
       render();
     },
     pace(pace) {
-      const entry = live.get(pace.runner) || { runner: pace.runner, run: null, pace: null };
+      const entry = live.get(pace.runner) || { runner: pace.runner, run: null, pos: null, pace: null };
       entry.pace = pace;
       live.set(pace.runner, entry);
       render();

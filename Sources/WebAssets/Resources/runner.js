@@ -26,6 +26,13 @@
     $("moving").textContent = source ? MR.duration(source.moving) : "–";
     $("pace-average").textContent = source ? MR.pace(source.pace) : "–";
     $("pace-current").textContent = state.pace && !state.ended ? MR.pace(state.pace.cur) : "–";
+    // With a goal (goal: on the line protocol), paces carry the predicted finish: total time and time of day.
+    const forecast = state.pace && !state.ended && "finish" in state.pace ? state.pace : null;
+    $("forecast").hidden = !forecast;
+    if (forecast) {
+      $("finish").textContent = forecast.finish == null ? "–"
+        : `${MR.duration(forecast.finish)} (${new Date(forecast.eta * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })})`;
+    }
     const pace = state.pace;
     const next = pace && pace.next ? MR.badgeByID(catalogue, pace.next) : null;
     if (state.ended) {
