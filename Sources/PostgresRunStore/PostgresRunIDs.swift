@@ -90,7 +90,16 @@ final class PostgresRunIDs: @unchecked Sendable {
         condition.lock()
         while true {
             while !wanted && !closed { condition.wait() }
-            if closed { break }
+            if closed {
+                // A fetch asked of this thread (`allocate` set `fetching` for it) that never started: nobody
+                // else would clear `fetching`, and the wait below would never end (a close right after a
+                // refill request hung the test run).
+                if wanted {
+                    wanted = false
+                    fetching = false
+                }
+                break
+            }
             wanted = false
             condition.unlock()
             let result = fetchBlock()

@@ -27,6 +27,19 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A close right after an id asked the refill thread for the next block hung for ever: the thread saw the
+    /// close first and waited for its own fetch to end.
+    @Test func closingRightAfterARefillWasAskedForEnds() throws {
+        let url = try PostgresTestServer.shared().createDatabase()
+        var configuration = StoreConfiguration()
+        configuration.runIDBlockSize = 2
+        for _ in 0..<30 {
+            let store = try PostgresRunStore(url: url, configuration: configuration)
+            _ = try store.allocateRunID()  // one of two left: the refill is asked for
+            store.close()
+        }
+    }
+
     @Test func aServerThatIsNotThereIsAClearErrorAtOpen() throws {
         // A port nothing listens on; the password must not show in the message.
         let url = "postgres://moonrunner:secret@127.0.0.1:1/postgres?connect_timeout=2"
