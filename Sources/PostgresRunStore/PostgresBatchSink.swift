@@ -192,6 +192,20 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                 UPDATE device_tokens SET revoked = $3::double precision
                 WHERE runner = $1 AND revoked IS NULL AND ($2::text IS NULL OR token_hash = $2::text)
                 """, [runner, hash, PostgresValue.double(at)])
+        case .privacy(let runner, let privacy):
+            try connection.query("UPDATE runners SET private = $2::boolean, privacy_zone = $3::double precision WHERE name = $1",
+                                 [runner, privacy.isPrivate ? "true" : "false", PostgresValue.double(privacy.zone)])
+        case .share(let token):
+            try connection.query("""
+                INSERT INTO share_tokens (token_hash, runner, created, expires)
+                VALUES ($1, $2, $3::double precision, $4::double precision)
+                ON CONFLICT (token_hash) DO NOTHING
+                """, [token.hash, token.runner, PostgresValue.double(token.created), PostgresValue.double(token.expires)])
+        case .revokeShare(let runner, let hash, let at):
+            try connection.query("""
+                UPDATE share_tokens SET revoked = $3::double precision
+                WHERE runner = $1 AND revoked IS NULL AND ($2::text IS NULL OR token_hash = $2::text)
+                """, [runner, hash, PostgresValue.double(at)])
         }
     }
 }

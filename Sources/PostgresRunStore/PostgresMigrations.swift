@@ -109,6 +109,19 @@ extension PostgresMigration {
                 value TEXT
             );
             """),
+        // Privacy: private runners, privacy zones, share links' token hashes (as SQLite's 2026-12-030-privacy).
+        PostgresMigration(id: "2027-01-002-privacy", sql: """
+            ALTER TABLE runners ADD COLUMN private BOOLEAN NOT NULL DEFAULT false;
+            ALTER TABLE runners ADD COLUMN privacy_zone DOUBLE PRECISION NOT NULL DEFAULT 0;
+            CREATE TABLE share_tokens (
+                token_hash TEXT PRIMARY KEY,
+                runner TEXT NOT NULL,
+                created DOUBLE PRECISION NOT NULL,
+                expires DOUBLE PRECISION NOT NULL,
+                revoked DOUBLE PRECISION
+            );
+            CREATE INDEX share_tokens_by_runner ON share_tokens (runner);
+            """),
     ]
 }
 

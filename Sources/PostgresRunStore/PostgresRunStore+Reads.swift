@@ -18,9 +18,12 @@ extension PostgresRunStore {
 
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
         try lookups.read { (connection) throws(StoreError) -> RunnerRecord? in
-            let rows = try connection.query("SELECT name, key_hash, created FROM runners WHERE name = $1", [name])
+            let rows = try connection.query(
+                "SELECT name, key_hash, created, private, privacy_zone FROM runners WHERE name = $1", [name])
             guard rows.rowCount > 0 else { return nil }
-            var runner = RunnerRecord(name: rows.text(0, 0), keyHash: rows.text(0, 1), created: try rows.double(0, 2))
+            var runner = RunnerRecord(name: rows.text(0, 0), keyHash: rows.text(0, 1), created: try rows.double(0, 2),
+                                      privacy: RunnerPrivacy(isPrivate: rows.text(0, 3) == "t",
+                                                             zone: try rows.double(0, 4)))
             let records = try connection.query("""
                 SELECT badge, earned_at, reference_speed, silver_at, gold_at, best_speed
                 FROM badge_records WHERE runner = $1

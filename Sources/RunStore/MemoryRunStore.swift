@@ -106,6 +106,11 @@ public final class MemoryRunStore: RunStore {
         model.read { state in state.devices.values.sorted { $0.created < $1.created } }
     }
 
+    /// Every share token not revoked.
+    public func shareTokens() throws(StoreError) -> [ShareToken] {
+        model.read { state in state.shares.values.sorted { $0.created < $1.created } }
+    }
+
     /// Where an imported run came from.
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? {
         model.read { state in state.imports[id] }
@@ -136,6 +141,7 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
         var awardKeys: Set<AwardKey> = []
         var imports: [Int64: ImportRecord] = [:]
         var devices: [String: DeviceToken] = [:]
+        var shares: [String: ShareToken] = [:]
     }
 
     private let lock = NSLock()
@@ -186,6 +192,12 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
             state.devices[token.hash] = token
         case .revokeDevice(let runner, let hash, _):
             state.devices = state.devices.filter { $0.value.runner != runner || (hash != nil && $0.key != hash) }
+        case .privacy(let runner, let privacy):
+            state.runners[runner]?.privacy = privacy
+        case .share(let token):
+            state.shares[token.hash] = token
+        case .revokeShare(let runner, let hash, _):
+            state.shares = state.shares.filter { $0.value.runner != runner || (hash != nil && $0.key != hash) }
         }
     }
 }

@@ -125,6 +125,19 @@ extension Migration {
         // would not give the same fixes back), then the table gives way to a view of the same name and columns.
         Migration(id: "2026-12-020-fix-chunks", sql: FixChunkSchema.createTable,
                   step: { (database) throws(StoreError) in try FixChunkSchema.moveRows(in: database) }),
+        // Privacy: private runners, privacy zones (metres hidden at each end of a run), share links' token hashes.
+        Migration(id: "2026-12-030-privacy", sql: """
+            ALTER TABLE runners ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE runners ADD COLUMN privacy_zone REAL NOT NULL DEFAULT 0;
+            CREATE TABLE share_tokens (
+                token_hash TEXT PRIMARY KEY NOT NULL,
+                runner TEXT NOT NULL REFERENCES runners(name),
+                created REAL NOT NULL,
+                expires REAL NOT NULL,
+                revoked REAL
+            ) WITHOUT ROWID;
+            CREATE INDEX share_tokens_by_runner ON share_tokens(runner);
+            """),
     ]
 }
 

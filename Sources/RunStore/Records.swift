@@ -22,13 +22,51 @@ public struct RunnerRecord: Sendable, Hashable {
     public var created: Double
     /// The runner's saved badge history.
     public var history: BadgeHistory
+    /// Who may see the runner's runs (`private:`, `privacy:`).
+    public var privacy: RunnerPrivacy
 
     /// Creates a runner record.
-    public init(name: String, keyHash: String, created: Double, history: BadgeHistory = .init()) {
+    public init(name: String, keyHash: String, created: Double, history: BadgeHistory = .init(),
+                privacy: RunnerPrivacy = .init()) {
         self.name = name
         self.keyHash = keyHash
         self.created = created
         self.history = history
+        self.privacy = privacy
+    }
+}
+
+/// A runner's privacy settings, remembered across runs.
+public struct RunnerPrivacy: Sendable, Hashable {
+    /// Private runners are seen only by themselves and holders of their share links.
+    public var isPrivate: Bool
+    /// Metres at the start and end of every run whose positions only the runner sees (0 for none).
+    public var zone: Double
+
+    /// Creates settings (public, no zone by default).
+    public init(isPrivate: Bool = false, zone: Double = 0) {
+        self.isPrivate = isPrivate
+        self.zone = zone
+    }
+}
+
+/// A share link's token as stored: only its SHA-256, whose runs it opens, and until when.
+public struct ShareToken: Sendable, Hashable {
+    /// SHA-256 of the token, 64 hex digits.
+    public var hash: String
+    /// The runner whose runs it opens.
+    public var runner: String
+    /// When it was made (unix seconds).
+    public var created: Double
+    /// When it stops working (unix seconds).
+    public var expires: Double
+
+    /// Creates a record.
+    public init(hash: String, runner: String, created: Double, expires: Double) {
+        self.hash = hash
+        self.runner = runner
+        self.created = created
+        self.expires = expires
     }
 }
 

@@ -23,6 +23,12 @@ public enum StoreWrite: Sendable {
     case device(DeviceToken)
     /// Revokes one device token of a runner (by hash), or all of the runner's when `tokenHash` is nil.
     case revokeDevice(runner: String, tokenHash: String?, at: Double)
+    /// Sets a runner's privacy settings.
+    case privacy(runner: String, RunnerPrivacy)
+    /// Stores a share link's token hash.
+    case share(ShareToken)
+    /// Revokes one share token of a runner (by hash), or all of the runner's when `tokenHash` is nil.
+    case revokeShare(runner: String, tokenHash: String?, at: Double)
 
     /// The run this write belongs to, if any.
     var runID: Int64? {
@@ -33,7 +39,7 @@ public enum StoreWrite: Sendable {
         case .award(let award): award.runID
         case .runFinished(let record, _, _): record.id
         case .imported(let record): record.runID
-        case .device, .revokeDevice: nil
+        case .device, .revokeDevice, .privacy, .share, .revokeShare: nil
         }
     }
 }
@@ -102,6 +108,8 @@ public protocol RunStore: AnyObject, Sendable {
     func farthestDistance(of runner: String) throws(StoreError) -> Double
     /// Every device token not revoked (hashes only: the tokens themselves are never stored).
     func deviceTokens() throws(StoreError) -> [DeviceToken]
+    /// Every share token not revoked (hashes only), expired ones included (the server drops those).
+    func shareTokens() throws(StoreError) -> [ShareToken]
     /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with
     /// `pointCount` points (a second import of the same file), if any.
     func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64?

@@ -205,6 +205,29 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try revoke.bind(hash, at: 2)
             try revoke.bind(at, at: 3)
             try revoke.run()
+        case .privacy(let runner, let privacy):
+            let update = try database.cachedStatement("UPDATE runners SET private = ?2, privacy_zone = ?3 WHERE name = ?1")
+            try update.bind(runner, at: 1)
+            try update.bind(Int64(privacy.isPrivate ? 1 : 0), at: 2)
+            try update.bind(privacy.zone, at: 3)
+            try update.run()
+        case .share(let token):
+            let insert = try database.cachedStatement(
+                "INSERT OR IGNORE INTO share_tokens (token_hash, runner, created, expires) VALUES (?1, ?2, ?3, ?4)")
+            try insert.bind(token.hash, at: 1)
+            try insert.bind(token.runner, at: 2)
+            try insert.bind(token.created, at: 3)
+            try insert.bind(token.expires, at: 4)
+            try insert.run()
+        case .revokeShare(let runner, let hash, let at):
+            let revoke = try database.cachedStatement("""
+                UPDATE share_tokens SET revoked = ?3
+                WHERE runner = ?1 AND revoked IS NULL AND (?2 IS NULL OR token_hash = ?2)
+                """)
+            try revoke.bind(runner, at: 1)
+            try revoke.bind(hash, at: 2)
+            try revoke.bind(at, at: 3)
+            try revoke.run()
         }
     }
 }

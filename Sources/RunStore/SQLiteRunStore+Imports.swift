@@ -52,4 +52,19 @@ extension SQLiteRunStore {
             return tokens
         }
     }
+
+    /// Every share token not revoked.
+    public func shareTokens() throws(StoreError) -> [ShareToken] {
+        try reader.read { (database) throws(StoreError) -> [ShareToken] in
+            let select = try database.cachedStatement(
+                "SELECT token_hash, runner, created, expires FROM share_tokens WHERE revoked IS NULL ORDER BY created")
+            defer { select.reset() }
+            var tokens: [ShareToken] = []
+            while try select.step() {
+                tokens.append(ShareToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2),
+                                         expires: select.double(at: 3)))
+            }
+            return tokens
+        }
+    }
 }

@@ -16,10 +16,12 @@ extension SQLiteRunStore {
     /// The runner with this name, with its badge history.
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
         try lookups.read { (database) throws(StoreError) -> RunnerRecord? in
-            let select = try database.cachedStatement("SELECT name, key_hash, created FROM runners WHERE name = ?1")
+            let select = try database.cachedStatement(
+                "SELECT name, key_hash, created, private, privacy_zone FROM runners WHERE name = ?1")
             try select.bind(name, at: 1)
             guard try select.step() else { return nil }
-            var runner = RunnerRecord(name: select.text(at: 0), keyHash: select.text(at: 1), created: select.double(at: 2))
+            var runner = RunnerRecord(name: select.text(at: 0), keyHash: select.text(at: 1), created: select.double(at: 2),
+                                      privacy: RunnerPrivacy(isPrivate: select.int64(at: 3) != 0, zone: select.double(at: 4)))
             select.reset()
             let records = try database.cachedStatement("""
                 SELECT badge, earned_at, reference_speed, silver_at, gold_at, best_speed

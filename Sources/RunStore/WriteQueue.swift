@@ -254,6 +254,9 @@ extension StoreWrite {
         case .imported(let record): "import record of run \(record.runID)"
         case .device(let token): "device token of \(token.runner)"
         case .revokeDevice(let runner, _, _): "device revocation for \(runner)"
+        case .privacy(let runner, _): "privacy of \(runner)"
+        case .share(let token): "share token of \(token.runner)"
+        case .revokeShare(let runner, _, _): "share revocation for \(runner)"
         }
     }
 }

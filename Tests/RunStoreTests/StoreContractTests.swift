@@ -36,6 +36,33 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func privacyAndShareTokensRoundTrip(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let store = try kind.make(in: directory)
+        defer { store.close() }
+        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
+        store.submit(.runner(name: "bob", keyHash: "h", created: 1))
+        store.flush()
+        #expect(try store.runner(named: "ada")?.privacy == RunnerPrivacy(), "public, no zone, by default")
+        store.submit(.privacy(runner: "ada", RunnerPrivacy(isPrivate: true, zone: 250.5)))
+        let tokens = [ShareToken(hash: "t1", runner: "ada", created: 10, expires: 100),
+                      ShareToken(hash: "t2", runner: "ada", created: 11, expires: 200),
+                      ShareToken(hash: "t3", runner: "bob", created: 12, expires: 300)]
+        for token in tokens { store.submit(.share(token)) }
+        store.flush()
+        #expect(try store.runner(named: "ada")?.privacy == RunnerPrivacy(isPrivate: true, zone: 250.5))
+        #expect(try store.runner(named: "bob")?.privacy == RunnerPrivacy())
+        #expect(try store.shareTokens() == tokens)
+        store.submit(.revokeShare(runner: "ada", tokenHash: "t1", at: 20))
+        store.submit(.revokeShare(runner: "bob", tokenHash: "t2", at: 20))  // not bob's: nothing
+        store.flush()
+        #expect(try store.shareTokens().map(\.hash) == ["t2", "t3"])
+        store.submit(.revokeShare(runner: "ada", tokenHash: nil, at: 21))
+        store.flush()
+        #expect(try store.shareTokens().map(\.hash) == ["t3"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func runFixAndAwardRoundTrip(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(in: directory)

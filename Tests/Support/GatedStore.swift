@@ -36,6 +36,7 @@ public final class GatedStore: RunStore, @unchecked Sendable {
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] { try inner.awards(of: runner) }
     public func liveRuns() throws(StoreError) -> [RunRecord] { try inner.liveRuns() }
     public func deviceTokens() throws(StoreError) -> [DeviceToken] { try inner.deviceTokens() }
+    public func shareTokens() throws(StoreError) -> [ShareToken] { try inner.shareTokens() }
     public func farthestDistance(of runner: String) throws(StoreError) -> Double { try inner.farthestDistance(of: runner) }
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? { try inner.importRecord(ofRun: id) }
     public func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64? {
