@@ -1,6 +1,7 @@
 import ClusterBus
 import Foundation
 import RunCore
+import RunStore
 
 /// How a ``RelayMessage`` travels on the cluster bus: a few short fields, the event's line as it is.
 ///
@@ -36,8 +37,15 @@ enum ClusterCoding {
             case .other: fields.append(("k", bytes("other")))
             }
             return (event.runner, fields)
-        case .runner(let name, let keyHash, let history):
-            return (name, [("m", bytes("r")), ("r", bytes(name)), ("k", bytes(keyHash)), ("h", json(history))])
+        case .runner(let name, let keyHash, let history, let privacy):
+            return (name, [("m", bytes("r")), ("r", bytes(name)), ("k", bytes(keyHash)), ("h", json(history)),
+                           ("p", bytes("\(privacy.isPrivate ? 1 : 0) \(privacy.zone)"))])
+        case .shares(let runner, let added, let removed):
+            // On the runner's stream: ordered with its events, so a revocation reaches a node before what follows.
+            var fields: [(String, [UInt8])] = [("m", bytes("s")), ("r", bytes(runner)),
+                                               ("u", bytes(removed.joined(separator: " ")))]
+            if let added { fields.append(("h", bytes("\(added.hash) \(added.created) \(added.expires)"))) }
+            return (runner, fields)
         case .deviceAdded(let hash, let runner):
             return (runner, [("m", bytes("d")), ("r", bytes(runner)), ("h", bytes(hash))])
         case .devicesRemoved(let hashes):
@@ -93,7 +101,19 @@ enum ClusterCoding {
         case "r":
             guard let keyHash = entry["k"].map(text), let history = entry["h"].flatMap({ decode(BadgeHistory.self, $0) })
             else { return nil }
-            return .runner(name: runner, keyHash: keyHash, history: history)
+            // A node of the version before privacy sends no `p`: public.
+            let privacy = (entry["p"].map(text) ?? "0 0").split(separator: " ")
+            return .runner(name: runner, keyHash: keyHash, history: history,
+                           privacy: RunnerPrivacy(isPrivate: privacy.first == "1",
+                                                  zone: privacy.count > 1 ? Double(privacy[1]) ?? 0 : 0))
+        case "s":
+            let removed = (entry["u"].map(text) ?? "").split(separator: " ").map(String.init)
+            var added: ShareToken?
+            let parts = (entry["h"].map(text) ?? "").split(separator: " ")
+            if parts.count == 3, let created = Double(parts[1]), let expires = Double(parts[2]) {
+                added = ShareToken(hash: String(parts[0]), runner: runner, created: created, expires: expires)
+            }
+            return .shares(runner: runner, added: added, removed: removed)
         default:
             return nil
         }

@@ -17,6 +17,8 @@ final class Connection: Peer {
     /// Errors answered in the current one-second window (flood protection).
     var errorWindowStart: Double = 0
     var errorsInWindow = 0
+    /// Wrong keys and share tokens this connection gave (it is closed at the limit).
+    var wrongGuesses = 0
 
     init(id: ConnectionID, socket: StreamSocket, server: Server, now: Double) {
         framer = LineFramer(maximumLineLength: server.configuration.maximumLineLength)

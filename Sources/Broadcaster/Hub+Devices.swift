@@ -97,7 +97,7 @@ extension Hub {
             for token in try store.deviceTokens() {
                 devices[token.hash] = token.runner
                 if runners[token.runner] == nil, let record = try store.runner(named: token.runner) {
-                    runners[token.runner] = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
+                    remember(record)
                 }
             }
         } catch {

@@ -79,7 +79,8 @@ extension Hub {
 
     /// `run:ID`: the summary, km and mile splits, checkpoint splits and badges, then `done:run`.
     func answerRun(_ id: ConnectionID, runID: Int64) {
-        if let name = runOwners[runID], let run = liveRun(of: name), run.runID == runID {
+        // A private runner's live run is looked up in the store like any other id, and refused there as missing.
+        if let name = runOwners[runID], mayFollow(name, id), let run = liveRun(of: name), run.runID == runID {
             // A live run is measured off the loop from its stored fixes (the store is flushed first), through
             // the same engine: no copy of the live engine, whose track would be copied at its next fix.
             // Refusals before the first accepted fix are counted live but never stored: take the live count.
@@ -96,12 +97,20 @@ extension Hub {
             }
             return
         }
+        let visible = privateRunnersVisible(to: id)
         output.answerFromStore(to: id) { store throws(StoreError) in
-            guard let stored = try store.run(id: runID) else {
+            guard let stored = try store.run(id: runID),
+                  try Self.mayRead(stored.record.runner, visible: visible, in: store) else {
                 return [Self.line(ErrorEvent(code: .notFound, reason: "no run \(runID)"))]
             }
             return Self.lines(describing: stored)
         }
+    }
+
+    /// Off the loop: true unless `runner` is private (as stored) and not among the `visible` ones.
+    static func mayRead(_ runner: String, visible: Set<String>, in store: any RunStore) throws(StoreError) -> Bool {
+        if visible.contains(runner) { return true }
+        return try store.runner(named: runner)?.privacy.isPrivate != true
     }
 
     /// A run's summary measured again from its stored fixes, as it was measured live (each fix judged at the
@@ -147,10 +156,20 @@ extension Hub {
     /// True when the runner exists; otherwise answers `err:not_found`.
     private func knows(_ name: String, for id: ConnectionID) -> Bool {
         guard let lookup = runnerEntry(named: name, for: id) else { return false }
-        guard lookup != nil else {
+        // A private runner is, to those who may not see it, a name nobody has: the same answer.
+        guard lookup != nil, mayFollow(name, id) else {
             fail(id, .notFound, "no runner \(name)")
             return false
         }
         return true
+    }
+
+    /// The private runners connection `id` may see anyway (itself, its share links), for a read made off the
+    /// loop that finds out whose run it is only there.
+    func privateRunnersVisible(to id: ConnectionID) -> Set<String> {
+        guard let session = sessions[id] else { return [] }
+        var names = Set(session.grants.keys.filter { mayFollow($0, id) })
+        if let name = session.name { names.insert(name) }
+        return names
     }
 }

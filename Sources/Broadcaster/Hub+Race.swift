@@ -98,7 +98,7 @@ extension Hub {
         else { return }
         var ids = checkpointCoaches[runner] ?? []
         ids.formUnion(everyoneCheckpointCoaches)
-        for id in ids.sorted() {
+        for id in ids.sorted() where mayFollow(runner, id) {
             guard var session = sessions[id],
                   let every = session.checkpointEvery[runner] ?? session.everyoneCheckpointEvery else { continue }
             var mark = session.checkpointMarks[runner].flatMap { $0.runID == runID ? $0 : nil }
@@ -126,6 +126,7 @@ extension Hub {
     /// A live run's new figures on the board; `rank:` to this loop's `watch:*` spectators for every place that
     /// changed.
     func rank(_ runner: String, distance: Double, elapsed: Double, moving: Double, goal: Double?) {
+        guard !isPrivate(runner) else { return }  // not on the board: as if it did not run
         let moves = leaderboard.update(runner, distance: distance, elapsed: elapsed, moving: moving, goal: goal)
         announce(moves)
     }

@@ -43,8 +43,7 @@ extension Hub {
     /// A live run from its stored fixes: the same fixes and receive clock through a fresh engine give the same
     /// distance; the other loops (and nodes) learn of it as a catch-up.
     private func rebuild(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
-        let entry = runners[runner.name] ?? RunnerEntry(name: runner.name, keyHash: runner.keyHash, history: runner.history)
-        runners[runner.name] = entry
+        let entry = runners[runner.name] ?? remember(runner)
         let run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
                                               history: entry.history))
         run.phase = .running(id: record.id, started: record.started)

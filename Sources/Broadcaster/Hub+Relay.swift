@@ -129,20 +129,21 @@ extension Hub {
     }
 
     /// Another loop's runner was claimed or finished a run: known here at once, before the store has it.
-    func relayedRunner(_ name: String, keyHash: String, history: BadgeHistory) {
+    func relayedRunner(_ name: String, keyHash: String, history: BadgeHistory, privacy: RunnerPrivacy) {
         unknownNames.remove(name)
         if let entry = runners[name] {
             entry.history = history
         } else {
             runners[name] = RunnerEntry(name: name, keyHash: keyHash, history: history)
         }
+        privacyChanged(name, to: privacy)
     }
 
     /// A runner as the store has it, read off the loop: known here from now on (an entry here already wins).
     func know(_ record: RunnerRecord) {
         guard runners[record.name] == nil else { return }
         unknownNames.remove(record.name)
-        runners[record.name] = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
+        remember(record)
     }
 
     /// Another loop issued or revoked device tokens.

@@ -14,7 +14,13 @@ extension Hub {
             claim(id, name: name, now: now)
             return
         }
+        if key != nil, output.isGuessingLimited(id) {
+            fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
+            output.close(id, reason: "guessing keys or tokens")
+            return
+        }
         guard let key, RunnerKey.verify(key, against: entry.keyHash) else {
+            if key != nil { output.guessedWrong(id) }
             fail(id, .wrongKey, key == nil ? "\(name) is claimed: give its key" : "wrong key for \(name)")
             return
         }
@@ -57,7 +63,7 @@ extension Hub {
         entry.connection = id
         runners[name] = entry
         sessions[id]?.runner = entry
-        output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history))
+        output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
         send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
                                             .init(key: "new", value: "yes")]), to: id)
         output.log("\(id) claimed the name \(name)")
@@ -159,6 +165,10 @@ extension Hub {
         runOwners[runID] = name
         statistics.runsStarted += 1
         store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
+        // The other loops (and nodes) may never have read this runner: its privacy goes before its events.
+        if let entry = runners[name] {
+            output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
+        }
         let line = Self.line(RunStartedEvent(runner: name, runID: runID, timestamp: text))
         run.startedLine = line
         broadcast(line, about: name, to: .everyone,
@@ -249,7 +259,8 @@ extension Hub {
         if status != .discarded {
             entry.history = run.tracker.history
             store.submit(.history(runner: entry.name, entry.history))
-            output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history))
+            output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history,
+                                 privacy: entry.privacy))
         }
         entry.run = nil
         unrank(entry.name)

@@ -2,7 +2,9 @@ import Wire
 
 extension Hub {
     /// `watch:` / `coach:`: follow one runner or everyone. A runner already running is shown at once.
-    func follow(_ id: ConnectionID, _ target: WatchTarget, coach: Bool, every: Double? = nil) {
+    /// `token`: a private runner's share token (`watch:NAME TOKEN`), checked first.
+    func follow(_ id: ConnectionID, _ target: WatchTarget, coach: Bool, every: Double? = nil, token: String? = nil,
+                now: Double = 0) {
         let what = coach ? "coach" : "watch"
         switch target {
         case .everyone:
@@ -15,8 +17,9 @@ extension Hub {
             }
             if coach { setCheckpoints(every, for: id, target: target) }
             send(OkEvent(what: what, fields: [.init(key: "target", value: "*")] + Self.everyField(every)), to: id)
-            for name in liveRunnerNames.sorted() { catchUp(id, on: name, withPace: !coach) }
+            for name in visibleLiveRunnerNames(for: id).sorted() { catchUp(id, on: name, withPace: !coach) }
         case .runner(let name):
+            if let token, !grant(token, of: name, to: id, now: now) { return }
             let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)
             guard following < configuration.maximumFollowedRunners else {
                 fail(id, .badArgument, "at most \(configuration.maximumFollowedRunners) runners per connection: use watch:*")
@@ -43,7 +46,7 @@ extension Hub {
     /// A late follower gets the runner's `run:`, the run's `badge:` lines so far (and the latest `pace:` for
     /// spectators) at once, so it shows the whole run, not only what comes next.
     private func catchUp(_ id: ConnectionID, on name: String, withPace: Bool) {
-        guard let run = liveRun(of: name), let started = run.startedLine else { return }
+        guard mayFollow(name, id), let run = liveRun(of: name), let started = run.startedLine else { return }
         send(started, to: id)
         for badge in run.badgeLines { send(badge, to: id) }
         if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
@@ -63,7 +66,8 @@ extension Hub {
     }
 
     /// `unwatch:`: stops both watching and coaching the target.
-    func unfollow(_ id: ConnectionID, _ target: WatchTarget) {
+    /// `quietly`: a revoked share link's follower, told with `err:revoked` instead of `ok:unwatch`.
+    func unfollow(_ id: ConnectionID, _ target: WatchTarget, quietly: Bool = false) {
         switch target {
         case .everyone:
             sessions[id]?.watchesEveryone = false
@@ -80,7 +84,8 @@ extension Hub {
             if watchers[name]?.isEmpty == true { watchers[name] = nil }
             if coaches[name]?.isEmpty == true { coaches[name] = nil }
             setCheckpoints(nil, for: id, target: target)
-            send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]), to: id)
+            sessions[id]?.grants[name] = nil
+            if !quietly { send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]), to: id) }
         }
     }
 
@@ -102,7 +107,7 @@ extension Hub {
         if let name = session.name, runners[name]?.run?.id != nil {
             targets = [name]
         } else if session.watchesEveryone || session.coachesEveryone {
-            targets = liveRunnerNames.sorted()
+            targets = visibleLiveRunnerNames(for: id).sorted()
         } else {
             targets = session.watching.union(session.coaching).sorted()
         }
@@ -110,7 +115,8 @@ extension Hub {
             fail(id, .notFound, "no one to cheer: watch a runner first")
             return
         }
-        for runner in targets { relayCheer(to: runner, from: sender, text: text, except: id) }
+        // A private runner the sender may not see is counted like a name nobody runs under, and hears nothing.
+        for runner in targets where mayFollow(runner, id) { relayCheer(to: runner, from: sender, text: text, except: id) }
         send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]), to: id)
     }
 }

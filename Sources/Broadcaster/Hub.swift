@@ -20,6 +20,11 @@ protocol HubOutput: AnyObject {
     func connectionCounters() -> [(String, Int)]
     /// Tells the server's other loops (a sharded server only): an event, a device token change.
     func relay(_ message: RelayMessage)
+    /// True while a connection may not try another key or share token: it (or its source address) gave too
+    /// many wrong ones lately.
+    func isGuessingLimited(_ connection: ConnectionID) -> Bool
+    /// Counts a wrong key or share token from a connection (it is closed once it gave too many).
+    func guessedWrong(_ connection: ConnectionID)
     /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)])
 }
@@ -29,6 +34,10 @@ extension HubOutput {
     func relay(_ message: RelayMessage) {}
     /// One loop: never asked.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
+    /// No limit (tests without a server).
+    func isGuessingLimited(_ connection: ConnectionID) -> Bool { false }
+    /// Not counted (tests without a server).
+    func guessedWrong(_ connection: ConnectionID) {}
 }
 
 /// The server's logic without sockets: sessions, runners, runs and who hears what.
@@ -79,6 +88,10 @@ final class Hub {
     var ownsRunner: (String) -> Bool = { _ in true }
     /// Every live run this loop knows, ranked (for `leaders:` and `rank:`).
     lazy var leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
+    /// Private runners (kept beside their entries so a public runner's event costs no lookup).
+    var privateRunners: Set<String> = []
+    /// Share tokens (by hash): whose runs each opens, until when. Loaded at start, kept in step by `share:`.
+    var shares: [String: ShareToken] = [:]
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []
@@ -135,8 +148,8 @@ final class Hub {
         case .identify(let name, let key): identify(id, name: name, key: key, now: now)
         case .location(let location): locate(id, sessions.values[index].runner, location, now: now)
         case .stop(let save): stop(id, save: save, now: now)
-        case .watch(let target): follow(id, target, coach: false)
-        case .coach(let target, let every): follow(id, target, coach: true, every: every)
+        case .watch(let target, let token): follow(id, target, coach: false, token: token, now: now)
+        case .coach(let target, let token, let every): follow(id, target, coach: true, every: every, token: token, now: now)
         case .unwatch(let target): unfollow(id, target)
         case .cheer(let text): cheer(id, text: text)
         case .ping: send(OkEvent(what: "ping"), to: id)
@@ -152,6 +165,10 @@ final class Hub {
         case .removeDevice(let token): removeDevice(token, for: id, now: now)
         case .goal(let goal): setGoal(goal, for: id)
         case .leaders(let goal): answerLeaders(id, goal: goal)
+        case .setPrivate(let isPrivate): setPrivate(isPrivate, for: id)
+        case .privacyZone(let metres): setPrivacyZone(metres, for: id)
+        case .share(let seconds): share(seconds, for: id, now: now)
+        case .unshare(let token): unshare(token, for: id, now: now)
         }
     }
 
@@ -159,6 +176,7 @@ final class Hub {
     func tick(now: Double) {
         assertOnLoop()
         unknownNames.removeAll(keepingCapacity: false)
+        expireShares(now: now)
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
             fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")
             output.close(id, reason: "idle")
@@ -247,6 +265,9 @@ final class Hub {
     func deliver(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience, droppable: Bool,
                  except sender: ConnectionID? = nil) {
         let pace = droppable ? runner : nil
+        if isPrivate(runner) {
+            return deliverPrivately(line, about: runner, own: own, to: audience, droppable: droppable, except: sender)
+        }
         if audience == .coaches {
             let coaching = coaches[runner] ?? []
             for id in coaching where id != sender { send(line, to: id, paceOf: pace) }
@@ -270,6 +291,24 @@ final class Hub {
         }
     }
 
+    /// `deliver` for a private runner: the same audience, less everyone who may not see it.
+    private func deliverPrivately(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience,
+                                  droppable: Bool, except sender: ConnectionID?) {
+        let pace = droppable ? runner : nil
+        var recipients: Set<ConnectionID> = []
+        if audience != .coaches {
+            if let own { recipients.insert(own) }
+            recipients.formUnion(watchers[runner] ?? [])
+            recipients.formUnion(everyoneWatchers)
+        }
+        if audience != .spectators {
+            recipients.formUnion(coaches[runner] ?? [])
+            recipients.formUnion(everyoneCoaches)
+        }
+        if let sender { recipients.remove(sender) }
+        for id in recipients.sorted() where id == own || mayFollow(runner, id) { send(line, to: id, paceOf: pace) }
+    }
+
     /// The runner entry for a name: in memory, else from the store. Store failures answer the connection.
     func runnerEntry(named name: String, for id: ConnectionID) -> RunnerEntry?? {
         if let entry = runners[name] { return entry }
@@ -281,9 +320,7 @@ final class Hub {
                 if unknownNames.count < 10_000 { unknownNames.insert(name) }
                 return .some(nil)
             }
-            let entry = RunnerEntry(name: record.name, keyHash: record.keyHash, history: record.history)
-            runners[name] = entry
-            return entry
+            return remember(record)
         } catch {
             fail(id, .storage, "storage: \(error.message)")
             output.log("store read failed for runner \(name): \(error)")

@@ -1,14 +1,18 @@
 import HTTP
 import Reactor
 import RunCore
+import RunStore
 import Wire
 
 /// What one loop of a sharded server tells another (see ``ShardRouter``).
 enum RelayMessage: Sendable {
     /// A runner's broadcast event, from the loop that owns the runner (or a cheer from any loop).
     case event(RelayedEvent)
-    /// A runner was claimed, or its badge history changed at the end of a run, on the loop that owns it.
-    case runner(name: String, keyHash: String, history: BadgeHistory)
+    /// A runner was claimed, started a run, changed its privacy, or its badge history changed at the end of a
+    /// run, on the loop that owns it.
+    case runner(name: String, keyHash: String, history: BadgeHistory, privacy: RunnerPrivacy)
+    /// A share token was issued or revoked on the runner's loop: every loop checks followers' tokens.
+    case shares(runner: String, added: ShareToken?, removed: [String])
     /// A device token was issued or revoked on the runner's loop: every loop answers the apps' posts.
     case deviceAdded(hash: String, runner: String)
     case devicesRemoved(hashes: [String])

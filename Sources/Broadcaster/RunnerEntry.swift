@@ -1,4 +1,5 @@
 import RunCore
+import RunStore
 import Wire
 
 /// A runner the server knows: the key hash, the badge history and the run in progress. Loop thread only.
@@ -15,11 +16,19 @@ final class RunnerEntry {
     var run: LiveRun?
     /// The goal set with `goal:`, for the live run and the next ones until changed (kept in memory only).
     var goal: GoalCommand?
+    /// Who may see the runner's runs (`private:`, `privacy:`), as stored.
+    var privacy: RunnerPrivacy
 
-    init(name: String, keyHash: String, history: BadgeHistory) {
+    init(name: String, keyHash: String, history: BadgeHistory, privacy: RunnerPrivacy = .init()) {
         self.name = name
         self.keyHash = keyHash
         self.history = history
+        self.privacy = privacy
+    }
+
+    /// The entry of a stored runner.
+    convenience init(_ record: RunnerRecord) {
+        self.init(name: record.name, keyHash: record.keyHash, history: record.history, privacy: record.privacy)
     }
 }
 

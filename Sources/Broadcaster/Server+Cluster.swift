@@ -53,7 +53,7 @@ extension Server {
     /// True for the messages the other nodes hear (events and runner changes).
     static func goesOnTheBus(_ message: RelayMessage) -> Bool {
         switch message {
-        case .event, .runner, .deviceAdded, .devicesRemoved: true
+        case .event, .runner, .deviceAdded, .devicesRemoved, .shares: true
         default: false
         }
     }

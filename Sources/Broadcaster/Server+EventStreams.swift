@@ -1,4 +1,5 @@
 import HTTP
+import WebRoutes
 import RunCore
 import RunStore
 import Wire
@@ -38,8 +39,16 @@ extension Server {
         scheduleFlush(connection)
 
         hub.connected(connection.id, now: now)
-        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap { hub.missedEvents(after: $0, for: targets.map(\.0)) }
-        for (target, coach) in targets { hub.received(coach ? .coach(target, every: nil) : .watch(target), from: connection.id, now: now) }
+        hub.sessions[connection.id]?.isEventStream = true
+        // `token`: a private runner's share link (the page passes on its own `?token=`).
+        let token = WebRoute.shareToken(in: request)
+        for (target, coach) in targets {
+            let named: String? = if case .runner = target { token } else { nil }
+            hub.received(coach ? .coach(target, token: named) : .watch(target, token: named), from: connection.id, now: now)
+        }
+        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap {
+            hub.missedEvents(after: $0, for: targets.map(\.0), visibleTo: connection.id)
+        }
         if let resumed {
             // Reconnected in time: exactly what it missed, with the ids it would have had.
             // The catch-up lines the subscriptions made are older than what it missed: dropped.
@@ -50,7 +59,7 @@ extension Server {
             return
         }
         // A late joiner of one runner's live run gets the whole run so far first, made off the loop.
-        guard case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0),
+        guard case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0), hub.mayFollow(name, connection.id),
               let snapshot = hub.trackSnapshotSource(for: name) else {
             releaseHeld(connection)
             return

@@ -154,6 +154,18 @@ extension Server: HubOutput {
         }
     }
 
+    func isGuessingLimited(_ id: ConnectionID) -> Bool {
+        guard let connection = connections[id] as? Connection else { return false }
+        return connection.wrongGuesses >= configuration.deviceFailuresPerMinute
+            || wrongTokens.isLimited(Self.address(of: connection), now: Self.now())
+    }
+
+    func guessedWrong(_ id: ConnectionID) {
+        guard let connection = connections[id] as? Connection else { return }
+        connection.wrongGuesses += 1
+        wrongTokens.count(Self.address(of: connection), now: Self.now())
+    }
+
     func answerFromStore(to id: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
         (connections[id] as? Connection)?.isAwaitingAnswer = true

@@ -22,6 +22,19 @@ extension Server {
             return answer(error.response)
         }
         let tracker = configuration.tracker
+        // A private runner is shown only with a live share token of its own; wrong tokens count as guesses.
+        let token = WebRoute.shareToken(in: request)
+        func visible(_ name: String? = nil) -> Set<String> {
+            guard let token, let share = hub.shares[RunnerKey.hash(token)], name == nil || share.runner == name,
+                  hub.shareHash(token, of: share.runner, now: now) != nil else {
+                if token != nil { wrongTokens.count(Self.address(of: connection), now: now) }
+                return []
+            }
+            return [share.runner]
+        }
+        if token != nil, wrongTokens.isLimited(Self.address(of: connection), now: now) {
+            return answer(.text(.tooManyRequests, "too many wrong keys or tokens: wait a minute\n"))
+        }
         switch route {
         case .page(let asset):
             var response = HTTPResponse(status: .ok, body: asset.bytes)
@@ -31,25 +44,32 @@ extension Server {
         case .events:
             openEventStream(request, on: connection, now: now)
         case .cheer(let runner, let text):
-            answer(cheer(text, to: runner))
+            answer(cheer(text, to: runner, visible: visible(runner)))
         case .overview:
             answer(.json(hub.overviewJSON()))
         case .badgeCatalogue:
             answer(WebAPI.catalogue)
         case .runner(let name):
-            let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil, snapshot = hub.trackSnapshotSource(for: name)
+            let visible = visible(name), hidden = hub.isPrivate(name) && !visible.contains(name)
+            let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil
+            let snapshot = hidden ? nil : hub.trackSnapshotSource(for: name)
             fromStore { store throws(StoreError) in
-                try WebAPI.runner(name, known: known, snapshot: snapshot, store: store)
+                try WebAPI.runner(name, known: known && !hidden, snapshot: snapshot, visible: visible, store: store)
             }
         case .badgeBoard(let name):
-            let live = hub.liveRunner(name)
-            fromStore { store throws(StoreError) in try WebAPI.badges(name, live: live, store: store) }
+            let visible = visible(name), live = hub.isPrivate(name) && !visible.contains(name) ? nil : hub.liveRunner(name)
+            fromStore { store throws(StoreError) in try WebAPI.badges(name, live: live, visible: visible, store: store) }
         case .runs(let name, let offset, let limit):
-            fromStore { store throws(StoreError) in try WebAPI.runs(name, offset: offset, limit: limit, store: store) }
+            let visible = visible(name)
+            fromStore { store throws(StoreError) in
+                try WebAPI.runs(name, offset: offset, limit: limit, visible: visible, store: store)
+            }
         case .run(let id):
-            fromStore { store throws(StoreError) in try WebAPI.run(id, store: store, tracker: tracker) }
+            let visible = visible()
+            fromStore { store throws(StoreError) in try WebAPI.run(id, visible: visible, store: store, tracker: tracker) }
         case .export(let id, let format):
-            fromStore { store throws(StoreError) in try WebAPI.export(id, format: format, store: store) }
+            let visible = visible()
+            fromStore { store throws(StoreError) in try WebAPI.export(id, format: format, visible: visible, store: store) }
         case .metrics:
             guard shard != nil else { return answer(metricsResponse(counters: hub.statisticsCounters() + loopGauges())) }
             // With several loops the others' counters are asked for first; later requests wait meanwhile.
@@ -73,8 +93,10 @@ extension Server {
     }
 
     /// A cheer from the page (its text already checked by the rules of `msg:`): 202 once relayed.
-    private func cheer(_ text: String, to runner: String) -> HTTPResponse {
-        guard hub.liveRun(of: runner) != nil else { return .text(.notFound, "\(runner) is not running now") }
+    private func cheer(_ text: String, to runner: String, visible: Set<String>) -> HTTPResponse {
+        guard hub.liveRun(of: runner) != nil, !hub.isPrivate(runner) || visible.contains(runner) else {
+            return .text(.notFound, "\(runner) is not running now")
+        }
         hub.relayCheer(to: runner, from: "anon", text: text)
         return .text(.accepted, "accepted")
     }

@@ -68,7 +68,7 @@ extension Server {
         for message in messages {
             if tellHub(message, now: now) { continue }
             switch message {
-            case .event, .runner, .deviceAdded, .devicesRemoved: break
+            case .event, .runner, .deviceAdded, .devicesRemoved, .shares: break
             case .inboxDrained: resumeIfStoreCaughtUp()
             case .adopt(let peer): adopt(peer, now: now)
             case .countersWanted(let request, let from):
@@ -92,7 +92,9 @@ extension Server {
     func tellHub(_ message: RelayMessage, now: Double) -> Bool {
         switch message {
         case .event(let event): hub.receiveRelayed(event, now: now)
-        case .runner(let name, let keyHash, let history): hub.relayedRunner(name, keyHash: keyHash, history: history)
+        case .runner(let name, let keyHash, let history, let privacy):
+            hub.relayedRunner(name, keyHash: keyHash, history: history, privacy: privacy)
+        case .shares(let runner, let added, let removed): hub.relayedShares(of: runner, added: added, removed: removed)
         case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
         case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
         default: return false

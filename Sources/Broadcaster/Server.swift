@@ -275,6 +275,7 @@ extension Server {
     func recoverLiveRuns() {
         hub.recoverLiveRuns(now: Self.now())
         hub.loadDevices()
+        hub.loadShares(now: Self.now())
     }
 }
 

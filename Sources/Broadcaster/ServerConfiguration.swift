@@ -64,8 +64,9 @@ public struct ServerConfiguration: Sendable {
     /// Seconds without a position after which a run fed by a phone app over HTTP ends (saved): the apps never
     /// say a run ended. Default 600.
     public var deviceIdle: Double = 600
-    /// Wrong device tokens one source address may send per minute before it gets 429 for the rest of it.
-    /// Default 20.
+    /// Wrong device tokens, runner keys and share tokens one source address may send per minute before it is
+    /// refused for the rest of it (HTTP 429; on the line protocol `err:wrong_key` and close), and wrong keys and
+    /// share tokens one connection may send at all before it is closed. Default 20.
     public var deviceFailuresPerMinute = 20
 
     /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other

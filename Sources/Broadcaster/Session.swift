@@ -47,6 +47,10 @@ struct Session {
     var everyoneCheckpointEvery: Double?
     /// The last checkpoint alerted per runner.
     var checkpointMarks: [String: CheckpointMark] = [:]
+    /// Private runners this connection follows with a share token: the token's hash, per runner.
+    var grants: [String: String] = [:]
+    /// True for an HTTP event stream (dropped, not told, when its share token is revoked).
+    var isEventStream = false
 
     /// True when the session follows anything.
     var isSpectator: Bool { watchesEveryone || !watching.isEmpty }

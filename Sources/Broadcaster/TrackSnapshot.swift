@@ -78,7 +78,7 @@ extension Hub {
 
     /// The broadcast events after `sequence` about the targets, oldest first; nil when some are no longer held
     /// (the stream then starts afresh).
-    func missedEvents(after sequence: UInt64, for targets: [WatchTarget]) -> [EventBacklog.Entry]? {
+    func missedEvents(after sequence: UInt64, for targets: [WatchTarget], visibleTo id: ConnectionID) -> [EventBacklog.Entry]? {
         guard sequence <= eventSequence else { return nil }
         var names: Set<String> = []
         for target in targets {
@@ -88,7 +88,7 @@ extension Hub {
             }
         }
         var missed: [EventBacklog.Entry] = []
-        for name in names {
+        for name in names where mayFollow(name, id) {
             guard let backlog = backlogs[name] else { continue }
             guard let events = backlog.events(after: sequence) else { return nil }
             missed += events
@@ -104,10 +104,17 @@ extension Hub {
         return WebAPI.LiveRunner(history: history, distance: liveRun(of: name)?.distance ?? 0)
     }
 
+    /// The subject of an event line (`end:NAME …` → NAME).
+    static func subject(of line: [UInt8]) -> String {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return "" }
+        return String(decoding: line[(colon + 1)...].prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") },
+                      as: UTF8.self)
+    }
+
     /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.
     func overviewJSON() -> [UInt8] {
         // In the leaderboard's order (the one `rank:` events keep up to date).
-        let live = liveRunnerNames.compactMap { name -> (String, Int64, [UInt8]?, Int)? in
+        let live = visibleLiveRunnerNames(for: nil).compactMap { name -> (String, Int64, [UInt8]?, Int)? in
             guard let run = liveRun(of: name) else { return nil }
             return (name, run.runID, run.latestPaceLine, leaderboard.standing(of: name)?.position ?? Int.max)
         }.sorted { ($0.3, $0.0) < ($1.3, $1.0) }
@@ -121,7 +128,7 @@ extension Hub {
             json.append(UInt8(ascii: "}"))
         }
         json += Array(#"],"ended":"#.utf8)
-        json += TrackSnapshot.array(recentlyEnded.reversed())
+        json += TrackSnapshot.array(recentlyEnded.reversed().filter { !isPrivate(Self.subject(of: $0)) })
         json.append(UInt8(ascii: "}"))
         return json
     }

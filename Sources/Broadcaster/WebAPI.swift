@@ -33,10 +33,13 @@ enum WebAPI {
 
     /// `GET /api/runners/NAME`: `{"runner","live","last_run","track"}` (`track` as in the event stream, null when
     /// not running); 404 for a runner who never said `iam:`.
-    static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, store: any RunStore) throws(StoreError)
-        -> HTTPResponse {
+    ///
+    /// `visible`: the private runners the request may see (its share token's); any other private runner is
+    /// answered as one who never existed.
+    static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, visible: Set<String>,
+                       store: any RunStore) throws(StoreError) -> HTTPResponse {
         let stored = known || snapshot != nil ? true : try store.runner(named: name) != nil
-        guard stored else { return notFound("runner", name) }
+        guard stored, try Hub.mayRead(name, visible: visible, in: store) else { return notFound("runner", name) }
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
         let last = try store.runs(of: name, offset: 0, limit: 1).first
@@ -47,8 +50,11 @@ enum WebAPI {
     }
 
     /// `GET /api/runners/NAME/runs?offset=&limit=`: `{"runner","offset","runs":[item…],"more"}`.
-    static func runs(_ name: String, offset: Int, limit: Int, store: any RunStore) throws(StoreError) -> HTTPResponse {
-        guard try store.runner(named: name) != nil else { return notFound("runner", name) }
+    static func runs(_ name: String, offset: Int, limit: Int, visible: Set<String>,
+                     store: any RunStore) throws(StoreError) -> HTTPResponse {
+        guard try store.runner(named: name) != nil, try Hub.mayRead(name, visible: visible, in: store) else {
+            return notFound("runner", name)
+        }
         let found = try store.runs(of: name, offset: offset, limit: limit + 1)
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
@@ -60,9 +66,12 @@ enum WebAPI {
 
     /// `GET /api/runners/NAME/badges`: `{"runner","badges":[board…33],"next"}` (`next`: the first badge not
     /// earned yet, null when all are).
-    static func badges(_ name: String, live: LiveRunner?, store: any RunStore) throws(StoreError) -> HTTPResponse {
+    static func badges(_ name: String, live: LiveRunner?, visible: Set<String>,
+                       store: any RunStore) throws(StoreError) -> HTTPResponse {
         let record = try store.runner(named: name)
-        guard let history = live?.history ?? record?.history else { return notFound("runner", name) }
+        guard let history = live?.history ?? record?.history, try Hub.mayRead(name, visible: visible, in: store) else {
+            return notFound("runner", name)
+        }
         let farthest = max(live?.distance ?? 0, try store.farthestDistance(of: name))
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
@@ -78,8 +87,11 @@ enum WebAPI {
     }
 
     /// `GET /api/runs/ID`: `{"summary","splits","checkpoints","badges","points"}`; 404 for an unknown run.
-    static func run(_ id: Int64, store: any RunStore, tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
-        guard let stored = try store.run(id: id) else { return notFound("run", String(id)) }
+    static func run(_ id: Int64, visible: Set<String>, store: any RunStore,
+                    tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
+        guard let stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
+            return notFound("run", String(id))
+        }
         let name = stored.record.runner
         var json = Array(#"{"summary":"#.utf8)
         json += Server.eventJSON(Hub.line(RunSummaryEvent(stored.record)))
@@ -107,8 +119,11 @@ enum WebAPI {
     }
 
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.
-    static func export(_ id: Int64, format: ExportFormat, store: any RunStore) throws(StoreError) -> HTTPResponse {
-        guard let stored = try store.run(id: id) else { return notFound("run", String(id)) }
+    static func export(_ id: Int64, format: ExportFormat, visible: Set<String>,
+                       store: any RunStore) throws(StoreError) -> HTTPResponse {
+        guard let stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
+            return notFound("run", String(id))
+        }
         let fixes = try store.fixes(ofRun: id)
         let source = try store.importRecord(ofRun: id)
         let body: String

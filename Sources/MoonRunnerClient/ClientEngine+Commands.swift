@@ -45,9 +45,14 @@ extension ClientEngine {
     /// `watch:` or `coach:`, remembered for reconnects.
     func subscribe(_ command: Command) {
         guard !phase.isFinal else { return }
-        if case .coach(let target, _) = command {
-            // A new interval replaces the old one: one coach subscription per target.
-            subscriptions.removeAll { if case .coach(target, _) = $0 { true } else { false } }
+        // A new token or interval replaces the old one: one watch and one coach subscription per target.
+        switch command {
+        case .coach(let target, _, _):
+            subscriptions.removeAll { if case .coach(target, _, _) = $0 { true } else { false } }
+        case .watch(let target, _):
+            subscriptions.removeAll { if case .watch(target, _) = $0 { true } else { false } }
+        default:
+            break
         }
         if !subscriptions.contains(command) { subscriptions.append(command) }
         if hasStreams { send(command) } else { connectIfIdle() }
@@ -58,7 +63,7 @@ extension ClientEngine {
         guard !phase.isFinal else { return }
         subscriptions.removeAll { command in
             switch command {
-            case .watch(target), .coach(target, _): return true
+            case .watch(target, _), .coach(target, _, _): return true
             default: return false
             }
         }

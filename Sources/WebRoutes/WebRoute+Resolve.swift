@@ -122,6 +122,13 @@ extension WebRoute {
         return number
     }
 
+    /// A request's share token (`?token=T`: a private runner's page, API, stream and cheers); nil when it has
+    /// none or one that cannot be a token.
+    public static func shareToken(in request: HTTPRequest) -> String? {
+        guard let text = request.query("token"), Command.isValidKey(text) else { return nil }
+        return text
+    }
+
     static func streamTarget(_ request: HTTPRequest) throws(WebRouteError) -> EventStreamTarget {
         let targets = request.queryItems.filter { $0.name == "watch" || $0.name == "coach" }
         guard targets.count == 1, let item = targets.first else {

@@ -63,7 +63,7 @@ enum CommandParser {
             if args.isEmpty { return .stop(save: true) }
             if text(bytes, args) == "discard" { return .stop(save: false) }
             throw WireError(.badArgument, "stop: takes nothing (save) or discard")
-        case "watch": return .watch(try target(bytes, args, word: wordText))
+        case "watch": return try watch(bytes, args)
         case "coach": return try coach(bytes, args)
         case "unwatch": return .unwatch(try target(bytes, args, word: wordText))
         case "msg": return .cheer(try cheer(bytes, args))
@@ -83,6 +83,7 @@ enum CommandParser {
             return .removeDevice(token: text(bytes, args))
         case "goal": return try goal(bytes, args)
         case "leaders": return try leaders(bytes, args)
+        case "private", "privacy", "share", "unshare": return try privacy(wordText, bytes, args)
         default:
             let shown = wordText.count > 20 ? String(wordText.prefix(20)) + "…" : wordText
             throw WireError(.unknownCommand, "unknown command '\(shown)' (try help:)")

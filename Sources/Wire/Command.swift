@@ -45,11 +45,12 @@ public enum Command: Sendable, Hashable {
     case location(LocationCommand)
     /// `stop:` (save the run) or `stop:discard`.
     case stop(save: Bool)
-    /// `watch:NAME` / `watch:*`: receive every event of the runner(s).
-    case watch(WatchTarget)
+    /// `watch:NAME` / `watch:*`: receive every event of the runner(s); `watch:NAME TOKEN` with a private
+    /// runner's share token.
+    case watch(WatchTarget, token: String? = nil)
     /// `coach:NAME` / `coach:*` (optionally `every=METRES`): receive only run, badge, end and alert events,
     /// and with `every` an `alert: kind=checkpoint` at every multiple of that distance.
-    case coach(WatchTarget, every: Double? = nil)
+    case coach(WatchTarget, token: String? = nil, every: Double? = nil)
     /// `unwatch:NAME` / `unwatch:*`: stop watching or coaching.
     case unwatch(WatchTarget)
     /// `msg:TEXT`: a cheer.
@@ -76,11 +77,19 @@ public enum Command: Sendable, Hashable {
     case goal(GoalCommand?)
     /// `leaders:` / `leaders:GOAL_M`: the live runners ranked by distance (those with that goal distance).
     case leaders(goal: Double?)
+    /// `private:on` / `private:off`: the runner's runs seen only by itself and its share links, or by all.
+    case setPrivate(Bool)
+    /// `privacy:METRES`: the first and last METRES (0–1000) of every run hidden from everyone but the runner.
+    case privacyZone(Double)
+    /// `share:` / `share:SECONDS`: a share link's token for the runner's runs (default 24 h, at most 7 days).
+    case share(seconds: Double?)
+    /// `unshare:TOKEN` / `unshare:*`: revoke one share token or all of the runner's.
+    case unshare(token: String?)
 
     /// Every command word, in the order protocol.md lists them.
     public static let words: [String] = [
         "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
-        "device", "undevice", "goal", "leaders",
+        "device", "undevice", "goal", "leaders", "private", "privacy", "share", "unshare",
     ]
 
     /// Limits of the grammar, shared by parser, server and documentation.
@@ -97,6 +106,10 @@ public enum Command: Sendable, Hashable {
         public static let defaultRunsLimit = 20
         /// Largest `runs:` page size.
         public static let maximumRunsLimit = 100
+        /// Longest share link (`share:`), in seconds: 7 days.
+        public static let longestShare: Double = 604_800
+        /// A share link's time when `share:` gives none: 24 hours.
+        public static let defaultShare: Double = 86_400
     }
 
     /// The command's word (the part before `:`).
@@ -120,6 +133,10 @@ public enum Command: Sendable, Hashable {
         case .removeDevice: return "undevice"
         case .goal: return "goal"
         case .leaders: return "leaders"
+        case .setPrivate: return "private"
+        case .privacyZone: return "privacy"
+        case .share: return "share"
+        case .unshare: return "unshare"
         }
     }
 
@@ -133,10 +150,12 @@ public enum Command: Sendable, Hashable {
                 + "\(NumberFormat.plain(fix.accuracy)),\(fix.timestampText)"
         case .stop(let save):
             return save ? "stop:" : "stop:discard"
-        case .watch(let target), .unwatch(let target), .coach(let target, nil):
+        case .unwatch(let target):
             return "\(word):\(target.text)"
-        case .coach(let target, let every?):
-            return "coach:\(target.text) every=\(NumberFormat.plain(every))"
+        case .watch(let target, let token):
+            return "watch:\(target.text)" + (token.map { " " + $0 } ?? "")
+        case .coach(let target, let token, let every):
+            return "coach:\(target.text)" + (token.map { " " + $0 } ?? "") + (every.map { " every=" + NumberFormat.plain($0) } ?? "")
         case .cheer(let text):
             return "msg:\(text)"
         case .ping, .help, .quit, .stats:
@@ -157,6 +176,14 @@ public enum Command: Sendable, Hashable {
             return "goal:off"
         case .leaders(let goal):
             return "leaders:" + (goal.map { NumberFormat.plain($0) } ?? "")
+        case .setPrivate(let isPrivate):
+            return isPrivate ? "private:on" : "private:off"
+        case .privacyZone(let metres):
+            return "privacy:\(NumberFormat.plain(metres))"
+        case .share(let seconds):
+            return "share:" + (seconds.map { NumberFormat.plain($0) } ?? "")
+        case .unshare(let token):
+            return "unshare:\(token ?? "*")"
         }
     }
 

@@ -76,19 +76,68 @@ extension CommandParser {
     /// Metres a checkpoint interval (`coach:NAME every=M`) may have.
     static let checkpointRange: ClosedRange<Double> = 100...100_000
 
-    /// `coach:NAME`, `coach:*`, optionally followed by `every=METRES`.
+    /// `coach:NAME [TOKEN] [every=METRES]`, `coach:* [every=METRES]`.
     static func coach(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
-        let tokens = words(bytes, args)
-        guard tokens.count == 2 else { return .coach(try target(bytes, args, word: "coach"), every: nil) }
-        let option = tokens[1]
+        var tokens = words(bytes, args)
+        var every: Double?
         let prefix = Array("every=".utf8)
-        guard option.count > prefix.count,
-              zip(bytes[option.lowerBound..<(option.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) else {
-            // Not an option: a name with a space in it, refused as a name.
-            return .coach(try target(bytes, args, word: "coach"), every: nil)
+        if tokens.count >= 2, let option = tokens.last, option.count > prefix.count,
+           zip(bytes[option.lowerBound..<(option.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) {
+            let value = try number(bytes, (option.lowerBound + prefix.count)..<option.upperBound, "every")
+            guard checkpointRange.contains(value) else { throw WireError(.badArgument, "coach: every= is 100-100000 metres") }
+            every = value
+            tokens.removeLast()
         }
-        let every = try number(bytes, (option.lowerBound + prefix.count)..<option.upperBound, "every")
-        guard checkpointRange.contains(every) else { throw WireError(.badArgument, "coach: every= is 100-100000 metres") }
-        return .coach(try target(bytes, tokens[0], word: "coach"), every: every)
+        let (target, token) = try targetAndToken(bytes, tokens, args, word: "coach")
+        return .coach(target, token: token, every: every)
+    }
+
+    /// `watch:NAME [TOKEN]`, `watch:*`.
+    static func watch(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
+        let (target, token) = try targetAndToken(bytes, words(bytes, args), args, word: "watch")
+        return .watch(target, token: token)
+    }
+
+    /// A target and, for a runner, an optional share token after it.
+    private static func targetAndToken(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: [Range<Int>], _ args: Range<Int>,
+                                       word: String) throws(WireError) -> (WatchTarget, String?) {
+        guard tokens.count == 2 else {
+            // One word, or a name with spaces in it: refused as a name.
+            return (try target(bytes, tokens.count == 1 ? tokens[0] : args, word: word), nil)
+        }
+        let target = try target(bytes, tokens[0], word: word)
+        guard case .runner = target else { throw WireError(.badArgument, "\(word):* takes no share token") }
+        guard isValidKey(bytes, tokens[1]) else { throw WireError(.badKey, "a share token is letters and digits") }
+        return (target, text(bytes, tokens[1]))
+    }
+
+
+    /// `private:on|off`, `privacy:METRES`, `share:[SECONDS]`, `unshare:TOKEN|*`.
+    static func privacy(_ word: String, _ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
+        switch word {
+        case "private":
+            switch text(bytes, args) {
+            case "on": return .setPrivate(true)
+            case "off": return .setPrivate(false)
+            default: throw WireError(.badArgument, "private: takes on or off")
+            }
+        case "privacy":
+            let metres = try number(bytes, args, "privacy: METRES")
+            guard (0...1000).contains(metres) else { throw WireError(.badArgument, "privacy: is 0-1000 metres") }
+            return .privacyZone(metres)
+        case "share":
+            guard !args.isEmpty else { return .share(seconds: nil) }
+            let seconds = try number(bytes, args, "share: SECONDS")
+            guard (60...Command.Limits.longestShare).contains(seconds) else {
+                throw WireError(.badArgument, "share: lasts 60-604800 seconds (default 86400)")
+            }
+            return .share(seconds: seconds)
+        default:
+            if args.count == 1 && bytes[args.lowerBound] == UInt8(ascii: "*") { return .unshare(token: nil) }
+            guard !args.isEmpty, isValidKey(bytes, args) else {
+                throw WireError(.badKey, "unshare: takes a share token (letters and digits) or *")
+            }
+            return .unshare(token: text(bytes, args))
+        }
     }
 }

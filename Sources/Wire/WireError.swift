@@ -52,6 +52,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// In a cluster: `iam:NAME KEY` while the runner's run is live on another node that is alive (it renews
     /// the run's lease); the reason names the node.
     case liveElsewhere = "live_elsewhere"
+    /// The share token a follower used was revoked or expired: its subscription to the runner is gone.
+    case revoked
 
     /// True for the codes the parser produces, false for the ones only the server decides.
     public var isParseError: Bool {

@@ -130,15 +130,18 @@ extension Event.Field {
         Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
     }
 
-    static func integer(_ key: String, _ value: Int64) -> Event.Field {
+    /// A whole number.
+    public static func integer(_ key: String, _ value: Int64) -> Event.Field {
         Event.Field(key: key, value: String(value), shape: .number)
     }
 
-    static func integer(_ key: String, _ value: Int) -> Event.Field {
+    /// A whole number.
+    public static func integer(_ key: String, _ value: Int) -> Event.Field {
         Event.Field(key: key, value: String(value), shape: .number)
     }
 
-    static func yesNo(_ key: String, _ value: Bool) -> Event.Field {
+    /// `yes` or `no` (true or false in JSON).
+    public static func yesNo(_ key: String, _ value: Bool) -> Event.Field {
         Event.Field(key: key, value: value ? "yes" : "no", shape: .flag)
     }
 

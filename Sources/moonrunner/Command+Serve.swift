@@ -49,7 +49,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --store-low-water N     ... and below which it resumes (default 50000)
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
                           (default 600)
-  --device-failures N     wrong device tokens per source address per minute before HTTP 429 (default 20)
+  --device-failures N     wrong device tokens, keys and share tokens per source address per minute (and
+                          per connection) before the guesser is refused and closed (default 20)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --quiet                 no log lines

@@ -1,6 +1,7 @@
 @testable import Broadcaster
 import ClusterBus
 import RunCore
+import RunStore
 import Testing
 
 /// What a node publishes, another node reads back the same: the bus's fields for each kind of relay.
@@ -24,6 +25,24 @@ import Testing
         #expect(read.runner == "ann" && read.line == sent.line && read.audience == .spectators && !read.isCatchUp)
         #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections && goal == nil)
         #expect(read.sequence == 1_700_000_000_123_004)
+    }
+
+    @Test func privacyAndShareTokensCrossTheBus() throws {
+        let privacy = RunnerPrivacy(isPrivate: true, zone: 250)
+        guard case .runner(let name, _, _, let read)? = Self.roundTrip(.runner(name: "ann", keyHash: "k",
+                                                                               history: BadgeHistory(), privacy: privacy))
+        else {
+            Issue.record("not a runner")
+            return
+        }
+        #expect(name == "ann" && read == privacy)
+        let share = ShareToken(hash: "h1", runner: "ann", created: 1_700_000_000.5, expires: 1_700_086_400)
+        guard case .shares(let runner, let added, let removed)? = Self.roundTrip(.shares(runner: "ann", added: share,
+                                                                                          removed: ["h0"])) else {
+            Issue.record("not shares")
+            return
+        }
+        #expect(runner == "ann" && added == share && removed == ["h0"])
     }
 
     @Test func aGoalDistanceAndACoachesOnlyAlertCrossTheBus() throws {

@@ -309,3 +309,45 @@ import Wire
         }
     }
 }
+
+extension ShardTests {
+    /// A private runner owned by one loop: followers on both loops, of everyone or of its name, hear nothing of
+    /// it; a share link works from the other loop and its revocation reaches there at once.
+    @Test func aPrivateRunnerIsHiddenOnEveryLoopAndItsShareLinkWorksOnAny() throws {
+        try withServerGroup(loops: 2) { group in
+            let name = group.runnerName(ownedBy: 1, prefix: "ann")
+            let phone = try Self.client(on: 0, of: group)
+            _ = try Self.claim(name, on: phone)
+            try phone.send("private:on")
+            try phone.expect("ok:private private=yes")
+            var strangers: [TestClient] = []
+            for (index, target) in [(0, "*"), (1, "*"), (0, name)] {
+                let stranger = try Self.client(on: index, of: group)
+                try stranger.send("watch:\(target)")
+                try stranger.expectNext("ok:watch")
+                strangers.append(stranger)
+            }
+            try phone.send("share:3600")
+            let token = try #require(try OkEvent(event: Event.parse(phone.expect("ok:share")))["token"])
+            let friend = try Self.client(on: 0, of: group)
+            try friend.send("watch:\(name) \(token)")
+            try friend.expectNext("ok:watch")
+            for line in straightRun(count: 20, speed: 4) { try phone.send(line) }
+            _ = try friend.expect("pace:\(name)")
+            try phone.send("unshare:\(token)")
+            try phone.expect("ok:unshare count=1")
+            _ = try friend.expect("err:revoked")
+            try phone.send("stop:")
+            try phone.expect("end:\(name)")
+            // A ping after the end: everything before it has been delivered.
+            for client in strangers + [friend] {
+                try client.send("ping:")
+                _ = try client.expect("ok:ping")
+            }
+            #expect(!friend.received.contains { $0.hasPrefix("end:") }, "revoked before the end")
+            for stranger in strangers {
+                #expect(!stranger.received.contains { $0.contains(name) && !$0.hasPrefix("ok:") }, "\(stranger.received)")
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
   const name = MR.pathPart(1);
   const $ = (id) => document.getElementById(id);
   $("runner-name").textContent = name;
-  $("runner-name").href = `/runners/${encodeURIComponent(name)}`;
+  $("runner-name").href = MR.withToken(`/runners/${encodeURIComponent(name)}`);
   document.title = `${name}'s badges · MoonRunner Live`;
   const catalogue = await MR.badges();
   let board;

@@ -57,8 +57,14 @@ const MR = (() => {
     const parts = location.pathname.split("/").filter((p) => p.length > 0);
     return parts[index] == null ? null : decodeURIComponent(parts[index]);
   }
+  // --- Share links: a private runner's pages open with ?token=T; every URL they use carries it on. ---
+  const shareToken = new URLSearchParams(location.search).get("token");
+  function withToken(url) {
+    if (!shareToken) return url;
+    return `${url}${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(shareToken)}`;
+  }
   async function getJSON(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" } });
+    const response = await fetch(withToken(url), { headers: { Accept: "application/json" } });
     if (!response.ok) throw new Error(`${url}: ${response.status}`);
     return response.json();
   }
@@ -220,7 +226,7 @@ const MR = (() => {
   // --- Server-Sent Events: one listener per event kind; data is the event's JSON object. ---
   const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank"];
   function subscribe(query, handlers, onState) {
-    const source = new EventSource(`/events?${query}`);
+    const source = new EventSource(withToken(`/events?${query}`));
     for (const kind of KINDS) {
       if (!handlers[kind]) continue;
       source.addEventListener(kind, (message) => {
@@ -234,7 +240,7 @@ const MR = (() => {
 
   return {
     METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
-    pathPart, getJSON, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
+    pathPart, getJSON, withToken, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
     bindUnitSwitch, subscribe,
   };
 })();

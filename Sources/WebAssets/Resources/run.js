@@ -3,7 +3,7 @@
 (async () => {
   const id = MR.pathPart(1);
   const $ = (name) => document.getElementById(name);
-  for (const format of ["gpx", "geojson", "svg"]) $(`download-${format}`).href = `/runs/${id}.${format}`;
+  for (const format of ["gpx", "geojson", "svg"]) $(`download-${format}`).href = MR.withToken(`/runs/${id}.${format}`);
   const catalogue = await MR.badges();
   let run;
   try {
@@ -15,7 +15,7 @@
   const summary = run.summary;
   document.title = `${summary.runner} · run ${summary.run} · MoonRunner Live`;
   $("runner-name").textContent = summary.runner;
-  $("runner-name").href = `/runners/${encodeURIComponent(summary.runner)}`;
+  $("runner-name").href = MR.withToken(`/runners/${encodeURIComponent(summary.runner)}`);
   $("run-date").textContent = new Date(summary.date).toLocaleString();
   $("status").textContent = summary.status;
   $("status").className = `status ${summary.status}`;

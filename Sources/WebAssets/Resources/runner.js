@@ -5,7 +5,7 @@
   const name = MR.pathPart(1);
   document.title = `${name} · MoonRunner Live`;
   document.getElementById("runner-name").textContent = name;
-  document.getElementById("board-link").href = `/runners/${encodeURIComponent(name)}/badges`;
+  document.getElementById("board-link").href = MR.withToken(`/runners/${encodeURIComponent(name)}/badges`);
   const catalogue = await MR.badges();
   const empty = () => ({ runID: null, points: [], badges: [], splits: [], pace: null, ended: null });
   let state = empty();
@@ -147,7 +147,7 @@
       setStatus(end.saved ? "finished" : "ended", "ended");
       renderAll();
       if (end.saved) {
-        const link = MR.element("a", { href: `/runs/${end.run}`, id: "saved-run" }, "the saved run");
+        const link = MR.element("a", { href: MR.withToken(`/runs/${end.run}`), id: "saved-run" }, "the saved run");
         $("status").append(" · ", link);
       }
     },
@@ -165,7 +165,7 @@
     if (!snapshot.live && state.runID == null) {
       setStatus("not running now", "idle");
       if (snapshot.last_run != null) {
-        $("status").append(" · ", MR.element("a", { href: `/runs/${snapshot.last_run}` }, "latest run"));
+        $("status").append(" · ", MR.element("a", { href: MR.withToken(`/runs/${snapshot.last_run}`) }, "latest run"));
       }
     }
   }).catch(() => setStatus("unknown runner", "offline"));
@@ -176,7 +176,7 @@
     if (!text) return;
     $("cheer-send").disabled = true;
     try {
-      const response = await fetch(`/runners/${encodeURIComponent(name)}/cheers`, {
+      const response = await fetch(MR.withToken(`/runners/${encodeURIComponent(name)}/cheers`), {
         method: "POST", body: new URLSearchParams({ text }),
       });
       if (response.status === 202) {

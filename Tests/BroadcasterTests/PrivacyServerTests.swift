@@ -1,0 +1,91 @@
+@testable import Broadcaster
+import Foundation
+import MoonRunnerTestSupport
+import RunStore
+import Testing
+import Wire
+
+/// Private runners over the wire: the JSON API, pages' data, exports and event streams answer for a private
+/// runner exactly as for a missing one, and its share link opens them until `unshare:`.
+@Suite(.mayBlock) struct PrivacyServerTests {
+    static func fixes(count: Int, start: Double) -> [String] {
+        (0..<count).map { index in
+            "loc:\(NumberFormat.string(48.85 + Double(index) * 3 / 111_229, decimals: 7)),2.35,4,\(Int(start) + index)"
+        }
+    }
+
+    @Test func theWebShowsAPrivateRunnerOnlyWithItsShareLink() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("private:on")
+                try ann.expect("ok:private private=yes")
+                for line in Self.fixes(count: 60, start: Date().timeIntervalSince1970.rounded(.down)) { try ann.send(line) }
+                let run = try RunStartedEvent(event: Event.parse(ann.expect("run:ann")))
+                try ann.expect("ack:ann")
+                let web = try HTTPTestClient(port: port)
+                // Each answer about ann (and her run) is byte for byte the answer about a name (a run) nobody has.
+                let missing = run.runID + 1000
+                for (about, nobody) in [("/api/runners/ann", "/api/runners/zed"),
+                                        ("/api/runners/ann/runs", "/api/runners/zed/runs"),
+                                        ("/api/runners/ann/badges", "/api/runners/zed/badges"),
+                                        ("/api/runs/\(run.runID)", "/api/runs/\(missing)"),
+                                        ("/runs/\(run.runID).gpx", "/runs/\(missing).gpx")] {
+                    let hidden = try web.get(about), absent = try web.get(nobody)
+                    #expect(hidden.status == 404 && absent.status == 404, "\(about): \(hidden)")
+                    #expect(hidden.text.replacingOccurrences(of: "ann", with: "zed")
+                        .replacingOccurrences(of: String(run.runID), with: String(missing)) == absent.text, "\(about)")
+                }
+                #expect(!(try web.get("/api/overview").text.contains("ann")))
+                let cheer = "POST /runners/ann/cheers HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nGo"
+                try web.send(cheer)
+                #expect(try web.response().status == 404)
+
+                // The share link opens the same URLs and the live stream.
+                try ann.send("share:")
+                let token = try #require(try OkEvent(event: Event.parse(ann.expect("ok:share")))["token"])
+                #expect(try web.get("/api/runners/ann?token=\(token)").status == 200)
+                #expect(try web.get("/api/runs/\(run.runID)?token=\(token)").status == 200)
+                #expect(try web.get("/runs/\(run.runID).gpx?token=\(token)").status == 200)
+                #expect(try web.get("/api/runners/ann?token=0123456789abcdef0123456789abcdef").status == 404)
+                let stream = try HTTPTestClient(port: port)
+                #expect(try stream.openStream("watch=ann&token=\(token)").status == 200)
+                _ = try stream.events(until: "track")
+                for line in Self.fixes(count: 62, start: Date().timeIntervalSince1970.rounded(.down) - 61).suffix(1) {
+                    try ann.send(line)
+                }
+                let plain = try HTTPTestClient(port: port)
+                #expect(try plain.openStream("watch=ann").status == 200)
+                // unshare: the stream with the token is closed at once; the one without never had anything.
+                try ann.send("unshare:*")
+                try ann.expect("ok:unshare count=1")
+                #expect(try stream.awaitClose(timeout: 5))
+                #expect(try web.get("/api/runners/ann?token=\(token)").status == 404)
+                try ann.send("stop:")
+                try ann.expect("end:ann")
+                #expect(throws: HTTPTestClient.Timeout.self) { try plain.nextEvent(timeout: 0.5) }
+            }
+        }
+    }
+
+    @Test func aConnectionGuessingKeysIsStoppedAndClosed() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in
+                _ = try connectRunner("ann", to: server)
+                let guesser = try TestClient(port: server.port)
+                for index in 0..<3 {
+                    try guesser.send("iam:ann 0123456789abcdef0123456789abcde\(index)")
+                    try guesser.expect("err:wrong_key \"wrong key for ann\"")
+                }
+                try guesser.send("iam:ann 0123456789abcdef0123456789abcdef")
+                try guesser.expect("err:wrong_key \"too many wrong keys or tokens: wait a minute\"")
+                _ = try guesser.awaitClose(timeout: 5)
+                // The address stays refused for the minute, on a new connection too.
+                let again = try TestClient(port: server.port)
+                try again.send("watch:ann 0123456789abcdef0123456789abcdef")
+                try again.expect("err:wrong_key \"too many wrong keys or tokens: wait a minute\"")
+            }
+        }
+    }
+}
