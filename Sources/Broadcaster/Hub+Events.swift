@@ -24,6 +24,19 @@ extension BadgeEvent {
     }
 }
 
+extension BadgeEvent {
+    /// `badge:` of a stored award as others see it: no position inside the runner's privacy zone (judged on the
+    /// run's distance `total` and its track's `ends`).
+    init(_ award: BadgeAward, runner: String, hiddenBy zone: PrivacyZone?, total: Double, ends: [Coordinate]) {
+        self.init(award, runner: runner)
+        guard let zone else { return }
+        if zone.hides(award.badge.distance, of: total) || zone.hides(award.coordinate, near: ends) {
+            latitude = nil
+            longitude = nil
+        }
+    }
+}
+
 extension SplitEvent {
     /// `split:` for one km or mile split.
     init(_ split: Split, runner: String) {

@@ -94,7 +94,13 @@ extension Hub {
 
     /// A runner's privacy as it now is (here or on another loop): the set of private runners and the board.
     func privacyChanged(_ name: String, to privacy: RunnerPrivacy) {
-        runners[name]?.privacy = privacy
+        if let entry = runners[name] {
+            if entry.privacy.zone != privacy.zone, let run = entry.run {
+                // A new zone applies from the next fix; it cannot hide what was already shown.
+                run.zoneDelay = privacy.zone > 0 ? PrivacyZone.Delay(PrivacyZone(metres: privacy.zone)) : nil
+            }
+            entry.privacy = privacy
+        }
         let wasPrivate = privateRunners.contains(name)
         guard privacy.isPrivate != wasPrivate else { return }
         if privacy.isPrivate {

@@ -86,24 +86,39 @@ extension Hub {
             // Refusals before the first accepted fix are counted live but never stored: take the live count.
             let history = run.startHistory, configuration = configuration.tracker, rejections = run.rejections
             let started = run.started
+            let zoneMetres = sessions[id]?.name == name ? 0 : runners[name]?.privacy.zone ?? 0
             output.answerFromStore(to: id) { store throws(StoreError) in
                 let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
                                        distance: summary.distance, elapsed: summary.elapsed,
                                        movingTime: summary.movingTime, status: .live, rejections: rejections)
                 let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
-                return Self.lines(describing: StoredRun(record: record, splits: summary.splits,
-                                                        checkpoints: summary.checkpoints, awards: awards))
+                let run = StoredRun(record: record, splits: summary.splits, checkpoints: summary.checkpoints, awards: awards)
+                guard zoneMetres > 0 else { return Self.lines(describing: run) }
+                // Live, the run's end is where the runner is now: pins near it are hidden as the ends are.
+                let ends = [summary.track.first, summary.track.last].compactMap { $0?.coordinate }
+                return Self.lines(describing: run) { award in
+                    BadgeEvent(award, runner: name, hiddenBy: PrivacyZone(metres: zoneMetres), total: summary.distance,
+                               ends: ends)
+                }
             }
             return
         }
-        let visible = privateRunnersVisible(to: id)
+        let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
         output.answerFromStore(to: id) { store throws(StoreError) in
             guard let stored = try store.run(id: runID),
                   try Self.mayRead(stored.record.runner, visible: visible, in: store) else {
                 return [Self.line(ErrorEvent(code: .notFound, reason: "no run \(runID)"))]
             }
-            return Self.lines(describing: stored)
+            // Badge pins inside a privacy zone are for the runner only.
+            guard viewer != stored.record.runner, let zone = try PrivacyZone.of(stored.record.runner, in: store) else {
+                return Self.lines(describing: stored)
+            }
+            let fixes = try store.fixes(ofRun: runID).filter(\.isAccepted)
+            let ends = [fixes.first, fixes.last].compactMap { $0?.fix.coordinate }
+            return Self.lines(describing: stored) { award in
+                BadgeEvent(award, runner: stored.record.runner, hiddenBy: zone, total: stored.record.distance, ends: ends)
+            }
         }
     }
 
@@ -122,12 +137,13 @@ extension Hub {
         return tracker.finish()
     }
 
-    private static func lines(describing run: StoredRun) -> [[UInt8]] {
+    private static func lines(describing run: StoredRun,
+                              badge: ((BadgeAward) -> BadgeEvent)? = nil) -> [[UInt8]] {
         let name = run.record.runner
         var lines = [line(RunSummaryEvent(run.record))]
         lines += run.splits.map { line(SplitEvent($0, runner: name)) }
         lines += run.checkpoints.map { line(CheckpointEvent($0, runner: name)) }
-        lines += run.awards.map { line(BadgeEvent($0.award, runner: name)) }
+        lines += run.awards.map { line(badge?($0.award) ?? BadgeEvent($0.award, runner: name)) }
         lines.append(line(DoneEvent(what: "run", count: lines.count, more: false)))
         return lines
     }

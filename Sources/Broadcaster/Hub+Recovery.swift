@@ -47,13 +47,21 @@ extension Hub {
         let run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
                                               history: entry.history))
         run.phase = .running(id: record.id, started: record.started)
+        // A privacy zone's delay is rebuilt too: what others see of the rebuilt run is what they saw before.
+        run.zoneDelay = entry.privacy.zone > 0 ? PrivacyZone.Delay(PrivacyZone(metres: entry.privacy.zone)) : nil
         var lastProgress: RunProgress?
         var lastAccepted: Fix?
+        var shown: Coordinate?
         for stored in fixes {
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
                 lastAccepted = stored.fix
-                run.badgeLines += progress.awards.map { Self.line(BadgeEvent($0, runner: runner.name)) }
+                shown = run.zoneDelay?.shown(progress.snapshot.coordinate, at: progress.snapshot.distance)
+                run.badgeLines += progress.awards.map { award in
+                    var badge = BadgeEvent(award, runner: runner.name)
+                    if run.zoneDelay != nil { (badge.latitude, badge.longitude) = (nil, nil) }
+                    return Self.line(badge)
+                }
             }
             run.nextSequence = stored.sequence + 1
             if isAcknowledgeable(stored.fix.timestamp, now: stored.received),
@@ -70,8 +78,10 @@ extension Hub {
         run.startedLine = Self.line(RunStartedEvent(runner: runner.name, runID: record.id,
                                                     timestamp: Self.timestampText(record.started)))
         if let lastProgress, let lastAccepted {
-            run.latestPaceLine = Self.line(PaceEvent(lastProgress.snapshot, runner: runner.name,
-                                                     timestamp: Self.timestampText(lastAccepted.timestamp)))
+            var pace = PaceEvent(lastProgress.snapshot, runner: runner.name,
+                                 timestamp: Self.timestampText(lastAccepted.timestamp))
+            if run.zoneDelay != nil { (pace.latitude, pace.longitude) = (shown?.latitude, shown?.longitude) }
+            run.latestPaceLine = Self.line(pace)
         }
         run.offPace = offPaceMonitor(for: entry.goal)
         entry.run = run

@@ -102,6 +102,7 @@ extension Hub {
             run = LiveRun(tracker: RunTracker(configuration: configuration.tracker.keepingTrack(false),
                                               history: entry.history))
             run.offPace = offPaceMonitor(for: entry.goal)
+            run.zoneDelay = entry.privacy.zone > 0 ? PrivacyZone.Delay(PrivacyZone(metres: entry.privacy.zone)) : nil
             entry.run = run
         }
         // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on disk:
@@ -203,9 +204,18 @@ extension Hub {
         let snapshot = progress.snapshot
         var event = PaceEvent(snapshot, runner: name, timestamp: timestampText)
         if let goal = entry.goal { event.forecast = Self.forecast(goal, snapshot, at: time) }
+        // With a privacy zone, everyone but the runner gets the position the zone lets them see (or none).
+        var own: [UInt8]?
+        if var delay = entry.run?.zoneDelay {
+            own = Self.line(event)
+            let shown = delay.shown(snapshot.coordinate, at: snapshot.distance)
+            entry.run?.zoneDelay = delay
+            event.latitude = shown?.latitude
+            event.longitude = shown?.longitude
+        }
         let pace = Self.line(event)
         entry.run?.latestPaceLine = pace
-        broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true,
+        broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true, ownLine: own,
                   relaying: sharedSequence == nil ? .other
                       : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
                               rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance))
@@ -217,9 +227,17 @@ extension Hub {
         watchPace(of: entry, snapshot, at: time)
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
-            let line = Self.line(BadgeEvent(award, runner: name))
+            var badge = BadgeEvent(award, runner: name)
+            var own: [UInt8]?
+            if entry.run?.zoneDelay != nil {
+                // Where a badge was won is where the runner is now: inside the trailing zone, hidden.
+                own = Self.line(badge)
+                badge.latitude = nil
+                badge.longitude = nil
+            }
+            let line = Self.line(badge)
             entry.run?.badgeLines.append(line)
-            broadcast(line, about: name, to: .everyone, relaying: .badge)
+            broadcast(line, about: name, to: .everyone, ownLine: own, relaying: .badge)
         }
         for split in progress.splits {
             broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)

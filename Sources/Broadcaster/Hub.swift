@@ -239,8 +239,11 @@ final class Hub {
 
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
     /// `sender`), remembers it for event streams that resume, and with several loops relays it to the others.
+    /// `ownLine`: what the runner's own connection gets instead (the whole truth, where a privacy zone hides
+    /// positions from the others).
     func broadcast(_ line: [UInt8], about runner: String, entry: RunnerEntry? = nil, to audience: Audience,
-                   droppable: Bool = false, except sender: ConnectionID? = nil, relaying kind: RelayedEvent.Kind = .other) {
+                   droppable: Bool = false, except sender: ConnectionID? = nil, ownLine: [UInt8]? = nil,
+                   relaying kind: RelayedEvent.Kind = .other) {
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
         broadcastSequence = sequence
@@ -253,7 +256,7 @@ final class Hub {
                 .append(sequence, line, isPace: droppable)
         }
         deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
-                except: sender)
+                except: sender, ownLine: ownLine)
         if sharedSequence != nil {
             output.relay(.event(RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence,
                                              kind: kind)))
@@ -263,10 +266,11 @@ final class Hub {
     /// Delivers an event to `own` (the runner's connection) and the audience of `runner` on this loop. A
     /// connection in several audiences is skipped by the later ones, so nothing is built per event.
     func deliver(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience, droppable: Bool,
-                 except sender: ConnectionID? = nil) {
+                 except sender: ConnectionID? = nil, ownLine: [UInt8]? = nil) {
         let pace = droppable ? runner : nil
         if isPrivate(runner) {
-            return deliverPrivately(line, about: runner, own: own, to: audience, droppable: droppable, except: sender)
+            return deliverPrivately(line, about: runner, own: own, to: audience, droppable: droppable, except: sender,
+                                    ownLine: ownLine)
         }
         if audience == .coaches {
             let coaching = coaches[runner] ?? []
@@ -274,7 +278,7 @@ final class Hub {
             for id in everyoneCoaches where id != sender && !coaching.contains(id) { send(line, to: id, paceOf: pace) }
             return
         }
-        if let own, own != sender { send(line, to: own, paceOf: pace) }
+        if let own, own != sender { send(ownLine ?? line, to: own, paceOf: pace) }
         let direct = watchers[runner] ?? []
         for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }
         for id in everyoneWatchers where id != own && id != sender && !direct.contains(id) {
@@ -293,7 +297,7 @@ final class Hub {
 
     /// `deliver` for a private runner: the same audience, less everyone who may not see it.
     private func deliverPrivately(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience,
-                                  droppable: Bool, except sender: ConnectionID?) {
+                                  droppable: Bool, except sender: ConnectionID?, ownLine: [UInt8]?) {
         let pace = droppable ? runner : nil
         var recipients: Set<ConnectionID> = []
         if audience != .coaches {
@@ -306,7 +310,9 @@ final class Hub {
             recipients.formUnion(everyoneCoaches)
         }
         if let sender { recipients.remove(sender) }
-        for id in recipients.sorted() where id == own || mayFollow(runner, id) { send(line, to: id, paceOf: pace) }
+        for id in recipients.sorted() where id == own || mayFollow(runner, id) {
+            send(id == own ? ownLine ?? line : line, to: id, paceOf: pace)
+        }
     }
 
     /// The runner entry for a name: in memory, else from the store. Store failures answer the connection.

@@ -74,6 +74,8 @@ final class LiveRun {
     var notedReasons: Set<FixRejection> = []
     /// The goal's pace watch (a goal with a target time only), made anew when the goal changes.
     var offPace: OffPaceMonitor?
+    /// With a privacy zone: the positions others see of this run (see ``PrivacyZone``).
+    var zoneDelay: PrivacyZone.Delay?
     /// Distance and elapsed time of the previous `pace:`, where checkpoint crossings are interpolated from.
     var lastAnnounced: (distance: Double, elapsed: Double) = (0, 0)
 

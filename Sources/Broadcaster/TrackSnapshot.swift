@@ -14,6 +14,8 @@ struct TrackSnapshot: Sendable {
     let badgeLines: [[UInt8]]
     let cheerLines: [[UInt8]]
     let paceLine: [UInt8]?
+    /// The runner's privacy zone: the track's ends are cut off (the viewer is never the runner).
+    var zone: PrivacyZone?
 
     /// `{"kind":"track","runner":…,"run":ID,"points":[[lat,lon,dist,time],…],"badges":[…],"splits":[…],
     /// "cheers":[…],"pace":{…}|null}` (badges, splits, cheers and pace as their events' JSON).
@@ -23,7 +25,7 @@ struct TrackSnapshot: Sendable {
         var json = Array(#"{"kind":"track","runner":"#.utf8)
         JSONSyntax.appendString(runner, to: &json)
         json += Array(#","run":\#(runID),"points":"#.utf8)
-        json += Self.points(summary.track, started: started)
+        json += Self.points(zone?.trim(summary.track) ?? summary.track, started: started)
         json += Array(#","badges":"#.utf8)
         json += Self.array(badgeLines)
         json += Array(#","splits":"#.utf8)
@@ -71,9 +73,10 @@ extension Hub {
     /// The snapshot of a runner's live run (nil without one).
     func trackSnapshotSource(for name: String) -> TrackSnapshot? {
         guard let run = liveRun(of: name) else { return nil }
+        let zone = (runners[name]?.privacy.zone).flatMap { $0 > 0 ? PrivacyZone(metres: $0) : nil }
         return TrackSnapshot(runner: name, runID: run.runID, started: run.started, configuration: configuration.tracker,
                              history: run.startHistory, badgeLines: run.badgeLines, cheerLines: run.cheerLines,
-                             paceLine: run.latestPaceLine)
+                             paceLine: run.latestPaceLine, zone: zone)
     }
 
     /// The broadcast events after `sequence` about the targets, oldest first; nil when some are no longer held

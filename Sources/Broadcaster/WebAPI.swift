@@ -93,6 +93,8 @@ enum WebAPI {
             return notFound("run", String(id))
         }
         let name = stored.record.runner
+        let zone = try PrivacyZone.of(name, in: store)
+        let track = try smoothedTrack(of: id, store: store, tracker: tracker)
         var json = Array(#"{"summary":"#.utf8)
         json += Server.eventJSON(Hub.line(RunSummaryEvent(stored.record)))
         json += Array(#","splits":"#.utf8)
@@ -100,10 +102,12 @@ enum WebAPI {
         json += Array(#","checkpoints":"#.utf8)
         json += TrackSnapshot.array(stored.checkpoints.map { Hub.line(CheckpointEvent($0, runner: name)) })
         json += Array(#","badges":"#.utf8)
-        json += TrackSnapshot.array(stored.awards.map { Hub.line(BadgeEvent($0.award, runner: name)) })
+        json += TrackSnapshot.array(stored.awards.map { award in
+            Hub.line(BadgeEvent(award.award, runner: name, hiddenBy: zone, total: stored.record.distance,
+                                ends: [track.first, track.last].compactMap { $0?.coordinate }))
+        })
         json += Array(#","points":"#.utf8)
-        json += TrackSnapshot.points(try smoothedTrack(of: id, store: store, tracker: tracker),
-                                     started: stored.record.started)
+        json += TrackSnapshot.points(zone?.trim(track) ?? track, started: stored.record.started)
         json.append(UInt8(ascii: "}"))
         return .json(json)
     }
@@ -121,10 +125,19 @@ enum WebAPI {
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.
     static func export(_ id: Int64, format: ExportFormat, visible: Set<String>,
                        store: any RunStore) throws(StoreError) -> HTTPResponse {
-        guard let stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
+        guard var stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
             return notFound("run", String(id))
         }
-        let fixes = try store.fixes(ofRun: id)
+        var fixes = try store.fixes(ofRun: id)
+        if let zone = try PrivacyZone.of(stored.record.runner, in: store) {
+            // Others get the track without its ends, and no badge pin inside them.
+            let ends = [fixes.first { $0.isAccepted }, fixes.last { $0.isAccepted }].compactMap { $0?.fix.coordinate }
+            stored.awards.removeAll { award in
+                zone.hides(award.award.badge.distance, of: stored.record.distance)
+                    || zone.hides(award.award.coordinate, near: ends)
+            }
+            fixes = zone.trim(fixes)
+        }
         let source = try store.importRecord(ofRun: id)
         let body: String
         switch format {

@@ -24,9 +24,9 @@ extension PaceEvent {
             writer.write(#","cur":"#)
             writer.writeJSON(current, NumberFormat.paceDecimals)
             writer.write(#","lat":"#)
-            writer.write(latitude, NumberFormat.coordinateDecimals)
+            writer.writeJSON(latitude, NumberFormat.coordinateDecimals)
             writer.write(#","lon":"#)
-            writer.write(longitude, NumberFormat.coordinateDecimals)
+            writer.writeJSON(longitude, NumberFormat.coordinateDecimals)
             writer.write(#","ts":""#)
             writer.write(timestamp)
             if let nextBadge {

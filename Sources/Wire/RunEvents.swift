@@ -46,10 +46,10 @@ public struct PaceEvent: WireEvent {
     public var pace: Double?
     /// Recent pace in s/km; nil (`-`) when standing or too early.
     public var current: Double?
-    /// Degrees north of the current position.
-    public var latitude: Double
-    /// Degrees east of the current position.
-    public var longitude: Double
+    /// Degrees north of the current position; nil (`-`) where a privacy zone withholds it.
+    public var latitude: Double?
+    /// Degrees east of the current position; nil (`-`) where a privacy zone withholds it.
+    public var longitude: Double?
     /// The latest fix's timestamp exactly as the runner sent it.
     public var timestamp: String
     /// Id of the next badge; nil (`-`) past the last one.
@@ -61,7 +61,7 @@ public struct PaceEvent: WireEvent {
 
     /// Creates the event.
     public init(runner: String, distance: Double, elapsed: Double, moving: Double, pace: Double?, current: Double?,
-                latitude: Double, longitude: Double, timestamp: String, nextBadge: String?, left: Double,
+                latitude: Double?, longitude: Double?, timestamp: String, nextBadge: String?, left: Double,
                 forecast: PaceForecast? = nil) {
         self.runner = runner
         self.distance = distance
@@ -87,8 +87,8 @@ public struct PaceEvent: WireEvent {
         }
         self.init(runner: event.subject, distance: try event.double("dist"), elapsed: try event.double("time"),
                   moving: try event.double("moving"), pace: try event.optionalDouble("pace"),
-                  current: try event.optionalDouble("cur"), latitude: try event.double("lat"),
-                  longitude: try event.double("lon"), timestamp: try event.string("ts"),
+                  current: try event.optionalDouble("cur"), latitude: try event.optionalDouble("lat"),
+                  longitude: try event.optionalDouble("lon"), timestamp: try event.string("ts"),
                   nextBadge: try event.optionalString("next"), left: try event.double("left"), forecast: forecast)
     }
 
@@ -215,16 +215,16 @@ public struct BadgeEvent: WireEvent {
     public var elapsed: Double
     /// Checkpoint speed, metres per second.
     public var speed: Double
-    /// Degrees north of the crossing.
-    public var latitude: Double
-    /// Degrees east of the crossing.
-    public var longitude: Double
+    /// Degrees north of the crossing; nil (`-`) where a privacy zone withholds it.
+    public var latitude: Double?
+    /// Degrees east of the crossing; nil (`-`) where a privacy zone withholds it.
+    public var longitude: Double?
     /// Unix time of the crossing (interpolated, so computed rather than echoed), 3 decimals.
     public var timestamp: Double
 
     /// Creates the event.
     public init(runner: String, badgeID: String, badgeName: String, tier: String, distance: Double, elapsed: Double,
-                speed: Double, latitude: Double, longitude: Double, timestamp: Double) {
+                speed: Double, latitude: Double?, longitude: Double?, timestamp: Double) {
         self.runner = runner
         self.badgeID = badgeID
         self.badgeName = badgeName
@@ -243,7 +243,7 @@ public struct BadgeEvent: WireEvent {
         self.init(runner: event.subject, badgeID: try event.string("id"), badgeName: try event.string("name"),
                   tier: try event.oneOf("tier", Self.tiers), distance: try event.double("dist"),
                   elapsed: try event.double("time"), speed: try event.double("speed"),
-                  latitude: try event.double("lat"), longitude: try event.double("lon"),
+                  latitude: try event.optionalDouble("lat"), longitude: try event.optionalDouble("lon"),
                   timestamp: try event.double("ts"))
     }
 

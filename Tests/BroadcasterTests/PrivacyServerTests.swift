@@ -69,6 +69,57 @@ import Wire
         }
     }
 
+    /// Every latitude written in `bytes` (the route runs due north along one meridian, so a latitude alone says
+    /// how far from home a point is).
+    static func latitudes(in bytes: String) -> [Double] {
+        let pattern = try! NSRegularExpression(pattern: #"48\.8[0-9]{4,}"#)
+        let range = NSRange(bytes.startIndex..., in: bytes)
+        return pattern.matches(in: bytes, range: range).compactMap { Range($0.range, in: bytes).flatMap { Double(bytes[$0]) } }
+    }
+
+    @Test func noPositionInsideThePrivacyZoneReachesAnyoneButTheRunner() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("privacy:200")
+                try ann.expect("ok:privacy zone=200")
+                let spectator = try TestClient(port: server.port)
+                try spectator.send("watch:ann")
+                try spectator.expect("ok:watch")
+                let stream = try HTTPTestClient(port: port)
+                #expect(try stream.openStream("watch=ann").status == 200)
+                // From home (48.85 N) 800 m north and back home, 4 m/s, one fix a second.
+                let home = 48.85, start = Date().timeIntervalSince1970.rounded(.down)
+                let lines = (0...400).map { second -> String in
+                    let metres = second <= 200 ? Double(second) * 4 : Double(400 - second) * 4
+                    return "loc:\(NumberFormat.string(home + metres / 111_229, decimals: 7)),2.35,4,\(Int(start) + second)"
+                }
+                for line in lines { try ann.send(line) }
+                try ann.send("stop:")
+                let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
+                _ = try spectator.expect("end:ann", timeout: 20)
+                let streamed = try stream.events(until: "end", timeout: 20)
+                let web = try HTTPTestClient(port: port)
+                var foreign = spectator.received.joined(separator: "\n") + streamed.map(\.data).joined(separator: "\n")
+                for path in ["/api/runners/ann", "/api/runs/\(end.runID)", "/runs/\(end.runID).gpx",
+                             "/runs/\(end.runID).geojson", "/runs/\(end.runID).svg", "/runs/\(end.runID).tcx"] {
+                    let answer = try web.get(path)
+                    #expect(answer.status == 200, "\(path): \(answer)")
+                    foreign += "\n" + answer.text
+                }
+                let zone = 200 / 111_229.0
+                let seen = Self.latitudes(in: foreign)
+                #expect(seen.count > 100, "the others do see the middle of the run")
+                let inside = seen.filter { abs($0 - home) < zone }
+                #expect(inside.isEmpty, "\(inside.count) latitudes within 200 m of home, e.g. \(inside.prefix(3))")
+                // The runner sees all of it.
+                #expect(Self.latitudes(in: ann.received.joined(separator: "\n")).contains { abs($0 - home) < zone / 4 })
+                #expect(end.distance > 1500, "the zone still counts: \(end.distance)")
+            }
+        }
+    }
+
     @Test func aConnectionGuessingKeysIsStoppedAndClosed() async throws {
         try await onItsOwnThread {
             try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in

@@ -176,7 +176,8 @@ const MR = (() => {
       run.d += ` L${xb.toFixed(1)} ${yb.toFixed(1)}`;
       run.node.setAttribute("d", run.d);
     }
-    for (const badge of badgePins) {
+    // A privacy zone withholds some positions (null): such a pin is not drawn.
+    for (const badge of badgePins.filter((pin) => pin.lat != null && pin.lon != null)) {
       const [x, y] = xy(badge.lat, badge.lon);
       const group = svgNode("g", { class: `pin tier-${badge.tier}`, "data-badge": badge.id });
       group.appendChild(svgNode("circle", { cx: x, cy: y, r: 6 }));

@@ -122,7 +122,8 @@
     pace(pace) {
       state.pace = pace;
       const last = state.points[state.points.length - 1];
-      if (!last || pace.time > last[3]) state.points.push([pace.lat, pace.lon, pace.dist, pace.time]);
+      // A privacy zone withholds positions near the run's ends (lat and lon null): nothing to draw then.
+      if (pace.lat != null && (!last || pace.time > last[3])) state.points.push([pace.lat, pace.lon, pace.dist, pace.time]);
       renderNumbers();
       renderTrack();
     },
