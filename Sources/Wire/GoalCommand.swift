@@ -101,14 +101,22 @@ extension CommandParser {
     /// A target and, for a runner, an optional share token after it.
     private static func targetAndToken(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: [Range<Int>], _ args: Range<Int>,
                                        word: String) throws(WireError) -> (WatchTarget, String?) {
-        guard tokens.count == 2 else {
-            // One word, or a name with spaces in it: refused as a name.
+        // A share token is what `share:` issues, 32 hex digits; anything else after a space is part of a name
+        // (and refused as one, as before share links).
+        guard tokens.count == 2, isShareToken(bytes, tokens[1]) else {
             return (try target(bytes, tokens.count == 1 ? tokens[0] : args, word: word), nil)
         }
         let target = try target(bytes, tokens[0], word: word)
         guard case .runner = target else { throw WireError(.badArgument, "\(word):* takes no share token") }
-        guard isValidKey(bytes, tokens[1]) else { throw WireError(.badKey, "a share token is letters and digits") }
         return (target, text(bytes, tokens[1]))
+    }
+
+    /// 32 hex digits.
+    static func isShareToken(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        range.count == 32 && range.allSatisfy { index in
+            let byte = bytes[index]
+            return (byte &- 48) < 10 || ((byte | 0x20) &- 97) < 6
+        }
     }
 
 

@@ -225,8 +225,21 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .stop(save: true), .watch(.everyone), .coach(.everyone), .unwatch(.everyone), .cheer("hi"), .ping, .help,
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
             .addDevice, .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
-            .leaders(goal: nil),
+            .leaders(goal: nil), .setPrivate(true), .privacyZone(200), .share(seconds: nil), .unshare(token: nil),
         ]
+        for (line, command) in [("watch:ann 0123456789abcdef0123456789abcdef",
+                                 Command.watch(.runner("ann"), token: "0123456789abcdef0123456789abcdef")),
+                                ("coach:ann 0123456789abcdef0123456789ABCDEF every=500",
+                                 .coach(.runner("ann"), token: "0123456789abcdef0123456789ABCDEF", every: 500)),
+                                ("private:off", .setPrivate(false)), ("privacy:0", .privacyZone(0)),
+                                ("share:3600", .share(seconds: 3600)), ("unshare:abc123", .unshare(token: "abc123"))] {
+            #expect(try Command.parse(line) == command, "\(line)")
+            #expect(try Command.parse(command.line) == command)
+        }
+        for bad in ["watch:* 0123456789abcdef0123456789abcdef", "watch:ann bad-token", "watch:ann abc123", "private:", "private:yes", "privacy:1001", "privacy:-1",
+                    "share:59", "share:604801", "unshare:", "unshare:no-dashes"] {
+            #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
+        }
         #expect(try Command.parse("coach:ann every=1000") == .coach(.runner("ann"), every: 1000))
         #expect(try Command.parse("coach:* every=250.5") == .coach(.everyone, every: 250.5))
         #expect(try Command.parse("goal:off") == .goal(nil))
