@@ -211,11 +211,59 @@ public final class MoonRunnerClient: Sendable {
         return lines.compactMap { if case .leader(let leader) = $0 { leader } else { nil } }
     }
 
+    // MARK: Privacy
+
+    /// Makes the runner's runs visible only to itself and its share links (`true`), or to everyone. Remembered by
+    /// the server. Needs `join` first.
+    public func setPrivate(_ isPrivate: Bool) async throws(MoonRunnerClientError) {
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        _ = try await request(.setPrivate(isPrivate))
+    }
+
+    /// Hides the first and last `metres` (0–1,000) of every run from everyone but the runner. Needs `join` first.
+    public func setPrivacyZone(_ metres: Double) async throws(MoonRunnerClientError) {
+        guard (0...1000).contains(metres) else { throw .invalidArgument("a privacy zone is 0-1000 metres") }
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        _ = try await request(.privacyZone(metres))
+    }
+
+    /// A share link's token for the runner's runs, valid for `seconds` (60–604,800; default 24 h), and when it
+    /// expires (ISO 8601). Give it to `watch(_:token:)` or append `?token=` to the runner's page.
+    public func share(seconds: Double? = nil) async throws(MoonRunnerClientError) -> (token: String, expires: String) {
+        if let seconds, !(60...Command.Limits.longestShare).contains(seconds) {
+            throw .invalidArgument("a share link lasts 60-604800 seconds")
+        }
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        for case .ok(let ok) in try await request(.share(seconds: seconds)) {
+            if let token = ok["token"], let expires = ok["expires"] { return (token, expires) }
+        }
+        throw .connectionLost
+    }
+
+    /// Revokes one share token, or all of the runner's (`nil`), at once; how many.
+    @discardableResult
+    public func unshare(_ token: String? = nil) async throws(MoonRunnerClientError) -> Int {
+        if let token, !Command.isValidKey(token) { throw .invalidArgument("a share token is letters and digits") }
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        for case .ok(let ok) in try await request(.unshare(token: token)) { return ok["count"].flatMap { Int($0) } ?? 0 }
+        return 0
+    }
+
     // MARK: Spectator and coach
 
     /// Follows every event of a runner, or of everyone (`.everyone`); kept across reconnects.
     public func watch(_ target: WatchTarget) throws(MoonRunnerClientError) {
         try subscribe(.watch(target), target)
+    }
+
+    /// Follows a private runner's every event with one of its share tokens (`share(seconds:)`); a wrong or
+    /// revoked token arrives as an error (`wrongKey`, later `revoked`).
+    public func watch(_ name: String, token: String) throws(MoonRunnerClientError) {
+        guard token.utf8.count == 32, token.allSatisfy(\.isHexDigit) else {
+            throw .invalidArgument("a share token is 32 hex digits")
+        }
+        let target = WatchTarget.runner(name)
+        try subscribe(.watch(target, token: token), target)
     }
 
     /// Follows only run, badge, end and alert events of a runner or of everyone; kept across reconnects. With

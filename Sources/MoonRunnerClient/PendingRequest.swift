@@ -40,7 +40,8 @@ struct PendingRequest: Sendable {
         case .identify: return [.wrongKey, .alreadyIdentified, .storage, .liveElsewhere].contains(code)
         case .stop: return [.notIdentified, .noRun, .storage].contains(code)
         case .cheer: return code == .notFound
-        case .goal: return code == .notIdentified
+        case .goal, .setPrivate, .privacyZone, .share: return code == .notIdentified
+        case .unshare: return [.notIdentified, .notFound].contains(code)
         case .listRuns, .showRun, .showBadges: return [.notFound, .storage].contains(code)
         default: return false
         }
