@@ -119,6 +119,45 @@ import Wire
         }
     }
 
+    @Test func aShareLinkOpensAPrivateRunnersPageUntilUnshared() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("private:on")
+                try ann.expect("ok:private")
+                try ann.send("share:")
+                let token = try #require(try OkEvent(event: Event.parse(ann.expect("ok:share")))["token"])
+                let start = Date().timeIntervalSince1970.rounded(.down)
+                let run = Self.fixes([(300, 3)], start: start)
+                for line in run[..<120] { try ann.send(line) }
+                try ann.expect("badge:ann id=earth")
+                // Without the token the page knows no such runner, as for a name nobody has.
+                try browser.open("http://127.0.0.1:\(port)/runners/ann")
+                try browser.waitFor("unknown runner", "return document.getElementById('status').textContent === 'unknown runner'")
+                try browser.open("http://127.0.0.1:\(port)/runners/ann?token=\(token)")
+                let shown = try browser.waitFor("the run with the token", """
+                    const text = document.getElementById('distance').textContent;
+                    return /[1-9]/.test(text) ? text : null;
+                    """) as? String
+                try ann.send("unshare:*")
+                try ann.expect("ok:unshare count=1")
+                for line in run[120...] { try ann.send(line) }
+                try ann.send("ping:")
+                try ann.expect("ok:ping")
+                // Nothing more reaches the open page; a reload knows no such runner again.
+                let after = try browser.script("return document.getElementById('distance').textContent") as? String
+                #expect(after == shown, "the page still moved after unshare: \(after ?? "") vs \(shown ?? "")")
+                try browser.open("http://127.0.0.1:\(port)/runners/ann?token=\(token)")
+                try browser.waitFor("unknown runner after unshare",
+                                    "return document.getElementById('status').textContent === 'unknown runner'")
+            }
+        }
+    }
+
     @Test func thePageColoursTheTrackByTheSameRuleAsTheExports() async throws {
         try await onItsOwnThread {
             guard Self.canRun else { return }
