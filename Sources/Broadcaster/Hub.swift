@@ -25,6 +25,13 @@ protocol HubOutput: AnyObject {
     func isGuessingLimited(_ connection: ConnectionID) -> Bool
     /// Counts a wrong key or share token from a connection (it is closed once it gave too many).
     func guessedWrong(_ connection: ConnectionID)
+    /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
+    /// result to `deliver` on the loop; the connection's later commands wait for it, as for a history answer.
+    func loadReplay(for connection: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void)
+    /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
+    func scheduleReplays(at time: Double?)
     /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)])
 }
@@ -36,6 +43,12 @@ extension HubOutput {
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
     /// No limit (tests without a server).
     func isGuessingLimited(_ connection: ConnectionID) -> Bool { false }
+    /// Tests without a server do not replay.
+    func loadReplay(for connection: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {}
+    /// Tests without a server do not replay.
+    func scheduleReplays(at time: Double?) {}
     /// Not counted (tests without a server).
     func guessedWrong(_ connection: ConnectionID) {}
 }
@@ -92,6 +105,8 @@ final class Hub {
     var privateRunners: Set<String> = []
     /// Share tokens (by hash): whose runs each opens, until when. Loaded at start, kept in step by `share:`.
     var shares: [String: ShareToken] = [:]
+    /// Replays in progress, one per connection at most.
+    var replays: [ConnectionID: Replay] = [:]
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []
@@ -128,6 +143,7 @@ final class Hub {
         everyoneWatchers.remove(id)
         everyoneCoaches.remove(id)
         forgetCheckpoints(of: id, session)
+        replays[id] = nil
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
         entry.connection = nil
         guard let run = entry.run else { return }
@@ -169,6 +185,7 @@ final class Hub {
         case .privacyZone(let metres): setPrivacyZone(metres, for: id)
         case .share(let seconds): share(seconds, for: id, now: now)
         case .unshare(let token): unshare(token, for: id, now: now)
+        case .replay(let runID, let speed): replay(runID, speed: speed, for: id, now: now)
         }
     }
 

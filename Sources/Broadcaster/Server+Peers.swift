@@ -180,12 +180,38 @@ extension Server: HubOutput {
         }) { [unowned self] lines in
             for line in lines { send(line, to: id, paceOf: nil) }
             hub.statistics.eventsSent += lines.count
-            // The answer is queued: the commands that waited behind it run now, in order.
-            guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
-            connection.isAwaitingAnswer = false
-            processBufferedLines(connection, now: Self.now())
-            if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
-            updateInterest(connection)
+            answered(id)
+        }
+    }
+
+    /// An answer made off the loop is queued: the commands that waited behind it run now, in order.
+    private func answered(_ id: ConnectionID) {
+        guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
+        connection.isAwaitingAnswer = false
+        processBufferedLines(connection, now: Self.now())
+        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+        updateInterest(connection)
+    }
+
+    func loadReplay(for id: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
+        (connections[id] as? Connection)?.isAwaitingAnswer = true
+        readOffLoop({ store in
+            do throws(StoreError) { return try read(store) } catch { return .failure(WireError(.storage, "storage: \(error.message)")) }
+        }) { [unowned self] result in
+            deliver(result)
+            answered(id)
+        }
+    }
+
+    func scheduleReplays(at time: Double?) {
+        if let timer = replayTimer { loop.cancel(timer) }
+        replayTimer = nil
+        guard let time else { return }
+        replayTimer = loop.schedule(after: max(0, time - Self.now())) { [unowned self] in
+            replayTimer = nil
+            hub.advanceReplays(now: Self.now())
         }
     }
 

@@ -36,6 +36,8 @@ public final class Server: @unchecked Sendable {
     var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
     /// Wrong device tokens per source address in the current minute (shared by a group's loops).
     let wrongTokens: WrongTokenLimiter
+    /// The timer that calls the hub when the next replayed line is due (loop thread only).
+    var replayTimer: TimerID?
     /// The `Date` header of the current second.
     var cachedHTTPDate: (second: Int64, text: String) = (0, "")
     /// Loop thread only from here on.

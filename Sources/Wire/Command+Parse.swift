@@ -84,6 +84,7 @@ enum CommandParser {
         case "goal": return try goal(bytes, args)
         case "leaders": return try leaders(bytes, args)
         case "private", "privacy", "share", "unshare": return try privacy(wordText, bytes, args)
+        case "replay": return try replay(bytes, args)
         default:
             let shown = wordText.count > 20 ? String(wordText.prefix(20)) + "…" : wordText
             throw WireError(.unknownCommand, "unknown command '\(shown)' (try help:)")

@@ -85,11 +85,14 @@ public enum Command: Sendable, Hashable {
     case share(seconds: Double?)
     /// `unshare:TOKEN` / `unshare:*`: revoke one share token or all of the runner's.
     case unshare(token: String?)
+    /// `replay:RUN_ID [SPEED]`: a saved run's events again, as if live, SPEED (1–100, default 1) times faster;
+    /// `replay:off` (nil) stops it.
+    case replay(runID: Int64?, speed: Double)
 
     /// Every command word, in the order protocol.md lists them.
     public static let words: [String] = [
         "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
-        "device", "undevice", "goal", "leaders", "private", "privacy", "share", "unshare",
+        "device", "undevice", "goal", "leaders", "private", "privacy", "share", "unshare", "replay",
     ]
 
     /// Limits of the grammar, shared by parser, server and documentation.
@@ -137,6 +140,7 @@ public enum Command: Sendable, Hashable {
         case .privacyZone: return "privacy"
         case .share: return "share"
         case .unshare: return "unshare"
+        case .replay: return "replay"
         }
     }
 
@@ -184,6 +188,10 @@ public enum Command: Sendable, Hashable {
             return "share:" + (seconds.map { NumberFormat.plain($0) } ?? "")
         case .unshare(let token):
             return "unshare:\(token ?? "*")"
+        case .replay(let runID?, let speed):
+            return "replay:\(runID) \(NumberFormat.plain(speed))"
+        case .replay(nil, _):
+            return "replay:off"
         }
     }
 

@@ -120,6 +120,18 @@ extension CommandParser {
     }
 
 
+    /// `replay:RUN_ID [SPEED]` or `replay:off`.
+    static func replay(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
+        if text(bytes, args) == "off" { return .replay(runID: nil, speed: 1) }
+        let tokens = words(bytes, args)
+        guard (1...2).contains(tokens.count) else { throw WireError(.badArgument, "replay: takes RUN_ID [SPEED] or off") }
+        let id = try runID(bytes, tokens[0])
+        guard tokens.count == 2 else { return .replay(runID: id, speed: 1) }
+        let speed = try number(bytes, tokens[1], "replay: SPEED")
+        guard (1...100).contains(speed) else { throw WireError(.badArgument, "replay: SPEED is 1-100") }
+        return .replay(runID: id, speed: speed)
+    }
+
     /// `private:on|off`, `privacy:METRES`, `share:[SECONDS]`, `unshare:TOKEN|*`.
     static func privacy(_ word: String, _ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
         switch word {

@@ -218,6 +218,7 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "privacy", text: "privacy:METRES - hide the first and last METRES (0-1000) of your runs from others"),
         HelpEvent(command: "share", text: "share: or share:SECONDS - a share link's token for watch:NAME TOKEN and the page (default 24 h)"),
         HelpEvent(command: "unshare", text: "unshare:TOKEN or unshare:* - revoke a share link, or all of yours, at once"),
+        HelpEvent(command: "replay", text: "replay:RUN_ID [SPEED] or replay:off - a saved run's events again, as if live, 1-100 times faster"),
     ]
 }
 

@@ -30,6 +30,15 @@ final class AnsweringOutput: HubOutput {
     func log(_ message: String) {}
     func connectionCounters() -> [(String, Int)] { [] }
     func isGuessingLimited(_ connection: ConnectionID) -> Bool { limited.contains(connection) }
+    /// When the hub asked to be called for its replays.
+    var replaysDue: Double?
+    func loadReplay(for connection: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
+        store.flush()
+        deliver((try? read(store)) ?? .failure(WireError(.storage, "read failed")))
+    }
+    func scheduleReplays(at time: Double?) { replaysDue = time }
     func guessedWrong(_ connection: ConnectionID) { wrongGuesses[connection, default: 0] += 1 }
 
     func of(_ id: ConnectionID) -> [String] { lines.filter { $0.0 == id }.map(\.1) }

@@ -226,7 +226,13 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
             .addDevice, .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
             .leaders(goal: nil), .setPrivate(true), .privacyZone(200), .share(seconds: nil), .unshare(token: nil),
+            .replay(runID: 17, speed: 10),
         ]
+        #expect(try Command.parse("replay:17") == .replay(runID: 17, speed: 1))
+        #expect(try Command.parse("replay:off") == .replay(runID: nil, speed: 1))
+        for bad in ["replay:", "replay:17 0.5", "replay:17 101", "replay:0", "replay:17 2 3", "replay:x"] {
+            #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
+        }
         for (line, command) in [("watch:ann 0123456789abcdef0123456789abcdef",
                                  Command.watch(.runner("ann"), token: "0123456789abcdef0123456789abcdef")),
                                 ("coach:ann 0123456789abcdef0123456789ABCDEF every=500",

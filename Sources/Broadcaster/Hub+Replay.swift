@@ -1,0 +1,59 @@
+import RunCore
+import RunStore
+import Wire
+
+// `replay:RUN_ID SPEED`: a saved run's events streamed again to the asking connection, as if live.
+
+extension Hub {
+    /// `replay:ID SPEED` (a new replay replaces the connection's current one) or `replay:off`.
+    func replay(_ runID: Int64?, speed: Double, for id: ConnectionID, now: Double) {
+        guard let runID else {
+            let stopped = replays.removeValue(forKey: id) != nil
+            send(OkEvent(what: "replay", fields: [.yesNo("stopped", stopped)]), to: id)
+            output.scheduleReplays(at: nextReplayDue)
+            return
+        }
+        guard replays[id] != nil || replays.count < configuration.maximumReplays else {
+            fail(id, .busy, "at most \(configuration.maximumReplays) replays at once: try again later")
+            return
+        }
+        // Read off the loop with the same checks as `run:ID`: a private runner's run is a missing one to others.
+        let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
+        output.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
+            guard let run = try store.run(id: runID), try Self.mayRead(run.record.runner, visible: visible, in: store) else {
+                return .failure(WireError(.notFound, "no run \(runID)"))
+            }
+            guard run.record.status != .live else {
+                return .failure(WireError(.badArgument, "run \(runID) is live: watch:\(run.record.runner)"))
+            }
+            let zone = viewer == run.record.runner ? 0 : try store.runner(named: run.record.runner)?.privacy.zone ?? 0
+            return .success(ReplaySource(run: run, fixes: try store.fixes(ofRun: runID), zone: zone))
+        }) { [self] result in
+            guard sessions[id] != nil else { return }
+            switch result {
+            case .failure(let error):
+                fail(id, error.code, error.reason)
+            case .success(let source):
+                send(OkEvent(what: "replay", fields: [.integer("run", runID), .number("speed", speed, 1)]), to: id)
+                replays[id] = Replay(source, speed: speed, now: now, configuration: configuration.tracker)
+                advanceReplays(now: now)
+            }
+        }
+    }
+
+    /// Sends every replay's lines due by `now`, forgets the finished ones, and asks to be called again when
+    /// the next line is due.
+    func advanceReplays(now: Double) {
+        assertOnLoop()
+        for (id, replay) in replays.sorted(by: { $0.key < $1.key }) {
+            for (line, isPace) in replay.lines(dueBy: now) { send(line, to: id, paceOf: isPace ? replay.runner : nil) }
+            if replay.nextDue == nil { replays[id] = nil }
+        }
+        output.scheduleReplays(at: nextReplayDue)
+    }
+
+    /// When the next replayed line is due, on the server's clock; nil with no replay going.
+    var nextReplayDue: Double? {
+        replays.values.compactMap(\.nextDue).min()
+    }
+}
