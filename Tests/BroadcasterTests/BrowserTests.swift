@@ -158,6 +158,43 @@ import Wire
         }
     }
 
+    @Test func theRunPageReplaysTheRunWithAMovingMarkerAtTheChosenSpeed() async throws {
+        try await onItsOwnThread {
+            guard Self.canRun else { return }
+            try withServer { server in
+                let port = try #require(server.httpPort)
+                let browser = try WebDriver()
+                defer { browser.quit() }
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in Self.fixes([(300, 3)], start: Date().timeIntervalSince1970.rounded(.down)) { try ann.send(line) }
+                try ann.send("stop:")
+                let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
+                try browser.open("http://127.0.0.1:\(port)/runs/\(end.runID)")
+                try browser.waitFor("the replay control", "return document.getElementById('replay-marker') !== null")
+                _ = try browser.script("""
+                    const speed = document.getElementById('replay-speed');
+                    speed.value = '100';
+                    speed.dispatchEvent(new Event('change'));
+                    document.getElementById('replay-play').click();
+                    """)
+                // At 100x the 299 s run takes 3 s: the marker moves, its run time grows, and it stops at the end.
+                let early = try browser.waitFor("the marker moving", """
+                    const m = document.getElementById('replay-marker');
+                    const t = Number(m.dataset.time || 0);
+                    return t > 20 && t < 299 ? [t, Number(m.getAttribute('cy'))] : null;
+                    """) as? [Double]
+                let done = try browser.waitFor("the end of the run", """
+                    const m = document.getElementById('replay-marker');
+                    return Number(m.dataset.time) >= 299 && document.getElementById('replay-play').textContent === 'Replay'
+                        ? [Number(m.dataset.time), Number(m.getAttribute('cy'))] : null;
+                    """) as? [Double]
+                #expect(early != nil && done != nil && early?[1] != done?[1], "\(early ?? []) then \(done ?? [])")
+                let clock = try browser.script("return document.getElementById('replay-clock').textContent") as? String
+                #expect(clock?.hasPrefix("4:59") == true, "\(clock ?? "")")
+            }
+        }
+    }
+
     @Test func thePageColoursTheTrackByTheSameRuleAsTheExports() async throws {
         try await onItsOwnThread {
             guard Self.canRun else { return }

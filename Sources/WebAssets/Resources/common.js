@@ -241,7 +241,7 @@ const MR = (() => {
 
   return {
     METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
-    pathPart, getJSON, withToken, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
+    pathPart, getJSON, withToken, project, svgNode, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
     bindUnitSwitch, subscribe,
   };
 })();
