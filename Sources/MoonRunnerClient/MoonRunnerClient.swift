@@ -288,6 +288,15 @@ public final class MoonRunnerClient: Sendable {
     public func coach(_ name: String, every: Double? = nil) throws(MoonRunnerClientError) {
         try coach(WatchTarget(parsing: name), every: every)
     }
+    /// `coach(_:every:)` of a private runner with one of its share tokens.
+    public func coach(_ name: String, token: String, every: Double? = nil) throws(MoonRunnerClientError) {
+        guard token.utf8.count == 32, token.allSatisfy(\.isHexDigit) else {
+            throw .invalidArgument("a share token is 32 hex digits")
+        }
+        if let every, !(100...100_000).contains(every) { throw .invalidArgument("every is 100-100000 metres") }
+        let target = WatchTarget.runner(name)
+        try subscribe(.coach(target, token: token, every: every), target)
+    }
     /// `unwatch(_:)` by name; `*` means everyone.
     public func unwatch(_ name: String) throws(MoonRunnerClientError) { try unwatch(WatchTarget(parsing: name)) }
 

@@ -12,6 +12,7 @@ line per happening (and a pace line a second per runner) when piped. Ctrl-C to s
 
   --host ADDR      server address (default 127.0.0.1)
   --port N         server port (default 4242)
+  --token T        a private runner's share token
   --until-end      exit after the runner's run ends (with '*': after the first run that ends)
   --duration S     exit after S seconds
   --units km|mi    distance unit (default from the locale)
@@ -20,10 +21,13 @@ line per happening (and a pace line a second per runner) when piped. Ctrl-C to s
 let coachHelp = """
 usage: moonrunner coach NAME|'*' [options]
 
-Badge alerts for a runner (or every runner: '*'), one line each, with the run's start and end.
+Badge alerts for a runner (or every runner: '*'), one line each, with the run's start and end, and the
+coach alerts: off pace / back on pace (for a runner with a goal time) and checkpoints (--every).
 
   --host ADDR      server address (default 127.0.0.1)
   --port N         server port (default 4242)
+  --every M        a checkpoint line every M metres (100-100000)
+  --token T        a private runner's share token
   --until-end      exit after the runner's run ends (with '*': after the first run that ends)
   --duration S     exit after S seconds
   --units km|mi    distance unit (default from the locale)
@@ -37,6 +41,10 @@ struct FollowOptions {
     var untilEnd = false
     var duration: Double?
     var formatter = RunFormatter()
+    /// `coach --every M`.
+    var every: Double?
+    /// `--token T`: a private runner's share token.
+    var token: String?
 
     /// Reads the options; nil after printing help.
     init?(_ arguments: [String], help: String) throws(Options.UsageError) {
@@ -53,6 +61,12 @@ struct FollowOptions {
             duration = seconds
         }
         formatter = try unitFormatter(options.string("units"))
+        if options.string("every") != nil {
+            let metres: Double = try options.number("every", default: 0)
+            guard (100...100_000).contains(metres) else { throw Options.UsageError(description: "--every is 100-100000 metres") }
+            every = metres
+        }
+        token = options.string("token")
         try options.finish()
         guard options.positional.count == 1 else { throw Options.UsageError(description: "give one NAME, or '*'") }
         target = WatchTarget(parsing: options.positional[0])
@@ -66,6 +80,19 @@ struct FollowOptions {
         guard untilEnd, case .ended(let end) = event else { return false }
         if case .runner(let name) = target { return end.runner == name }
         return true
+    }
+}
+
+/// One coach alert as a line: `ann: checkpoint 2.00 km at 9:58 (4:59 /km)`, `ann: off pace at 5:30 /km …`.
+func alertLine(_ alert: AlertEvent, formatter: RunFormatter) -> String {
+    let at = "\(formatter.distance(alert.distance)) at \(formatter.duration(alert.elapsed))"
+    switch alert.alert {
+    case "checkpoint":
+        return "\(alert.runner): checkpoint \(at)" + (alert.pace.map { " (\(formatter.pace($0)))" } ?? "")
+    default:
+        let what = alert.alert == "off_pace" ? "off pace" : "back on pace"
+        let off = alert.off.map { " \($0 >= 0 ? "+" : "")\(NumberFormat.string($0, decimals: 1))%" } ?? ""
+        return "\(alert.runner): \(what) at \(formatter.pace(alert.pace)) (target \(formatter.pace(alert.target))\(off)), \(at)"
     }
 }
 
@@ -92,20 +119,24 @@ func runWatchCommand(arguments: [String]) -> Int32 {
         let client = MoonRunnerClient(host: follow.host, port: follow.port)
         let server = "\(follow.host):\(follow.port)"
         let title = "watching \(follow.target.text) on \(server)"
-        return await watchLive(client: client, target: follow.target,
+        return await watchLive(client: client, target: follow.target, token: follow.token,
                                view: WatchView(title: title, server: server, formatter: follow.formatter),
                                duration: follow.duration, isFinal: follow.isFinal)
     }
 }
 
 /// Shows `target`'s events until `isFinal`, the duration, or the client giving up; closes the client.
-func watchLive(client: MoonRunnerClient, target: WatchTarget, view: WatchView, duration: Double?,
-               isFinal: @escaping @Sendable (ClientEvent) -> Bool) async -> Int32 {
+func watchLive(client: MoonRunnerClient, target: WatchTarget, token: String? = nil, view: WatchView,
+               duration: Double?, isFinal: @escaping @Sendable (ClientEvent) -> Bool) async -> Int32 {
     var view = view
     var renderer = WatchRenderer()
     let events = client.events()
     do {
-        try client.watch(target)
+        if let token, case .runner(let name) = target {
+            try client.watch(name, token: token)
+        } else {
+            try client.watch(target)
+        }
     } catch {
         printError("moonrunner watch: \(error)")
         return 2
@@ -146,7 +177,13 @@ func runCoachCommand(arguments: [String]) -> Int32 {
         let client = MoonRunnerClient(host: follow.host, port: follow.port)
         let events = client.events()
         do {
-            try client.coach(follow.target)
+            if let token = follow.token {
+                // A private runner's coach: the token goes with the subscription.
+                guard case .runner(let name) = follow.target else { throw MoonRunnerClientError.invalidArgument("--token needs a NAME") }
+                try client.coach(name, token: token, every: follow.every)
+            } else {
+                try client.coach(follow.target, every: follow.every)
+            }
         } catch {
             printError("moonrunner coach: \(error)")
             return 2
@@ -184,6 +221,9 @@ func runCoachCommand(arguments: [String]) -> Int32 {
             case .runStarted, .ended, .error, .state(.waitingToReconnect), .state(.failed), .state(.connected):
                 emit(badges.flush(formatter: follow.formatter))
                 emit(view.apply(event))
+            case .alert(let alert):
+                emit(badges.flush(formatter: follow.formatter))
+                emit(alertLine(alert, formatter: follow.formatter))
             default:
                 break
             }
