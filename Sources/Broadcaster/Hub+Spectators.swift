@@ -18,6 +18,13 @@ extension Hub {
             if coach { setCheckpoints(every, for: id, target: target) }
             send(OkEvent(what: what, fields: [.init(key: "target", value: "*")] + Self.everyField(every)), to: id)
             for name in visibleLiveRunnerNames(for: id).sorted() { catchUp(id, on: name, withPace: !coach) }
+            // A spectator of everyone also gets the board as it stands (`was` = `pos`: no change), so it can
+            // place every runner before the next `rank:` moves one.
+            if !coach {
+                for (runner, standing) in leaderboard.standings(goal: nil, limit: configuration.leaderboardPlaces).standings {
+                    send(RankEvent(runner: runner, previous: standing.position, standing: standing), to: id)
+                }
+            }
         case .runner(let name):
             if let token, !grant(token, of: name, to: id, now: now) { return }
             let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)

@@ -154,6 +154,10 @@ import Wire
         let overtake = ranks.dropFirst(2).filter { $0.previous != nil }
         #expect(Set(overtake.map { "\($0.runner) \($0.previous!)→\($0.standing.position)" }).isSuperset(of: ["bob 2→1", "ann 1→2"]),
                 "\(ranks.map(\.line))")
+        // A late spectator of everyone gets the board as it stands.
+        hub.received(.watch(.everyone), from: plainCoach, now: start + 121)
+        let board = try lines(plainCoach, "rank").map { try RankEvent(line: $0) }
+        #expect(board.map { "\($0.runner) \($0.previous ?? 0)→\($0.standing.position)" } == ["bob 1→1", "ann 2→2"])
         hub.received(.leaders(goal: nil), from: coach, now: start + 121)
         let answer = lines(coach, "leader").compactMap { try? LeaderEvent(line: $0) }
         #expect(answer.map(\.runner) == ["bob", "ann"] && answer.map(\.standing.position) == [1, 2])

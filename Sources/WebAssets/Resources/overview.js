@@ -9,9 +9,9 @@
   const runnerLink = (runner) => MR.element("a", { href: `/runners/${encodeURIComponent(runner)}` }, runner);
 
   function render() {
-    const place = (entry) => entry.pos || Number.MAX_SAFE_INTEGER;
-    const rows = [...live.values()].sort((a, b) => place(a) - place(b)
-      || ((b.pace && b.pace.dist) || 0) - ((a.pace && a.pace.dist) || 0));
+    // The server's places; a runner not placed yet (its first rank event still to come) by distance.
+    const dist = (entry) => (entry.pace && entry.pace.dist) || 0;
+    const rows = [...live.values()].sort((a, b) => (a.pos && b.pos ? a.pos - b.pos : 0) || dist(b) - dist(a));
     // The gap at the leader's own average pace, as leaders: and rank: measure it.
     const leader = rows.length && rows[0].pace;
     $("overview").tBodies[0].replaceChildren(...rows.map((entry, index) => {
