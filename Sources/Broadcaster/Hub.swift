@@ -103,6 +103,8 @@ final class Hub {
     lazy var leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
     /// Private runners (kept beside their entries so a public runner's event costs no lookup).
     var privateRunners: Set<String> = []
+    /// True when a run's figures changed since the board was last ranked (every tick).
+    var isBoardChanged = false
     /// Share tokens (by hash): whose runs each opens, until when. Loaded at start, kept in step by `share:`.
     var shares: [String: ShareToken] = [:]
     /// Replays in progress, one per connection at most.
@@ -194,6 +196,7 @@ final class Hub {
         assertOnLoop()
         unknownNames.removeAll(keepingCapacity: false)
         expireShares(now: now)
+        announceRanks()
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
             fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")
             output.close(id, reason: "idle")

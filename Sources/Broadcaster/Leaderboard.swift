@@ -1,8 +1,11 @@
 import Wire
 
-/// The live runners ranked by distance (ties: the shorter elapsed time first), kept in order as paces arrive so
-/// a fix costs a step or two of a sorted array, not a sort. Each loop keeps one over every live run it knows
-/// (its own and, with several loops or nodes, the relayed ones). Loop thread only.
+/// The live runners ranked by distance (ties: the shorter elapsed time first). A fix only records the run's
+/// figures (a dictionary write); the order is made once a tick (`rerank()`, one sort) and compared with the
+/// previous one for the `rank:` events. Why not keep it sorted per fix: in a dense pack a fix can move a run
+/// past hundreds of others, and the marathon benchmark (2,000 runners) doubled its latency doing so. Each loop
+/// keeps one over every live run it knows (its own and, with several loops or nodes, the relayed ones).
+/// Loop thread only.
 struct Leaderboard {
     /// One live run's figures.
     struct Entry {
@@ -14,19 +17,21 @@ struct Leaderboard {
         var goal: Double?
     }
 
-    /// A runner whose place changed: `from` nil when it has just joined the board. Places count from 1.
+    /// A runner whose place changed between two reranks: `from` nil when it has just joined the board. Places
+    /// count from 1.
     struct Move: Hashable {
         let runner: String
         let from: Int?
         let to: Int
     }
 
-    /// How many places the `rank:` events follow: a move is reported when its old or new place is within them.
-    /// Why a bound: a run leaving the board moves everyone behind it up one place, and announcing that for a
-    /// 30,000-runner field to every `watch:*` spectator at each finish would flood them for nothing anyone shows.
+    /// How many places the `rank:` events follow: a move is reported when its old or new place is within them
+    /// (a run leaving moves everyone behind it up; for a 30,000-runner field nobody shows all that).
     let reportedPlaces: Int
 
-    private(set) var order: [Entry] = []
+    private var entries: [String: Entry] = [:]
+    /// The order and places as of the last `rerank()` (0-based places).
+    private var order: [String] = []
     private var places: [String: Int] = [:]
 
     init(reportedPlaces: Int = 100) {
@@ -34,82 +39,64 @@ struct Leaderboard {
     }
 
     /// Runs on the board.
-    var count: Int { order.count }
+    var count: Int { entries.count }
 
-    /// A run's new figures (a run not on the board joins it); the places that changed, within the reported ones.
-    /// Nothing is allocated unless places change (this runs for every fix).
-    mutating func update(_ runner: String, distance: Double, elapsed: Double, moving: Double, goal: Double?) -> [Move] {
-        let from = places[runner]
-        var index: Int
-        if let from {
-            index = from
-            order[index].distance = distance
-            order[index].elapsed = elapsed
-            order[index].moving = moving
-            order[index].goal = goal
-        } else {
-            index = order.count
-            order.append(Entry(runner: runner, distance: distance, elapsed: elapsed, moving: moving, goal: goal))
-            places[runner] = index
-        }
-        // Each runner passed moves one place the other way (a run only bubbles one way per update).
+    /// A run's new figures (a run not on the board joins it at the next rerank).
+    mutating func update(_ runner: String, distance: Double, elapsed: Double, moving: Double, goal: Double?) {
+        entries[runner] = Entry(runner: runner, distance: distance, elapsed: elapsed, moving: moving, goal: goal)
+    }
+
+    /// A run left the board.
+    mutating func remove(_ runner: String) {
+        entries[runner] = nil
+    }
+
+    /// The order now; the places that changed since the last rerank, within the reported places, best first.
+    mutating func rerank() -> [Move] {
+        let sorted = ranked(entries.values)
         var moved: [Move] = []
-        while index > 0, Self.precedes(order[index], order[index - 1]) {
-            order.swapAt(index, index - 1)
-            places[order[index].runner] = index
-            if index - 1 < reportedPlaces { moved.append(Move(runner: order[index].runner, from: index, to: index + 1)) }
-            index -= 1
+        var newPlaces: [String: Int] = [:]
+        newPlaces.reserveCapacity(sorted.count)
+        for (place, entry) in sorted.enumerated() {
+            newPlaces[entry.runner] = place
+            let before = places[entry.runner]
+            guard before != place, min(before ?? place, place) < reportedPlaces else { continue }
+            moved.append(Move(runner: entry.runner, from: before.map { $0 + 1 }, to: place + 1))
         }
-        while index + 1 < order.count, Self.precedes(order[index + 1], order[index]) {
-            order.swapAt(index, index + 1)
-            places[order[index].runner] = index
-            if index < reportedPlaces { moved.append(Move(runner: order[index].runner, from: index + 2, to: index + 1)) }
-            index += 1
-        }
-        places[runner] = index
-        if from != index, min(from ?? index, index) < reportedPlaces {
-            moved.append(Move(runner: runner, from: from.map { $0 + 1 }, to: index + 1))
-        }
+        order = sorted.map(\.runner)
+        places = newPlaces
         return moved
     }
 
-    /// A run left the board (ended); everyone behind moves up a place (reported within the reported places).
-    mutating func remove(_ runner: String) -> [Move] {
-        guard let index = places.removeValue(forKey: runner) else { return [] }
-        order.remove(at: index)
-        var moved: [Move] = []
-        for place in index..<order.count {
-            places[order[place].runner] = place
-            if place < reportedPlaces { moved.append(Move(runner: order[place].runner, from: place + 2, to: place + 1)) }
-        }
-        return moved
-    }
-
-    /// The place (from 1) and standing of a runner on the board.
+    /// The place (from 1, as of the last rerank) and the figures now of a runner on the board.
     func standing(of runner: String) -> Standing? {
-        places[runner].map { standing(at: $0, in: order) }
+        guard let place = places[runner], entries[runner] != nil, let leaderName = order.first,
+              let leader = entries[leaderName] else { return nil }
+        return Self.standing(place + 1, of: entries[runner]!, leader: leader)
     }
 
-    /// The board (only the runs with goal distance `goal` when given), best first, at most `limit`, and whether
-    /// more were left out.
+    /// The board now (only the runs with goal distance `goal` when given), best first, at most `limit`, and
+    /// whether more were left out.
     func standings(goal: Double?, limit: Int) -> (standings: [(String, Standing)], more: Bool) {
-        let field = goal.map { goal in order.filter { $0.goal == goal } } ?? order
-        let shown = field.prefix(limit).indices.map { (field[$0].runner, standing(at: $0, in: field)) }
+        let field = ranked(entries.values.filter { goal == nil || $0.goal == goal })
+        guard let leader = field.first else { return ([], false) }
+        let shown = field.prefix(limit).enumerated().map { ($1.runner, Self.standing($0 + 1, of: $1, leader: leader)) }
         return (shown, field.count > limit)
     }
 
-    /// The standing at `index` of `field`, its gap measured to `field`'s first.
-    private func standing(at index: Int, in field: [Entry]) -> Standing {
-        let entry = field[index]
-        let leader = field[0]
-        let gap = max(0, leader.distance - entry.distance)
-        // The gap in time at the leader's own average (moving) pace.
-        let leaderPace = leader.distance > 0 && leader.moving > 0 ? leader.moving / leader.distance : nil
-        return Standing(position: index + 1, distance: entry.distance, elapsed: entry.elapsed, gap: gap,
-                        gapTime: leaderPace.map { gap * $0 })
+    private func ranked(_ runs: some Sequence<Entry>) -> [Entry] {
+        runs.sorted { a, b in
+            if a.distance != b.distance { return a.distance > b.distance }
+            if a.elapsed != b.elapsed { return a.elapsed < b.elapsed }
+            return a.runner < b.runner  // a stable order for exact ties
+        }
     }
 
-    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        a.distance > b.distance || (a.distance == b.distance && a.elapsed < b.elapsed)
+    /// A place with its gap to `leader`: in metres, and in seconds at the leader's own average (moving) pace.
+    private static func standing(_ position: Int, of entry: Entry, leader: Entry) -> Standing {
+        let gap = max(0, leader.distance - entry.distance)
+        let leaderPace = leader.distance > 0 && leader.moving > 0 ? leader.moving / leader.distance : nil
+        return Standing(position: position, distance: entry.distance, elapsed: entry.elapsed, gap: gap,
+                        gapTime: leaderPace.map { gap * $0 })
     }
 }

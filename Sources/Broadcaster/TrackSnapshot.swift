@@ -116,10 +116,12 @@ extension Hub {
 
     /// `GET /api/overview`: `{"live":[{"runner","run","pace"}…],"ended":[end…]}`, live runners by distance.
     func overviewJSON() -> [UInt8] {
-        // In the leaderboard's order (the one `rank:` events keep up to date).
+        // In the leaderboard's order now (the page keeps it up to date from `rank:` events).
+        let places = Dictionary(leaderboard.standings(goal: nil, limit: .max).standings.map { ($0.0, $0.1.position) },
+                                uniquingKeysWith: { first, _ in first })
         let live = visibleLiveRunnerNames(for: nil).compactMap { name -> (String, Int64, [UInt8]?, Int)? in
             guard let run = liveRun(of: name) else { return nil }
-            return (name, run.runID, run.latestPaceLine, leaderboard.standing(of: name)?.position ?? Int.max)
+            return (name, run.runID, run.latestPaceLine, places[name] ?? Int.max)
         }.sorted { ($0.3, $0.0) < ($1.3, $1.0) }
         var json = Array(#"{"live":["#.utf8)
         for (index, runner) in live.enumerated() {
