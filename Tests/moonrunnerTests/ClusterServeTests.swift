@@ -140,7 +140,13 @@ struct ClusterServeTests {
         try postgres.stop()
         for line in fixes[100...] { try runner.send(line) }
         // The run goes on (paces on both nodes), the batch fails and says so, and nothing past fix 100 is acked.
-        try runner.lines(until: "the store's failure", timeout: 120) { $0.hasPrefix("err:storage") }
+        do {
+            try runner.lines(until: "the store's failure", timeout: 100) { $0.hasPrefix("err:storage") }
+        } catch {
+            let log = (a.standardError + a.standardOutput).split(separator: "\n").suffix(25).joined(separator: "\n")
+            Issue.record("no storage failure during the outage; node a's last log lines:\n\(log)")
+            throw error
+        }
         try spectator.lines(until: "pace of fix 200 on b", timeout: 20) { $0.contains("ts=\(stamp(199)) ") }
         let acked = runner.received.filter { $0.hasPrefix("ack:") }.compactMap { Double($0.split(separator: "=").last!) }
         #expect(acked.allSatisfy { $0 <= Double(stamp(99))! }, "acked during the outage: \(acked.suffix(3))")
