@@ -130,6 +130,9 @@ package final class WriteQueue: @unchecked Sendable {
     private func nextWrites() -> [StoreWrite]? {
         condition.lock()
         defer { condition.unlock() }
+        // The retry of retained writes is due at a fixed time: a wake-up before it (a flush, a spurious one) must
+        // not start the interval again, or a steady trickle of them would put the retry off for ever.
+        var retryAt: Date?
         while pending.isEmpty {
             if state != .running {
                 // One last attempt for writes kept after failures, then stop.
@@ -139,9 +142,12 @@ package final class WriteQueue: @unchecked Sendable {
             }
             if retained.isEmpty {
                 condition.wait()
-            } else if !condition.wait(until: Date(timeIntervalSinceNow: configuration.retainedRetryInterval)),
-                      pending.isEmpty {
-                return []
+                continue
+            }
+            let deadline = retryAt ?? Date(timeIntervalSinceNow: configuration.retainedRetryInterval)
+            retryAt = deadline
+            if !condition.wait(until: deadline) || Date() >= deadline {
+                if pending.isEmpty { return [] }
             }
         }
         if configuration.maximumBatchDelay > 0 {
