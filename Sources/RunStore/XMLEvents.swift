@@ -35,6 +35,11 @@ enum XMLEvents {
             throw StoreError.invalidInput("line 1: the file starts as \(encoding) text does; "
                 + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
         }
+        if let line = emptyProcessingInstruction(in: data) {
+            // Found by the fuzzer: FoundationXML's XMLParser reads a processing instruction's missing data as a C
+            // string and crashes (strlen of NULL) on `<?target?>`. No GPX or TCX file has one: refused first.
+            throw StoreError.invalidInput("line \(line): a processing instruction without data (<?target?>)")
+        }
         if let encoding = declaredEncoding(in: data), !isReadable(encoding: encoding) {
             throw StoreError.invalidInput("line 1: the file declares encoding \"\(encoding)\"; "
                 + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
@@ -53,6 +58,32 @@ enum XMLEvents {
             throw StoreError.invalidInput("line \(parser.lineNumber): not well-formed XML (\(Self.describe(code: code)))")
         }
         handler = delegate.handler
+    }
+
+    /// The line of the first processing instruction with no data (`<?name?>`, `<?name ?>`), if any. NULs are
+    /// skipped so UTF-16's ASCII is seen too; a `<?` inside a comment or CDATA counts as well (refusing such a
+    /// file is the safe side).
+    static func emptyProcessingInstruction(in data: Data) -> Int? {
+        let bytes = Array(data.lazy.filter { $0 != 0 })
+        var line = 1
+        var index = 0
+        while index + 1 < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") { line += 1 }
+            guard byte == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "?") else {
+                index += 1
+                continue
+            }
+            var cursor = index + 2
+            let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+            while cursor < bytes.count, !isSpace(bytes[cursor]), bytes[cursor] != UInt8(ascii: "?") { cursor += 1 }
+            while cursor < bytes.count, isSpace(bytes[cursor]) { cursor += 1 }
+            if cursor + 1 < bytes.count, bytes[cursor] == UInt8(ascii: "?"), bytes[cursor + 1] == UInt8(ascii: ">") {
+                return line
+            }
+            index += 2
+        }
+        return nil
     }
 
     /// The encoding libxml2 would guess from the first four bytes when it is one it cannot read here (UCS-4 in

@@ -127,6 +127,18 @@ func fixture(_ name: String) throws -> Data {
         #expect(error?.message.contains("UCS-4") == true, "\(String(describing: error))")
     }
 
+    /// Found by the fuzzer: `<?xm?>` (a processing instruction without data) crashed FoundationXML's parser.
+    @Test(arguments: ["<?xm?>", "<?x ?>", "<?pi\n?>"])
+    func processingInstructionsWithoutDataAreRefusedNotCrashedOn(instruction: String) throws {
+        let body = "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time>"
+            + "</trkpt></trkseg></trk></gpx>"
+        let error = #expect(throws: StoreError.self) { try ActivityFile.read(Data((instruction + "\n" + body).utf8)) }
+        #expect(error?.message.contains("processing instruction without data") == true, "\(String(describing: error))")
+        // One with data is fine.
+        let fine = "<?xml version=\"1.0\"?><?pi some data?>\n" + body
+        #expect(try ActivityFile.read(Data(fine.utf8)).activities.count == 1)
+    }
+
     @Test func pointsWithoutAValidPositionAreSkippedAndCounted() throws {
         let gpx = """
             <gpx><trk><trkseg>
