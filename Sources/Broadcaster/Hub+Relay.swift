@@ -80,7 +80,9 @@ extension Hub {
         switch event.kind {
         case .started(let runID, let started, let history):
             remoteRuns[name] = RemoteRun(runID: runID, started: started, startHistory: history, startedLine: event.line)
-            runOwners[runID] = name
+            // A run id this loop runs itself stays its own: only its owner publishes a run's events, so another
+            // run under the same id is another cluster's on a shared Redis (tests do that), not this one.
+            if !isLocalRun(runID) { runOwners[runID] = name }
             rank(name, distance: 0, elapsed: 0, moving: 0, goal: nil)
         case .pace(let distance, let elapsed, let moving, let rejections, let goal):
             isPace = true
@@ -102,7 +104,7 @@ extension Hub {
             if let remote = remoteRuns[name] { Self.keep(cheer: event.line, in: &remote.cheerLines) }
         case .ended(let runID):
             if remoteRuns.removeValue(forKey: name) != nil { unrank(name) }
-            finishedRuns.append((runID, now))
+            if !isLocalRun(runID) { finishedRuns.append((runID, now)) }
             recentlyEnded.append(event.line)
             if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
         case .other:
@@ -115,6 +117,12 @@ extension Hub {
         }
         deliver(event.line, about: name, own: local == nil ? nil : runners[name]?.connection, to: event.audience,
                 droppable: isPace)
+    }
+
+    /// True when `runID` is a live run of this loop.
+    func isLocalRun(_ runID: Int64) -> Bool {
+        guard let owner = runOwners[runID] else { return false }
+        return runners[owner]?.run?.id == runID
     }
 
     private func isEnd(_ kind: RelayedEvent.Kind) -> Bool {

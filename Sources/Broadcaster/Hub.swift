@@ -203,7 +203,7 @@ final class Hub {
             sessions[id]?.isActive = true  // closed once, not every tick until the socket goes
         }
         let forgetBefore = finishedRuns.firstIndex { now - $0.at < 60 } ?? finishedRuns.count
-        for finished in finishedRuns[..<forgetBefore] {
+        for finished in finishedRuns[..<forgetBefore] where !isLocalRun(finished.id) {
             if let name = runOwners.removeValue(forKey: finished.id), runners[name]?.run == nil { backlogs[name] = nil }
         }
         finishedRuns.removeFirst(forgetBefore)
