@@ -146,7 +146,7 @@ public final class MoonRunnerClient: Sendable {
     /// Sends one GPS fix (kept until acknowledged, resent after reconnects). Throws `.notJoined` before
     /// `join`, `.invalidArgument` for a coordinate out of range or a number that is not finite.
     public func send(_ fix: Fix) throws(MoonRunnerClientError) {
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         guard fix.latitude.isFinite, fix.longitude.isFinite, fix.accuracy.isFinite, fix.timestamp.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180, fix.accuracy >= 0,
               abs(fix.timestamp) < NumberFormat.maximumMagnitude else {
@@ -163,7 +163,7 @@ public final class MoonRunnerClient: Sendable {
     /// returns the `end:` summary.
     @discardableResult
     public func stop(save: Bool = true) async throws(MoonRunnerClientError) -> RunEndedEvent {
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         let lines = try await perform { engine, completion in engine.requestStop(save: save, completion: completion) }
         for case .ended(let end) in lines { return end }
         throw .connectionLost
@@ -193,13 +193,13 @@ public final class MoonRunnerClient: Sendable {
               marginPercent.map(GoalCommand.marginRange.contains) ?? true else {
             throw .invalidArgument("a goal is 100-1000000 m, 60-604800 s, a margin of 1-50 %")
         }
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         _ = try await request(.goal(GoalCommand(distance: distance, targetTime: targetTime, marginPercent: marginPercent)))
     }
 
     /// Clears the goal.
     public func clearGoal() async throws(MoonRunnerClientError) {
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         _ = try await request(.goal(nil))
     }
 
@@ -216,24 +216,24 @@ public final class MoonRunnerClient: Sendable {
     /// Makes the runner's runs visible only to itself and its share links (`true`), or to everyone. Remembered by
     /// the server. Needs `join` first.
     public func setPrivate(_ isPrivate: Bool) async throws(MoonRunnerClientError) {
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         _ = try await request(.setPrivate(isPrivate))
     }
 
     /// Hides the first and last `metres` (0–1,000) of every run from everyone but the runner. Needs `join` first.
     public func setPrivacyZone(_ metres: Double) async throws(MoonRunnerClientError) {
-        guard (0...1000).contains(metres) else { throw .invalidArgument("a privacy zone is 0-1000 metres") }
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        guard Command.Limits.privacyZone.contains(metres) else { throw .invalidArgument("a privacy zone is 0-1000 metres") }
+        try requireJoined()
         _ = try await request(.privacyZone(metres))
     }
 
     /// A share link's token for the runner's runs, valid for `seconds` (60–604,800; default 24 h), and when it
     /// expires (ISO 8601). Give it to `watch(_:token:)` or append `?token=` to the runner's page.
     public func share(seconds: Double? = nil) async throws(MoonRunnerClientError) -> (token: String, expires: String) {
-        if let seconds, !(60...Command.Limits.longestShare).contains(seconds) {
+        if let seconds, !Command.Limits.shareSeconds.contains(seconds) {
             throw .invalidArgument("a share link lasts 60-604800 seconds")
         }
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         for case .ok(let ok) in try await request(.share(seconds: seconds)) {
             if let token = ok["token"], let expires = ok["expires"] { return (token, expires) }
         }
@@ -244,7 +244,7 @@ public final class MoonRunnerClient: Sendable {
     @discardableResult
     public func unshare(_ token: String? = nil) async throws(MoonRunnerClientError) -> Int {
         if let token, !Command.isValidKey(token) { throw .invalidArgument("a share token is letters and digits") }
-        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+        try requireJoined()
         for case .ok(let ok) in try await request(.unshare(token: token)) { return ok["count"].flatMap { Int($0) } ?? 0 }
         return 0
     }
@@ -259,9 +259,7 @@ public final class MoonRunnerClient: Sendable {
     /// Follows a private runner's every event with one of its share tokens (`share(seconds:)`); a wrong or
     /// revoked token arrives as an error (`wrongKey`, later `revoked`).
     public func watch(_ name: String, token: String) throws(MoonRunnerClientError) {
-        guard token.utf8.count == 32, token.allSatisfy(\.isHexDigit) else {
-            throw .invalidArgument("a share token is 32 hex digits")
-        }
+        try Self.validate(shareToken: token)
         let target = WatchTarget.runner(name)
         try subscribe(.watch(target, token: token), target)
     }
@@ -269,9 +267,7 @@ public final class MoonRunnerClient: Sendable {
     /// Follows only run, badge, end and alert events of a runner or of everyone; kept across reconnects. With
     /// `every` (metres, 100–100,000) an `alert:` of kind `checkpoint` also arrives at every multiple of it.
     public func coach(_ target: WatchTarget, every: Double? = nil) throws(MoonRunnerClientError) {
-        if let every, !(100...100_000).contains(every) {
-            throw .invalidArgument("every is 100-100000 metres")
-        }
+        try Self.validate(every: every)
         try subscribe(.coach(target, every: every), target)
     }
 
@@ -290,10 +286,8 @@ public final class MoonRunnerClient: Sendable {
     }
     /// `coach(_:every:)` of a private runner with one of its share tokens.
     public func coach(_ name: String, token: String, every: Double? = nil) throws(MoonRunnerClientError) {
-        guard token.utf8.count == 32, token.allSatisfy(\.isHexDigit) else {
-            throw .invalidArgument("a share token is 32 hex digits")
-        }
-        if let every, !(100...100_000).contains(every) { throw .invalidArgument("every is 100-100000 metres") }
+        try Self.validate(shareToken: token)
+        try Self.validate(every: every)
         let target = WatchTarget.runner(name)
         try subscribe(.coach(target, token: token, every: every), target)
     }
@@ -304,6 +298,21 @@ public final class MoonRunnerClient: Sendable {
         try Self.validate(target)
         let engine = self.engine
         io.execute { engine.subscribe(command) }
+    }
+
+    /// Throws unless the client has joined as a runner (the commands only a runner's own connection may send).
+    private func requireJoined() throws(MoonRunnerClientError) {
+        guard shared.withLock({ $0.joinedName }) != nil else { throw .notJoined }
+    }
+
+    private static func validate(shareToken token: String) throws(MoonRunnerClientError) {
+        guard Command.isValidShareToken(token) else { throw .invalidArgument("a share token is 32 hex digits") }
+    }
+
+    private static func validate(every: Double?) throws(MoonRunnerClientError) {
+        if let every, !Command.Limits.checkpointInterval.contains(every) {
+            throw .invalidArgument("every is 100-100000 metres")
+        }
     }
 
     private static func validate(_ target: WatchTarget) throws(MoonRunnerClientError) {

@@ -113,6 +113,14 @@ public enum Command: Sendable, Hashable {
         public static let longestShare: Double = 604_800
         /// A share link's time when `share:` gives none: 24 hours.
         public static let defaultShare: Double = 86_400
+        /// Seconds a share link may last.
+        public static let shareSeconds: ClosedRange<Double> = 60...longestShare
+        /// Metres a privacy zone (`privacy:`) may have.
+        public static let privacyZone: ClosedRange<Double> = 0...1000
+        /// Metres a checkpoint interval (`coach:NAME every=M`) may have.
+        public static let checkpointInterval: ClosedRange<Double> = 100...100_000
+        /// Speeds a replay (`replay:`) may have.
+        public static let replaySpeed: ClosedRange<Double> = 1...100
     }
 
     /// The command's word (the part before `:`).
@@ -205,6 +213,12 @@ public enum Command: Sendable, Hashable {
     public static func isValidName(_ name: String) -> Bool {
         var name = name
         return name.withUTF8 { CommandParser.isValidName($0, 0..<$0.count) }
+    }
+
+    /// True when `token` can be a share token (`watch:NAME TOKEN`): 32 hex digits, as `share:` issues them.
+    public static func isValidShareToken(_ token: String) -> Bool {
+        var token = token
+        return token.withUTF8 { CommandParser.isShareToken($0, 0..<$0.count) }
     }
 
     /// True when `key` is a valid key: 1...64 ASCII letters and digits.

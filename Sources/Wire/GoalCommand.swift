@@ -73,9 +73,6 @@ extension CommandParser {
         return .leaders(goal: distance)
     }
 
-    /// Metres a checkpoint interval (`coach:NAME every=M`) may have.
-    static let checkpointRange: ClosedRange<Double> = 100...100_000
-
     /// `coach:NAME [TOKEN] [every=METRES]`, `coach:* [every=METRES]`.
     static func coach(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
         var tokens = words(bytes, args)
@@ -84,7 +81,7 @@ extension CommandParser {
         if tokens.count >= 2, let option = tokens.last, option.count > prefix.count,
            zip(bytes[option.lowerBound..<(option.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) {
             let value = try number(bytes, (option.lowerBound + prefix.count)..<option.upperBound, "every")
-            guard checkpointRange.contains(value) else { throw WireError(.badArgument, "coach: every= is 100-100000 metres") }
+            guard Command.Limits.checkpointInterval.contains(value) else { throw WireError(.badArgument, "coach: every= is 100-100000 metres") }
             every = value
             tokens.removeLast()
         }
@@ -128,7 +125,7 @@ extension CommandParser {
         let id = try runID(bytes, tokens[0])
         guard tokens.count == 2 else { return .replay(runID: id, speed: 1) }
         let speed = try number(bytes, tokens[1], "replay: SPEED")
-        guard (1...100).contains(speed) else { throw WireError(.badArgument, "replay: SPEED is 1-100") }
+        guard Command.Limits.replaySpeed.contains(speed) else { throw WireError(.badArgument, "replay: SPEED is 1-100") }
         return .replay(runID: id, speed: speed)
     }
 
@@ -143,12 +140,12 @@ extension CommandParser {
             }
         case "privacy":
             let metres = try number(bytes, args, "privacy: METRES")
-            guard (0...1000).contains(metres) else { throw WireError(.badArgument, "privacy: is 0-1000 metres") }
+            guard Command.Limits.privacyZone.contains(metres) else { throw WireError(.badArgument, "privacy: is 0-1000 metres") }
             return .privacyZone(metres)
         case "share":
             guard !args.isEmpty else { return .share(seconds: nil) }
             let seconds = try number(bytes, args, "share: SECONDS")
-            guard (60...Command.Limits.longestShare).contains(seconds) else {
+            guard Command.Limits.shareSeconds.contains(seconds) else {
                 throw WireError(.badArgument, "share: lasts 60-604800 seconds (default 86400)")
             }
             return .share(seconds: seconds)

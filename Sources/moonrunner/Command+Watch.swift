@@ -63,7 +63,9 @@ struct FollowOptions {
         formatter = try unitFormatter(options.string("units"))
         if options.string("every") != nil {
             let metres: Double = try options.number("every", default: 0)
-            guard (100...100_000).contains(metres) else { throw Options.UsageError(description: "--every is 100-100000 metres") }
+            guard Command.Limits.checkpointInterval.contains(metres) else {
+                throw Options.UsageError(description: "--every is 100-100000 metres")
+            }
             every = metres
         }
         token = options.string("token")
