@@ -7,10 +7,7 @@ import Wire
 extension Hub {
     /// `device:` from the connection that holds a runner: a new token, shown once (only its hash is kept).
     func addDevice(for id: ConnectionID, now: Double) {
-        guard let name = sessions[id]?.name, runners[name]?.connection == id else {
-            fail(id, .notIdentified, "send iam:NAME KEY before device:")
-            return
-        }
+        guard let name = ownEntry(id, for: "device")?.name else { return }
         let token = issueDeviceToken(for: name, now: now)
         send(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
         output.log("\(name) added a device token")
@@ -18,10 +15,7 @@ extension Hub {
 
     /// `undevice:TOKEN` / `undevice:*`: revokes one of the runner's device tokens, or all of them.
     func removeDevice(_ token: String?, for id: ConnectionID, now: Double) {
-        guard let name = sessions[id]?.name, runners[name]?.connection == id else {
-            fail(id, .notIdentified, "send iam:NAME KEY before undevice:")
-            return
-        }
+        guard let name = ownEntry(id, for: "undevice")?.name else { return }
         let hashes: [String]
         if let token {
             let hash = RunnerKey.hash(token)

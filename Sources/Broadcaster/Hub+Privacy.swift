@@ -24,14 +24,18 @@ extension Hub {
         return shares[hash]?.runner == name
     }
 
-    /// The hash of `token` when it is a live share token of `name`; nil otherwise. The stored hash is compared
+    /// The share `token` opens when it is one not revoked or expired; nil otherwise. The stored hash is compared
     /// in constant time (the dictionary finds it by the hash, which tells a guesser nothing of the token).
+    func liveShare(_ token: String, now: Double) -> ShareToken? {
+        guard Command.isValidKey(token), let share = shares[RunnerKey.hash(token)],
+              RunnerKey.verify(token, against: share.hash), share.expires > now else { return nil }
+        return share
+    }
+
+    /// The hash of `token` when it is a live share token of `name`; nil otherwise.
     func shareHash(_ token: String, of name: String, now: Double) -> String? {
-        guard Command.isValidKey(token) else { return nil }
-        let hash = RunnerKey.hash(token)
-        guard let share = shares[hash], RunnerKey.verify(token, against: share.hash), share.runner == name,
-              share.expires > now else { return nil }
-        return hash
+        guard let share = liveShare(token, now: now), share.runner == name else { return nil }
+        return share.hash
     }
 
     /// The live runners connection `id` may see.
@@ -42,11 +46,7 @@ extension Hub {
     /// Checks `token` for `watch:NAME TOKEN` / `coach:NAME TOKEN`: true (and the grant kept) when valid; else the
     /// follower is told, as for any wrong token whatever the runner, and the guess is counted.
     func grant(_ token: String, of name: String, to id: ConnectionID, now: Double) -> Bool {
-        guard !output.isGuessingLimited(id) else {
-            fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
-            output.close(id, reason: "guessing keys or tokens")
-            return false
-        }
+        guard !refusesGuessing(id) else { return false }
         guard let hash = shareHash(token, of: name, now: now) else {
             output.guessedWrong(id)
             fail(id, .wrongKey, "no valid share link of \(name) with that token")
@@ -57,15 +57,6 @@ extension Hub {
     }
 
     // MARK: Commands of the runner
-
-    /// The runner entry a connection speaks for, or a `not_identified` answer.
-    private func ownEntry(_ id: ConnectionID, for word: String) -> RunnerEntry? {
-        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
-            fail(id, .notIdentified, "send iam:NAME KEY before \(word):")
-            return nil
-        }
-        return entry
-    }
 
     /// `private:on` / `private:off`.
     func setPrivate(_ isPrivate: Bool, for id: ConnectionID) {

@@ -9,10 +9,8 @@ extension Hub {
     /// `goal:DISTANCE [TARGET [MARGIN]]` / `goal:off` from the runner's identified connection: for the live run
     /// (or the next) and the runs after, until changed.
     func setGoal(_ goal: GoalCommand?, for id: ConnectionID) {
-        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
-            fail(id, .notIdentified, "send iam:NAME before goal:")
-            return
-        }
+        guard let entry = ownEntry(id, for: "goal", asking: "iam:NAME") else { return }
+        let name = entry.name
         entry.goal = goal
         entry.run?.offPace = offPaceMonitor(for: goal)
         guard let goal else {

@@ -14,11 +14,7 @@ extension Hub {
             claim(id, name: name, now: now)
             return
         }
-        if key != nil, output.isGuessingLimited(id) {
-            fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
-            output.close(id, reason: "guessing keys or tokens")
-            return
-        }
+        if key != nil, refusesGuessing(id) { return }
         guard let key, RunnerKey.verify(key, against: entry.keyHash) else {
             if key != nil { output.guessedWrong(id) }
             fail(id, .wrongKey, key == nil ? "\(name) is claimed: give its key" : "wrong key for \(name)")
@@ -246,10 +242,7 @@ extension Hub {
 
     /// `stop:` / `stop:discard`.
     func stop(_ id: ConnectionID, save: Bool, now: Double) {
-        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
-            fail(id, .notIdentified, "send iam:NAME before stop:")
-            return
-        }
+        guard let entry = ownEntry(id, for: "stop", asking: "iam:NAME") else { return }
         guard entry.run?.id != nil else {
             let refused = entry.run?.notedReasons.map(\.rawValue).sorted() ?? []
             entry.run = nil

@@ -240,6 +240,24 @@ final class Hub {
         output.send(line, to: id, paceOf: runner)
     }
 
+    /// The runner entry a connection speaks for (its `iam:` proved the name), or nil after answering
+    /// `err:not_identified` for the runner's own command `word`.
+    func ownEntry(_ id: ConnectionID, for word: String, asking identify: String = "iam:NAME KEY") -> RunnerEntry? {
+        guard let name = sessions[id]?.name, let entry = runners[name], entry.connection == id else {
+            fail(id, .notIdentified, "send \(identify) before \(word):")
+            return nil
+        }
+        return entry
+    }
+
+    /// True (after refusing and closing) when a connection may not try another key or share token now.
+    func refusesGuessing(_ id: ConnectionID) -> Bool {
+        guard output.isGuessingLimited(id) else { return false }
+        fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
+        output.close(id, reason: "guessing keys or tokens")
+        return true
+    }
+
     /// Answers a connection with `err:CODE "reason"`.
     func fail(_ id: ConnectionID, _ code: ErrorCode, _ reason: String) {
         statistics.errorsSent += 1

@@ -70,9 +70,9 @@ struct Leaderboard {
 
     /// The place (from 1, as of the last rerank) and the figures now of a runner on the board.
     func standing(of runner: String) -> Standing? {
-        guard let place = places[runner], entries[runner] != nil, let leaderName = order.first,
+        guard let place = places[runner], let entry = entries[runner], let leaderName = order.first,
               let leader = entries[leaderName] else { return nil }
-        return Self.standing(place + 1, of: entries[runner]!, leader: leader)
+        return Self.standing(place + 1, of: entry, leader: leader)
     }
 
     /// The board now (only the runs with goal distance `goal` when given), best first, at most `limit`, and

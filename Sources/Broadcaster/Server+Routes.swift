@@ -25,8 +25,7 @@ extension Server {
         // A private runner is shown only with a live share token of its own; wrong tokens count as guesses.
         let token = WebRoute.shareToken(in: request)
         func visible(_ name: String? = nil) -> Set<String> {
-            guard let token, let share = hub.shares[RunnerKey.hash(token)], name == nil || share.runner == name,
-                  hub.shareHash(token, of: share.runner, now: now) != nil else {
+            guard let token, let share = hub.liveShare(token, now: now), name == nil || share.runner == name else {
                 if token != nil { wrongTokens.count(Self.address(of: connection), now: now) }
                 return []
             }
