@@ -99,8 +99,9 @@ final class Hub {
     var remoteRuns: [String: RemoteRun] = [:]
     /// True for the runners this loop owns (all of them with one loop).
     var ownsRunner: (String) -> Bool = { _ in true }
-    /// Every live run this loop knows, ranked (for `leaders:` and `rank:`).
-    lazy var leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
+    /// Every live run this loop knows, ranked (for `leaders:` and `rank:`). A stored property, not `lazy`: a
+    /// lazy one is read out and written back on every change, so each fix copied the whole board.
+    var leaderboard: Leaderboard
     /// Private runners (kept beside their entries so a public runner's event costs no lookup).
     var privateRunners: Set<String> = []
     /// True when a run's figures changed since the board was last ranked (every tick).
@@ -120,6 +121,7 @@ final class Hub {
         self.configuration = configuration
         self.store = store
         self.output = output
+        leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
     }
 
     // MARK: Connections

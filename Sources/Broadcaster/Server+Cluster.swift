@@ -83,8 +83,10 @@ extension Server {
     /// End of a turn: this turn's relays onto the bus.
     func sendToCluster() {
         guard let cluster, !clusterOutbox.isEmpty else { return }
-        cluster.publish(clusterOutbox)
-        clusterOutbox.removeAll(keepingCapacity: true)
+        // Handed over whole, as the loops' relays are (an in-place empty would copy the shared buffer).
+        let batch = clusterOutbox
+        clusterOutbox = []
+        cluster.publish(batch)
     }
 
     /// Another node's messages, on this loop: handled as another loop's.

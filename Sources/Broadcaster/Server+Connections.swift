@@ -97,14 +97,17 @@ extension Server {
 
     /// Handles the complete lines the framer holds, until the budget or the connection stops it, at most
     /// ``ServerConfiguration/linesPerTurn`` of them: the rest wait for the connection's next turn.
-    func processBufferedLines(_ connection: Connection, now: Double) {
+    /// `turnLimit` is how many lines the loop may have handled this turn before this connection waits for
+    /// the next one (less than the whole ``ServerConfiguration/linesPerLoopTurn`` for the queued connections).
+    func processBufferedLines(_ connection: Connection, now: Double, turnLimit: Int? = nil) {
         var handled = 0, fixes = 0
+        let turnLimit = turnLimit ?? configuration.linesPerLoopTurn
         while connection.state == .open {
             if connection.isAwaitingAnswer {
                 updateInterest(connection)  // stop reading until the answer is out
                 return
             }
-            if handled >= configuration.linesPerTurn {
+            if handled >= configuration.linesPerTurn || linesThisTurn >= turnLimit {
                 queueForNextTurn(connection)
                 return
             }
@@ -117,6 +120,7 @@ extension Server {
                 connection.lineBudget += 1  // nothing was read: give the line back
                 return
             }
+            linesThisTurn += 1
             switch framed {
             case .tooLong:
                 answerError(connection.id, WireError(code: .lineTooLong,
@@ -172,10 +176,12 @@ extension Server {
         let work = queuedWork
         queuedWork.removeAll(keepingCapacity: true)
         let now = Self.now()
+        // A quarter of the turn stays for the connections whose bytes this turn's epoll reports.
+        let queuedShare = configuration.linesPerLoopTurn - configuration.linesPerLoopTurn / 4
         for connection in work where connection.hasQueuedWork {
             connection.hasQueuedWork = false
             guard connection.state == .open else { continue }
-            processBufferedLines(connection, now: now)
+            processBufferedLines(connection, now: now, turnLimit: queuedShare)
             updateInterest(connection)
         }
     }

@@ -53,8 +53,11 @@ extension Server {
     func sendRelays() {
         guard let shard else { return }
         for index in relayOutbox.indices where !relayOutbox[index].isEmpty {
-            shard.router.post(relayOutbox[index], events: relayOutboxEvents[index], to: index)
-            relayOutbox[index].removeAll(keepingCapacity: true)
+            // The batch itself goes (not a copy): emptying it in place while the other loop still holds it would
+            // allocate a new buffer of the largest batch's capacity every turn and keep it for good.
+            let batch = relayOutbox[index]
+            relayOutbox[index] = []
+            shard.router.post(batch, events: relayOutboxEvents[index], to: index)
             relayOutboxEvents[index] = 0
         }
     }

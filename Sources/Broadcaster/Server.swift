@@ -52,6 +52,9 @@ public final class Server: @unchecked Sendable {
     /// Connections with lines left for their next turn, and whether that turn is scheduled.
     var queuedWork: [Connection] = []
     var isQueuedWorkScheduled = false
+    /// Lines this loop has handled in the current turn, against ``ServerConfiguration/linesPerLoopTurn``
+    /// (reset at the turn's end); loop thread only.
+    var linesThisTurn = 0
     /// True while the store is over its high-water mark; the connections parked until it catches up.
     var isStoreBacklogged = false
     var storeWaiters: [Connection] = []
@@ -195,7 +198,12 @@ public final class Server: @unchecked Sendable {
             hub.tick(now: now)
             tickHTTP(now: now)
         }
+        // Process-wide, so one loop does it.
+        if let interval = configuration.memoryReturnInterval, (shard?.index ?? 0) == 0 {
+            loop.schedule(every: interval) { ProcessLimits.returnFreeMemory() }
+        }
         loop.onTurnEnd { [unowned self] in
+            linesThisTurn = 0
             // Relays first: the other loops have this turn's news before its replies reach any client.
             sendRelays()
             sendToCluster()

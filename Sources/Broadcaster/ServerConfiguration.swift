@@ -74,6 +74,12 @@ public struct ServerConfiguration: Sendable {
     /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other
     /// connection's, so one runner's flood cannot hold the others up. Default 256.
     public var linesPerTurn = 256
+    /// Lines one loop handles in one turn over all its connections; a connection reached past it waits for the
+    /// next turn, in arrival order. Queued connections may take three quarters of it, so connections that
+    /// just became readable (a newcomer's `ping:`) always find room. It bounds what one turn makes: the events
+    /// relayed to the other loops, the output queued, the time before the loop looks at new sockets again.
+    /// Default 8,192 (a few tens of milliseconds of fixes).
+    public var linesPerLoopTurn = 8_192
     /// Bytes read ahead of what a connection had handled; past it the server stops reading from it (TCP pushes
     /// back on the sender). Default 64 KiB: a few turns' lines (256 lines of ~60 bytes each per turn), so a
     /// flood waits in the kernel, not in the server's memory.
@@ -87,6 +93,10 @@ public struct ServerConfiguration: Sendable {
     /// With several loops (``ServerGroup``): events one loop may have waiting from the others before they stop
     /// reading fixes until it has handled all but a quarter of them. Default 65,536.
     public var relayInboxHighWater = 65_536
+    /// Seconds between handing the memory freed since to the system (``ProcessLimits/returnFreeMemory()``, on
+    /// the first loop): after a flood or a backlog the resident size falls back to what the live runs need.
+    /// Nil: never. Default 10.
+    public var memoryReturnInterval: Double? = 10
 
     /// The defaults above.
     public init() {}

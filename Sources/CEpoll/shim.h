@@ -1,4 +1,4 @@
-// Glibc's Swift module does not export epoll, eventfd or timerfd; this header-only module does.
+// Glibc's Swift module does not export epoll, eventfd, timerfd or malloc_trim; this header-only module does.
 // Nothing here is compiled: the declarations come straight from the system headers.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,3 +10,4 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <signal.h>
+#include <malloc.h>

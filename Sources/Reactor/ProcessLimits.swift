@@ -44,4 +44,13 @@ public enum ProcessLimits {
         guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
         return pages * sysconf(Int32(_SC_PAGESIZE))
     }
+
+    /// Hands the pages malloc holds free back to the system (glibc's `malloc_trim(0)`, every arena); returns
+    /// true if any were. glibc keeps what a burst freed (a backlog drained, queues emptied) in its arenas, so
+    /// the resident size would otherwise stay at the burst's peak. Takes each arena's lock in turn: call it
+    /// now and then, not per request.
+    @discardableResult
+    public static func returnFreeMemory() -> Bool {
+        CEpoll.malloc_trim(0) != 0
+    }
 }

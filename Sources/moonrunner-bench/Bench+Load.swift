@@ -9,7 +9,7 @@ Drives runners, spectators and idle connections on loopback against a server (by
 this executable's `serve --port 0` on a fresh temporary SQLite file, stopped with SIGTERM at the end) and
 prints one `key: value` per line and a one-line summary per scenario.
 
-  --scenario NAME       live | flat | flat-replay | idle | web | osmand | all (each in turn, 10 s each); flags
+  --scenario NAME       live | flat | flat-replay | idle | web | osmand | long-race | all (each in turn, 10 s each); flags
                         override
                         live:   --runners 2000 --rate 1 --spectators 4000 --duration 30  (p99 < 5 ms, no loss)
                         flat:   --runners 50 --spectators 50 --flat-out --duration 10    (>= 200,000 fixes/s)
@@ -18,6 +18,9 @@ prints one `key: value` per line and a one-line summary per scenario.
                         web:    --runners 200 --rate 1 --web-spectators 10000 --duration 30
                                 (browsers on GET /events: p99 < 50 ms, no run/split/badge/end event lost,
                                 < 8 KiB of server memory per stream)
+                        long-race: --runners 2000 --flat-out --fix-interval 1 --fixes 14400 --duration 1800
+                                (a 4-hour run each, replayed fast; runs stay live: server RSS < 256 MiB at
+                                the end, bytes per live run reported)
   --runners R           connections that send iam:load-N and stream fixes (default 0)
   --spectators S        connections that watch a runner, spread evenly (default 0)
   --web-spectators S    event streams (GET /events?watch=NAME on the HTTP port), spread evenly (default 0)
@@ -31,6 +34,8 @@ prints one `key: value` per line and a one-line summary per scenario.
   --fix-interval S      stamp fixes with a phone clock that starts now and advances S seconds per fix
                         (a recorded run replayed fast); latency then comes from this process's send log.
                         Default: each fix's ts is the wall clock when it is sent
+  --fixes N             each runner sends N fixes in all and stays live (no stop:); streaming ends when all
+                        are acknowledged (or after --duration)
   --idle N              connections that ping once and stay silent (default 0)
   --db PATH             the started server's database (default: a temporary SQLite file; :memory: for none)
   --server-bin PATH     executable to start as `PATH serve` (default: this one)
@@ -112,6 +117,8 @@ struct LoadScenario {
         case throughput(fixesPerSecond: Double)
         /// At most this many server bytes per idle connection.
         case memoryPerConnection(bytes: Int)
+        /// Server RSS below this many bytes at the end, every fix acknowledged (the runs still live).
+        case memoryAtEnd(bytes: Int)
         /// Web spectators: p99 pace latency below the limit, no run/split/badge/end event lost, and at most
         /// this many server bytes per event stream.
         case web(p99Milliseconds: Double, bytesPerStream: Int)
@@ -161,12 +168,13 @@ struct LoadPlan {
         case "idle": base = [Self.idle()]
         case "flat-replay": base = [Self.flat(duration: 10, replay: true)]
         case "web": base = [Self.web(duration: 30)]
+        case "long-race": base = [Self.longRace()]
         case "osmand": base = [Self.osmAnd(keepAlive: true), Self.osmAnd(keepAlive: false)]
         case "all": base = [Self.live(duration: 10), Self.flat(duration: 10), Self.flat(duration: 10, replay: true),
                             Self.idle()]
         case "custom": base = [LoadScenario(name: "custom", configuration: LoadConfiguration(), target: nil)]
         default:
-            throw Options.UsageError(description: "--scenario: live, flat, flat-replay, idle, web or all, not \(scenarioName)")
+            throw Options.UsageError(description: "--scenario: live, flat, flat-replay, idle, web, osmand, long-race or all, not \(scenarioName)")
         }
         // Explicit flags override every scenario's preset.
         let runners: Int? = try options.optionalNumber("runners")
@@ -179,6 +187,7 @@ struct LoadPlan {
         let duration: Double? = try options.optionalNumber("duration")
         let pipeline: Int? = try options.optionalNumber("pipeline")
         let fixInterval: Double? = try options.optionalNumber("fix-interval")
+        let fixes: Int? = try options.optionalNumber("fixes")
         let flatOut = options.flag("flat-out")
         let prefix = options.string("prefix")
         var spectatorPort: UInt16?
@@ -204,6 +213,7 @@ struct LoadPlan {
             configuration.namePrefix = prefix ?? configuration.namePrefix
             configuration.spectatorPort = spectatorPort ?? configuration.spectatorPort
             configuration.fixInterval = fixInterval ?? configuration.fixInterval
+            configuration.fixesPerRunner = fixes ?? configuration.fixesPerRunner
             if let rate {
                 configuration.rate = rate
                 configuration.flatOut = false
@@ -211,6 +221,7 @@ struct LoadPlan {
             if flatOut { configuration.flatOut = true }
             guard configuration.runners >= 0, configuration.spectators >= 0, configuration.idle >= 0,
                   configuration.rate > 0, configuration.duration > 0, configuration.pipeline > 0,
+                  (configuration.fixesPerRunner ?? 1) > 0,
                   (configuration.fixInterval ?? 1) >= 1e-6 else {
                 throw Options.UsageError(description: "counts must be >= 0; rate, duration, pipeline, fix interval > 0")
             }
@@ -240,6 +251,20 @@ struct LoadPlan {
         configuration.duration = duration
         return LoadScenario(name: replay ? "flat-replay" : "flat", configuration: configuration,
                             target: .throughput(fixesPerSecond: 200_000))
+    }
+
+    /// A whole race day's live runs in memory: 2,000 runners each send 14,400 fixes (a 4-hour run at 1 Hz,
+    /// replayed flat out with a phone clock 1 s per fix) and stay live; the server's RSS at the end must stay
+    /// under 256 MiB however long the runs are.
+    private static func longRace() -> LoadScenario {
+        var configuration = LoadConfiguration()
+        configuration.runners = 2000
+        configuration.flatOut = true
+        configuration.fixInterval = 1
+        configuration.fixesPerRunner = 14_400
+        configuration.duration = 1800
+        configuration.drainTimeout = 60
+        return LoadScenario(name: "long-race", configuration: configuration, target: .memoryAtEnd(bytes: 256 << 20))
     }
 
     /// 100 phone apps posting OsmAnd positions as fast as each gets its answers, on keep-alive connections or

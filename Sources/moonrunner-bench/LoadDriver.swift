@@ -33,6 +33,9 @@ struct LoadConfiguration: Sendable {
     var fixInterval: Double?
     /// Seconds to wait after streaming for the last acks and events.
     var drainTimeout = 10.0
+    /// Fixes each runner sends in all (its run then stays live, without `stop:`); streaming ends once every
+    /// runner's are sent and acknowledged, or after `duration`. Nil: runners stream for the whole duration.
+    var fixesPerRunner: Int?
 }
 
 /// Everything measured in one load run.
@@ -68,6 +71,8 @@ struct LoadResult {
     var residentAfterIdle: Int?
     var residentConnected: Int?
     var residentAfter: Int?
+    /// With ``LoadConfiguration/fixesPerRunner``: 11 s after the last ack, the runs still live.
+    var residentSettled: Int?
     var serverCPUSeconds: Double?
     var benchCPUSeconds: Double?
     var statistics: StatsEvent?
@@ -218,6 +223,12 @@ final class LoadDriver {
             stream()
         }
         result.residentAfter = server.residentBytes()
+        if configuration.fixesPerRunner != nil, !runners.isEmpty {
+            // The runs stay live; past the server's next hand-back of freed memory (every 10 s) what is left
+            // is what they cost, not what the flood's queues took on the way.
+            _ = runLoop(timeout: 11) { false }
+            result.residentSettled = server.residentBytes()
+        }
         result.statistics = askStatistics()
         return result
     }
@@ -238,7 +249,10 @@ final class LoadDriver {
         } else {
             ticker = schedulePacedFixes(startingAt: started)
         }
-        _ = runLoop(timeout: configuration.duration) { false }
+        _ = runLoop(timeout: configuration.duration) { [unowned self] in
+            guard let limit = configuration.fixesPerRunner else { return false }
+            return runners.allSatisfy { $0.sent == limit && $0.acknowledged == limit }
+        }
         isStreaming = false
         isFlatOutStreaming = false
         if let ticker { loop.cancel(ticker) }

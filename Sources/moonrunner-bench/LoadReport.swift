@@ -93,6 +93,16 @@ struct LoadReport {
             add("web_other_events_expected", result.otherEventsExpected)
             add("web_other_events_received", result.otherEventsReceived)
         }
+        var bytesPerLiveRun: Int?
+        if configuration.fixesPerRunner != nil, configuration.runners > 0, let before = result.residentBefore,
+           let after = result.residentAfter {
+            add("server_bytes_per_live_run_at_end", "\((after - before) / configuration.runners) (its connection included)")
+            if let settled = result.residentSettled {
+                add("server_rss_settled_mib", "\(Self.mebibytes(settled)) (11 s later, the runs still live)")
+                bytesPerLiveRun = (settled - before) / configuration.runners
+                add("server_bytes_per_live_run_settled", "\(bytesPerLiveRun!) (its connection included)")
+            }
+        }
         var bytesPerIdle: Int?
         if configuration.idle > 0, let before = result.residentBefore, let after = result.residentAfterIdle {
             bytesPerIdle = (after - before) / configuration.idle
@@ -137,6 +147,12 @@ struct LoadReport {
             headline += " — target p99 < \(Self.number(limit)) ms and zero loss: \(met ? "MET" : "MISSED")"
         case .throughput(let wanted)?:
             headline += " — target >= \(Self.fixed(wanted, 0)) fixes/s: \(fixesPerSecond >= wanted ? "MET" : "MISSED")"
+        case .memoryAtEnd(let limit)?:
+            let met = (result.residentAfter ?? .max) < limit && unacknowledged == 0 && result.unexpectedCloses == 0
+            headline += ", RSS at the end \(Self.mebibytes(result.residentAfter)) MiB, "
+                + "settled \(Self.mebibytes(result.residentSettled)) MiB, "
+                + "\(bytesPerLiveRun.map(String.init) ?? "?") bytes per live run"
+                + " — target < \(limit >> 20) MiB: \(met ? "MET" : "MISSED")"
         case .memoryPerConnection(let limit)?:
             let met = (bytesPerIdle ?? Int.max) < limit && result.idleReady == configuration.idle
             headline += " — target < \(limit) bytes per connection: \(met ? "MET" : "MISSED")"

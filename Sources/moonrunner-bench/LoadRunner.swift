@@ -107,9 +107,12 @@ final class LoadRunner: LoadPeer {
         logBase += removable
     }
 
+    /// Fixes it may still send (``LoadConfiguration/fixesPerRunner``).
+    private var fixesLeft: Int { driver.configuration.fixesPerRunner.map { $0 - sent } ?? .max }
+
     /// Paced mode: one fix now.
     func sendOneFix() {
-        guard state == .ready else { return }
+        guard state == .ready, fixesLeft > 0 else { return }
         queueFix(wallClock: LoadClock.wallMicroseconds())
         flush()
     }
@@ -118,8 +121,8 @@ final class LoadRunner: LoadPeer {
     /// full (then the fixes would wait in this process and their `ts` would no longer be the send time).
     func fillPipeline() {
         guard state == .ready, driver.isFlatOutStreaming, !hasPendingOutput else { return }
-        let room = driver.configuration.pipeline - inFlight
-        guard room >= max(1, driver.configuration.pipeline / 16) else { return }
+        let room = min(driver.configuration.pipeline - inFlight, fixesLeft)
+        guard room >= min(max(1, driver.configuration.pipeline / 16), fixesLeft), room > 0 else { return }
         for _ in 0..<room { queueFix(wallClock: LoadClock.wallMicroseconds()) }
         flush()
     }

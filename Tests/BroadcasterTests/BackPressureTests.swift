@@ -53,4 +53,33 @@ import Wire
             }
         }
     }
+
+    @Test func manyFloodsTogetherFillOneTurnOnlyUpToTheLoopsLimit() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.linesPerTurn = 256; $0.linesPerLoopTurn = 400 }) { server in
+                let runners = try (0..<20).map { try connectRunner("flood\($0)", to: server).0 }
+                let asker = try TestClient(port: server.port)
+                try asker.send("ping:")
+                try asker.expectNext("ok:ping")
+                // 20 phones replay 1,500 fixes each at once: each turn could take 256 lines from each of them.
+                let flood = straightRun(count: 1_500, speed: 3)
+                let bytes = Array(flood.map { $0 + "\n" }.joined().utf8)
+                for runner in runners { try runner.write(bytes) }
+                try runners.last!.lines(until: "a first pace") { $0.hasPrefix("pace:flood19") }
+                func accepted() throws -> Int {
+                    try asker.send("stats:")
+                    return try StatsEvent(event: Event.parse(asker.expect("stats:server", timeout: 20)))["fixes_accepted"] ?? 0
+                }
+                let first = try accepted(), second = try accepted()
+                #expect(second < 30_000, "the floods were over before the second question: nothing measured")
+                // Between two of the asker's lines a turn or two of the floods: 400 lines a turn per loop, not
+                // the 5,120 that 20 connections × 256 lines would make.
+                #expect(second - first < 2_500, "\(second - first) fixes handled between two lines of another client")
+                let stamp = flood.last!.split(separator: ",").last!
+                for runner in runners {
+                    try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
+                }
+            }
+        }
+    }
 }
