@@ -45,6 +45,7 @@ extension Server {
                 socket.close()
                 continue
             }
+            if !http, let size = configuration.socketReceiveBuffer { try? socket.setReceiveBufferSize(size) }
             if let shard, case let target = shard.router.takeNextLoop(), target != shard.index {
                 shard.router.post([.adopt(MigratingPeer(socket: socket, output: OutputBuffer(), hasPeerClosed: false,
                                                         connectedAt: Self.now(), kind: .accepted(http: http)))],
@@ -62,12 +63,13 @@ extension Server {
     }
 
     /// Reads what the socket has, frames lines and hands each to the hub, within the line budget.
-    func read(_ connection: Connection) {
+    /// `turnLimit` as for ``processBufferedLines(_:now:turnLimit:)``.
+    func read(_ connection: Connection, turnLimit: Int? = nil) {
         loop.assertLoopThread()
-        processBufferedLines(connection, now: Self.now())
+        processBufferedLines(connection, now: Self.now(), turnLimit: turnLimit)
         readChunks(connection) { bytes in
             connection.framer.append(bytes)
-            processBufferedLines(connection, now: Self.now())
+            processBufferedLines(connection, now: Self.now(), turnLimit: turnLimit)
         }
     }
 
@@ -174,14 +176,25 @@ extension Server {
     private func runQueuedWork() {
         isQueuedWorkScheduled = false
         let work = queuedWork
-        queuedWork.removeAll(keepingCapacity: true)
-        let now = Self.now()
+        queuedWork = []
         // A quarter of the turn stays for the connections whose bytes this turn's epoll reports.
         let queuedShare = configuration.linesPerLoopTurn - configuration.linesPerLoopTurn / 4
-        for connection in work where connection.hasQueuedWork {
+        for (index, connection) in work.enumerated() where connection.hasQueuedWork {
+            if linesThisTurn >= queuedShare {
+                // The turn is full: the ones not reached go first next turn, before those served now (each
+                // went to the back as it was served), so the round robin goes on where it stopped.
+                queuedWork = work[index...].filter { $0.hasQueuedWork } + queuedWork
+                if !isQueuedWorkScheduled {
+                    isQueuedWorkScheduled = true
+                    loop.execute { [unowned self] in runQueuedWork() }
+                }
+                return
+            }
             connection.hasQueuedWork = false
             guard connection.state == .open else { continue }
-            processBufferedLines(connection, now: now, turnLimit: queuedShare)
+            // Its lines, then what its socket has (without a round through epoll): a connection that keeps
+            // sending stays in this queue, in turn with the others, rather than jumping it through epoll.
+            read(connection, turnLimit: queuedShare)
             updateInterest(connection)
         }
     }

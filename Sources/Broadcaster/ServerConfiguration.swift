@@ -84,6 +84,11 @@ public struct ServerConfiguration: Sendable {
     /// back on the sender). Default 64 KiB: a few turns' lines (256 lines of ~60 bytes each per turn), so a
     /// flood waits in the kernel, not in the server's memory.
     public var readAhead = 64 * 1024
+    /// The kernel's receive buffer for each line-protocol connection (`SO_RCVBUF`), nil for the kernel's own
+    /// automatic sizing (which grows to many megabytes under a flood: seconds of fixes waiting unread, out of
+    /// the server's sight and late by the time they are read). Default 32 KiB: at 100 ms of round trip still
+    /// hundreds of kilobytes a second per connection, far above a phone's resend of its backlog.
+    public var socketReceiveBuffer: Int? = 32 * 1024
     /// Writes waiting for the store above which the server stops reading from every connection until they
     /// fall below ``storeQueueLowWater`` (so memory is bounded when the disk is slower than the runners).
     /// Default 200,000.

@@ -39,6 +39,13 @@ public final class StreamSocket: Sendable {
         try Syscall.setNonBlocking(fileDescriptor, !blocking)
     }
 
+    /// Sets the kernel's receive buffer (`SO_RCVBUF`; the kernel doubles it for its bookkeeping). A set size
+    /// turns the kernel's automatic growth off, so what a sender may have waiting here stays bounded.
+    public func setReceiveBufferSize(_ bytes: Int) throws(IOError) {
+        try checkOpen("setsockopt")
+        try Syscall.setSocketOption(fileDescriptor, SOL_SOCKET, SO_RCVBUF, Int32(clamping: bytes))
+    }
+
     /// Reads up to `buffer.count` bytes. `.processed(0)` is end of file (the peer closed or shut
     /// down its write side); `.wouldBlock` means no data yet. Resets and similar throw.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
