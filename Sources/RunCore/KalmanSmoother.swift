@@ -195,8 +195,9 @@ struct KalmanSmoother: Sendable {
     mutating func dropOldest(_ count: Int) {
         head += count
         // Batches of at least twice the window's size, so each step is copied at most half a time on average,
-        // and at least 64, so storage stays small.
-        if head >= max(64, 2 * (steps.count - head)) {
+        // and at least 16, so storage stays small (a 1 Hz run's lag window holds about 10 steps of ~170 bytes;
+        // 64 dropped ones beside them tripled its memory).
+        if head >= max(16, 2 * (steps.count - head)) {
             steps.removeFirst(head)
             head = 0
         }

@@ -320,8 +320,9 @@ struct SettlingTrack: Sendable {
         finalCount += settled
         dirtyFrom = max(dirtyFrom, finalCount)
         // Batches of at least the settling points' number, so each is copied at most once on average, and at
-        // least 64, so a live run's storage stays small.
-        if head >= max(64, points.count - head) {
+        // least 16: a live run at 1 Hz has a few dozen settling points, and 64 dropped ones kept beside them
+        // were most of its storage (thousands of live runs: tens of megabytes).
+        if head >= max(16, points.count - head) {
             points.removeFirst(head)
             head = 0
         }

@@ -34,8 +34,9 @@ public struct LineFramer: Sendable {
     /// Compaction threshold: consumed bytes are only moved out once there are this many and at least
     /// as many as remain, so compaction costs O(1) per byte amortised.
     private static let compactionThreshold = 4096
-    /// Capacity kept after the buffer drains; a larger one (after a burst) is released.
-    private static let retainedCapacity = 8192
+    /// Capacity kept after the buffer drains; a larger one (after a burst) is released. A phone's line is
+    /// well under 100 bytes: thousands of connections each keeping a burst's 8 KB added up to megabytes.
+    private static let retainedCapacity = 2048
 
     /// Creates a framer.
     public init(maximumLineLength: Int = 4096) {
@@ -102,6 +103,12 @@ public struct LineFramer: Sendable {
         }
         let newline = buffer.withUnsafeBytes { Self.firstNewline(in: $0, from: scanned) }
         guard let newline else {
+            if head == buffer.count && buffer.capacity > Self.retainedCapacity {
+                // Everything is handled: the burst's buffer goes now, not at the next append (which may be
+                // long in coming once a phone has resent its backlog).
+                buffer = []
+                head = 0
+            }
             scanned = buffer.count
             if buffer.count - head > maximumLineLength + 1 {
                 head = buffer.count

@@ -44,7 +44,12 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           (default 32)
   --lines-per-turn N      lines one connection has handled per loop turn before the others' turn
                           (default 256)
-  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 262144)
+  --lines-per-loop-turn N lines one loop handles per turn over all its connections; the rest wait
+                          their turn, in order (default 8192)
+  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 65536)
+  --receive-buffer BYTES  the kernel's receive buffer per line connection, or auto for the kernel's own
+                          growing one (default 32768)
+  --memory-return S       seconds between handing freed memory back to the system, or off (default 10)
   --store-high-water N    writes waiting for the store above which reading stops (default 200000)
   --store-low-water N     ... and below which it resumes (default 50000)
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
@@ -134,6 +139,19 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.eventBacklog = try options.number("sse-backlog", default: configuration.eventBacklog)
         configuration.linesPerTurn = try options.number("lines-per-turn", default: configuration.linesPerTurn)
         configuration.readAhead = try options.number("read-ahead", default: configuration.readAhead)
+        configuration.linesPerLoopTurn = try options.number("lines-per-loop-turn", default: configuration.linesPerLoopTurn)
+        if let text = options.string("receive-buffer") {
+            guard text == "auto" || Int(text).map({ $0 >= 1024 }) == true else {
+                throw Options.UsageError(description: "--receive-buffer: bytes (at least 1024) or auto, not \(text)")
+            }
+            configuration.socketReceiveBuffer = Int(text)
+        }
+        if let text = options.string("memory-return") {
+            guard text == "off" || Double(text).map({ $0 > 0 }) == true else {
+                throw Options.UsageError(description: "--memory-return: seconds (> 0) or off, not \(text)")
+            }
+            configuration.memoryReturnInterval = Double(text)
+        }
         configuration.storeQueueHighWater = try options.number("store-high-water", default: configuration.storeQueueHighWater)
         configuration.storeQueueLowWater = try options.number("store-low-water", default: configuration.storeQueueLowWater)
         configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)

@@ -176,9 +176,10 @@ struct ForgettingTrackTests {
         let atEnd = forgetting.storedPointCount
         // The same bound at fix 50,000 as at fix 1,000: a few hundred points (the settling track's minute,
         // the lag window, the newest final points, and storage not compacted yet).
+        // (Storage is compacted in batches of 16 or more, so the peaks may differ by one batch.)
         #expect(atThousand <= 300)
-        #expect(mostAfterThousand <= mostInFirstThousands)
-        #expect(atEnd <= mostInFirstThousands)
+        #expect(mostAfterThousand <= mostInFirstThousands + 16)
+        #expect(atEnd <= mostInFirstThousands + 16)
         // A tracker keeping its track holds every point.
         #expect(keeping.storedPointCount >= 1_990)
         // And the run went on: the forgetting tracker measured all of it.
