@@ -109,8 +109,14 @@ extension Server {
                 updateInterest(connection)  // stop reading until the answer is out
                 return
             }
-            if handled >= configuration.linesPerTurn || linesThisTurn >= turnLimit {
+            if handled >= configuration.linesPerTurn {
                 queueForNextTurn(connection)
+                return
+            }
+            if linesThisTurn >= turnLimit {
+                // The loop's turn is full, not this connection's share: it goes first next turn (a newcomer's
+                // `ping:` is not put behind every flood's next share).
+                queueForNextTurn(connection, first: true)
                 return
             }
             handled += 1
@@ -160,11 +166,16 @@ extension Server {
     }
 
     /// The connection's remaining lines run in its next turn, after every other connection's events (round
-    /// robin); it reads nothing more until then.
-    func queueForNextTurn(_ connection: Connection) {
+    /// robin), or, `first`, before those that had their share in this one; it reads nothing more until then.
+    func queueForNextTurn(_ connection: Connection, first: Bool = false) {
         if !connection.hasQueuedWork {
             connection.hasQueuedWork = true
-            queuedWork.append(connection)
+            if first {
+                queuedWork.insert(connection, at: queuedFirstCount)
+                queuedFirstCount += 1
+            } else {
+                queuedWork.append(connection)
+            }
             updateInterest(connection)
         }
         guard !isQueuedWorkScheduled else { return }
@@ -177,13 +188,16 @@ extension Server {
         isQueuedWorkScheduled = false
         let work = queuedWork
         queuedWork = []
+        queuedFirstCount = 0
         // A quarter of the turn stays for the connections whose bytes this turn's epoll reports.
         let queuedShare = configuration.linesPerLoopTurn - configuration.linesPerLoopTurn / 4
         for (index, connection) in work.enumerated() where connection.hasQueuedWork {
             if linesThisTurn >= queuedShare {
                 // The turn is full: the ones not reached go first next turn, before those served now (each
                 // went to the back as it was served), so the round robin goes on where it stopped.
-                queuedWork = work[index...].filter { $0.hasQueuedWork } + queuedWork
+                // (After the one this turn stopped in the middle of, which is first already; connections that
+                // find the turn full later in it go before these too: they had nothing in it.)
+                queuedWork.insert(contentsOf: work[index...].filter { $0.hasQueuedWork }, at: queuedFirstCount)
                 if !isQueuedWorkScheduled {
                     isQueuedWorkScheduled = true
                     loop.execute { [unowned self] in runQueuedWork() }

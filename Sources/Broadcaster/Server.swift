@@ -52,6 +52,9 @@ public final class Server: @unchecked Sendable {
     /// Connections with lines left for their next turn, and whether that turn is scheduled.
     var queuedWork: [Connection] = []
     var isQueuedWorkScheduled = false
+    /// How many at the front of `queuedWork` go before the rest (they were stopped by a full turn, not by
+    /// their own share); loop thread only.
+    var queuedFirstCount = 0
     /// Lines this loop has handled in the current turn, against ``ServerConfiguration/linesPerLoopTurn``
     /// (reset at the turn's end); loop thread only.
     var linesThisTurn = 0

@@ -78,8 +78,8 @@ public struct ServerConfiguration: Sendable {
     /// next turn, in arrival order. Queued connections may take three quarters of it, so connections that
     /// just became readable (a newcomer's `ping:`) always find room. It bounds what one turn makes: the events
     /// relayed to the other loops, the output queued, the time before the loop looks at new sockets again.
-    /// Default 8,192 (a few tens of milliseconds of fixes).
-    public var linesPerLoopTurn = 8_192
+    /// Default 4,096 (some 20 ms of fixes on one core: a newcomer waits a turn or two).
+    public var linesPerLoopTurn = 4_096
     /// Bytes read ahead of what a connection had handled; past it the server stops reading from it (TCP pushes
     /// back on the sender). Default 64 KiB: a few turns' lines (256 lines of ~60 bytes each per turn), so a
     /// flood waits in the kernel, not in the server's memory.

@@ -45,7 +45,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --lines-per-turn N      lines one connection has handled per loop turn before the others' turn
                           (default 256)
   --lines-per-loop-turn N lines one loop handles per turn over all its connections; the rest wait
-                          their turn, in order (default 8192)
+                          their turn, in order (default 4096)
   --read-ahead BYTES      bytes read ahead of what a connection had handled (default 65536)
   --receive-buffer BYTES  the kernel's receive buffer per line connection, or auto for the kernel's own
                           growing one (default 32768)
