@@ -140,6 +140,10 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.linesPerTurn = try options.number("lines-per-turn", default: configuration.linesPerTurn)
         configuration.readAhead = try options.number("read-ahead", default: configuration.readAhead)
         configuration.linesPerLoopTurn = try options.number("lines-per-loop-turn", default: configuration.linesPerLoopTurn)
+        // Zero would leave every line waiting for a turn that never has room.
+        guard configuration.linesPerTurn >= 1, configuration.linesPerLoopTurn >= 1 else {
+            throw Options.UsageError(description: "--lines-per-turn and --lines-per-loop-turn: at least 1")
+        }
         if let text = options.string("receive-buffer") {
             guard text == "auto" || Int(text).map({ $0 >= 1024 }) == true else {
                 throw Options.UsageError(description: "--receive-buffer: bytes (at least 1024) or auto, not \(text)")

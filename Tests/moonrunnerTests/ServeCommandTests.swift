@@ -41,7 +41,8 @@ import Wire
         #expect(help.awaitExit() == 0)
         let text = help.standardOutput
         for flag in ["--host", "--port", "--db", "--max-connections", "--idle-timeout", "--lines-per-second",
-                     "--errors-per-second", "--high-water", "--hard-limit", "--resume-window"] {
+                     "--errors-per-second", "--high-water", "--hard-limit", "--resume-window", "--lines-per-turn",
+                     "--lines-per-loop-turn", "--read-ahead", "--receive-buffer", "--memory-return"] {
             #expect(text.contains(flag), "\(flag)")
         }
     }
@@ -53,5 +54,22 @@ import Wire
         let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", garbage.path])
         #expect(server.awaitExit() == 1)
         #expect(server.standardError.contains("cannot open the database"))
+    }
+
+    @Test(arguments: [["--lines-per-loop-turn", "0"], ["--lines-per-turn", "0"], ["--receive-buffer", "12"],
+                      ["--receive-buffer", "lots"], ["--memory-return", "0"], ["--memory-return", "never"]])
+    func capacityFlagsOutOfRangeAreRefusedAtStart(flag: [String]) throws {
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:"] + flag)
+        #expect(server.awaitExit() == 2)
+        #expect(server.standardError.contains(flag[0]), "\(server.standardError)")
+    }
+
+    @Test func capacityFlagsInRangeServe() throws {
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:",
+                                       "--lines-per-loop-turn", "64", "--receive-buffer", "auto", "--memory-return", "off"])
+        defer { server.terminate() }
+        let client = try TestClient(port: try server.listeningPort())
+        try client.send("ping:")
+        try client.expectNext("ok:ping")
     }
 }
