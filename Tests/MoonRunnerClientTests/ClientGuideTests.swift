@@ -126,8 +126,9 @@ import Testing
         }
     }
 
-    /// Returns once `condition` holds for the model, checking at each `onChange`; after 30 s it records a
-    /// failure and returns (a test fails, never hangs).
+    /// Returns once `condition` holds for the model, checking at each `onChange`; after 100 s it records a
+    /// failure and returns (a test fails, never hangs). The main actor is shared by the whole parallel suite:
+    /// in full CI runs this test took up to 28 s with passing waits, and once a wait took over 30 s.
     @MainActor static func change(of model: LiveRunModel,
                                   until condition: @escaping @MainActor @Sendable (LiveRunModel) -> Bool) async {
         guard !condition(model) else { return }
@@ -140,8 +141,11 @@ import Testing
                 slot.resume()
             }
             Task {
-                try? await Task.sleep(for: .seconds(30))
-                if slot.resume() { Issue.record("the model did not change as expected within 30 s") }
+                try? await Task.sleep(for: .seconds(100))
+                if slot.resume() {
+                    let state = "connection \(model.connection), distance \(model.distance), cheers \(model.cheers)"
+                    Issue.record("the model did not change as expected within 100 s: \(state)")
+                }
             }
         }
     }
