@@ -36,7 +36,7 @@ struct OutputBuffer {
     /// Queues a line (with its newline), copying it once (HTTP answers, a stream's framing, tests).
     @discardableResult
     mutating func append(_ line: [UInt8], paceOf runner: String?, highWaterMark: Int) -> Bool {
-        append(SharedLine(line), paceOf: runner, highWaterMark: highWaterMark)
+        append(SharedLine.copying(line), paceOf: runner, highWaterMark: highWaterMark)
     }
 
     /// Queues a line (with its newline) by reference. `paceOf` names the runner when the line is a droppable

@@ -58,8 +58,18 @@ extension Server {
             } catch {
                 logger.write("register failed for \(socket.peerDescription): \(error)")
                 closeNow(peer, reason: "register failed")
+                continue
             }
+            readOnArrival(peer)
         }
+    }
+
+    /// Reads a newcomer right away: its first line (or request) has usually come with it, and waiting for
+    /// epoll to report it would put the answer behind a whole turn of other connections' work (under a flood a
+    /// turn is tens of milliseconds). Nothing there yet costs one read.
+    func readOnArrival(_ peer: Peer) {
+        guard peer.state == .open else { return }
+        peer.handleEvent(readable: true, writable: false, hangup: false)
     }
 
     /// Reads what the socket has, frames lines and hands each to the hub, within the line budget.
@@ -70,6 +80,12 @@ extension Server {
         readChunks(connection) { bytes in
             connection.framer.append(bytes)
             processBufferedLines(connection, now: Self.now(), turnLimit: turnLimit)
+        }
+        // A connection that said all it had (not a flood whose next lines wait for its next turn) gets its
+        // answers now rather than after the rest of the turn's work; its own lines made all of them, so this is
+        // still one write.
+        if connection.state == .open && !connection.isDoomed && !connection.hasQueuedWork && !connection.output.isEmpty {
+            flush(connection)
         }
     }
 

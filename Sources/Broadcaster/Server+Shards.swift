@@ -215,7 +215,8 @@ extension Server {
         }
         switch moving.kind {
         case .accepted:
-            break
+            readOnArrival(peer)
+            return
         case .line(_, _, _, _, let command):
             guard let connection = peer as? Connection else { return }
             if !identifiesThroughCluster(command, on: connection) { hub.received(command, from: connection.id, now: now) }

@@ -2,24 +2,32 @@
 /// `SharedLine` to every recipient's ``OutputBuffer``, and the socket write gathers them with `writev`, so a line
 /// for 500 spectators is one copy, not 500.
 ///
-/// Immutable after `init`, and its memory lives exactly as long as the object, which is why a write may hold a
-/// raw pointer into it while a buffer keeps a reference (an `[UInt8]` gives no pointer outside a closure).
+/// The bytes live inside the object itself (tail-allocated: one allocation per line, not two, and a pace line is
+/// made for every fix), so they stay put exactly as long as the object lives, which is why a write may hold a
+/// raw pointer into them while a buffer keeps a reference (an `[UInt8]` gives no pointer outside a closure).
+/// The header is the byte count. Immutable once made.
 /// Sendable because nothing ever changes it: a connection moving to another loop takes its queue along.
-final class SharedLine: @unchecked Sendable {
-    /// The line, newline included.
-    let bytes: UnsafeRawBufferPointer
-
-    /// Copies `line`.
-    init(_ line: [UInt8]) {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: line.count, alignment: 1)
-        line.withUnsafeBytes { storage.copyMemory(from: $0) }
-        bytes = UnsafeRawBufferPointer(storage)
+final class SharedLine: ManagedBuffer<Int, UInt8>, @unchecked Sendable {
+    /// A copy of `line`.
+    static func copying(_ line: [UInt8]) -> SharedLine {
+        let made = unsafeDowncast(SharedLine.create(minimumCapacity: line.count) { _ in line.count },
+                                  to: SharedLine.self)
+        made.withUnsafeMutablePointerToElements { target in
+            line.withUnsafeBufferPointer { source in
+                guard let start = source.baseAddress else { return }
+                target.initialize(from: start, count: source.count)
+            }
+        }
+        return made
     }
 
-    deinit { bytes.deallocate() }
+    /// The line, newline included.
+    var bytes: UnsafeRawBufferPointer {
+        withUnsafeMutablePointerToElements { UnsafeRawBufferPointer(start: $0, count: header) }
+    }
 
     /// Bytes in the line.
-    var count: Int { bytes.count }
+    var count: Int { header }
 }
 
 /// Makes one ``SharedLine`` per distinct line handed in a row: a broadcast sends the very same array to each
@@ -34,7 +42,7 @@ struct SharedLineCache {
         if let shared, line.count == source.count, let here = Self.storage(of: line), here == Self.storage(of: source) {
             return shared
         }
-        let made = SharedLine(line)
+        let made = SharedLine.copying(line)
         source = line
         shared = made
         return made

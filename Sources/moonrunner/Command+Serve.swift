@@ -50,8 +50,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --receive-buffer BYTES  the kernel's receive buffer per line connection, or auto for the kernel's own
                           growing one (default 32768)
   --memory-return S       seconds between handing freed memory back to the system, or off (default 10)
-  --store-high-water N    writes waiting for the store above which reading stops (default 200000)
-  --store-low-water N     ... and below which it resumes (default 50000)
+  --store-high-water N    writes waiting for the store above which reading stops (default 50000)
+  --store-low-water N     ... and below which it resumes (default 20000)
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
                           (default 600)
   --device-failures N     wrong device tokens, keys and share tokens per source address per minute (and

@@ -86,6 +86,44 @@ import Wire
         }
     }
 
+    @Test func aNewcomersFirstLineIsAnsweredInTheTurnItWasAcceptedIn() async throws {
+        // With several loops a newcomer may be dealt to another loop, and `stats:` adds up every loop's turns.
+        let loops = ProcessInfo.processInfo.environment["MOONRUNNER_TEST_LOOPS"].flatMap(Int.init) ?? 1
+        guard loops == 1 else { return }
+        try await onItsOwnThread {
+            try withServer({ $0.linesPerTurn = 256; $0.linesPerLoopTurn = 2_000 }) { server in
+                let runners = try (0..<20).map { try connectRunner("flood\($0)", to: server).0 }
+                let asker = try TestClient(port: server.port)
+                try asker.send("ping:")
+                try asker.expectNext("ok:ping")
+                let flood = straightRun(count: 3_000, speed: 3)
+                let bytes = Array(flood.map { $0 + "\n" }.joined().utf8)
+                for runner in runners { try runner.write(bytes) }
+                try runners.last!.lines(until: "a first pace") { $0.hasPrefix("pace:flood19") }
+                // The newcomer connects (so the listener is readable), sends its first line, then the asker
+                // (an idle connection epoll reports) sends its own: both arrive within the same turn or the
+                // newcomer's earlier. Each turn hands 1,500 lines to the floods before epoll's connections.
+                let newcomer = try TestClient(port: server.port)
+                try newcomer.send("stats:")
+                try asker.send("stats:")
+                func accepted(_ client: TestClient) throws -> Int {
+                    try StatsEvent(event: Event.parse(client.expect("stats:server", timeout: 20)))["fixes_accepted"] ?? 0
+                }
+                let theNewcomers = try accepted(newcomer), theAskers = try accepted(asker)
+                #expect(theAskers < 50_000, "the floods were over before the question: nothing measured")
+                // Read at once when accepted, the newcomer's line is answered in that turn (the asker's in the
+                // same one, or later). Read only once epoll reported it, it would wait for the next turn, after
+                // the floods' 1,500 lines.
+                #expect(theNewcomers - theAskers < 750,
+                        "the newcomer's line was handled \(theNewcomers - theAskers) fixes after the asker's")
+                let stamp = flood.last!.split(separator: ",").last!
+                for runner in runners {
+                    try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
+                }
+            }
+        }
+    }
+
     @Test func floodsThatFillEveryTurnAdvanceTogether() async throws {
         try await onItsOwnThread {
             // Turns far smaller than the floods, room in the kernel for each whole flood (so all are written
