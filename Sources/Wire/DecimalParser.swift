@@ -44,8 +44,9 @@ enum DecimalParser {
             }
             guard fractionDigits > 0, index == end else { return nil }
         }
-        // Clinger's fast path: both operands exact, so the one division rounds correctly.
-        if significantDigits <= 15 && fractionDigits <= 22 {
+        // Clinger's fast path: both operands exact (the digits, all held, at most 2^53; the power of ten at most
+        // 10^22), so the one division rounds correctly. A unix time with microseconds has 16 digits: still here.
+        if significantDigits <= 19 && mantissa <= 1 << 53 && fractionDigits <= 22 {
             let magnitude = Double(mantissa) / exactPowers[fractionDigits]
             return negative ? -magnitude : magnitude
         }

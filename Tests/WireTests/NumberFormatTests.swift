@@ -91,6 +91,17 @@ import Testing
         for text in ["48.8566141", "2.3522219", "0.3", "1732950000.7", "-33.4489", "151.2093"] {
             #expect(NumberFormat.parseDecimal(text) == Double(text))
         }
+        // Unix times with microseconds (16-17 digits: the fast path up to 2^53 of digits, the library's beyond)
+        // and the edge itself, against the standard library's correctly rounded reading.
+        for _ in 0..<20_000 {
+            let text = "\(UInt64.random(in: 1_000_000_000...4_000_000_000, using: &generator))."
+                + String(UInt64.random(in: 0...999_999, using: &generator) + 1_000_000).dropFirst()
+            #expect(NumberFormat.parseDecimal(text) == Double(text), "\(text)")
+        }
+        for text in ["9007199254740992", "9007199254740993", "9007199254.740993", "-9007199254740991.0",
+                     "900719925474099.3", "9007199254740992.5", "0.9007199254740993", "1764640000.000001"] {
+            #expect(NumberFormat.parseDecimal(text) == Double(text), "\(text)")
+        }
     }
 
     static let plain: [(Double, String)] = [
