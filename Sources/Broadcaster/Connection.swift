@@ -44,6 +44,10 @@ final class Connection: Peer {
             && !isWaitingForStore && framer.bufferedByteCount < server.configuration.readAhead
     }
 
+    /// Up to the read-ahead: a read of the whole kernel buffer would leave most of it waiting in the framer
+    /// for later turns, seconds of a flood's fixes ahead of the kernel's in the queue however fast the server.
+    override var readAllowance: Int { max(1, server.configuration.readAhead - framer.bufferedByteCount) }
+
     override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
         if hangup && isAwaitingAnswer && state == .open {
             // Both directions are gone: the answer could not be delivered, and epoll would report the hangup

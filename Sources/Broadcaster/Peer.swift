@@ -45,6 +45,9 @@ class Peer: EventHandler {
     /// True when epoll should report readability now (subclasses pause reading for their own reasons).
     var wantsToRead: Bool { state == .open && !hasPeerClosed && !isDoomed }
 
+    /// Bytes the next read may take (the rest waits in the kernel, where TCP pushes back on the sender).
+    var readAllowance: Int { Int.max }
+
     /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); true when it replaced a
     /// pending pace line. The line protocol queues `shared`, the line's one copy for all recipients; an event
     /// stream frames `line` instead.

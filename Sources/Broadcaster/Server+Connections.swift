@@ -95,8 +95,9 @@ extension Server {
     func readChunks(_ peer: Peer, _ consume: (UnsafeRawBufferPointer) -> Void) {
         for _ in 0..<4 where peer.wantsToRead {
             let result: IOResult<Int>
+            let size = min(readBuffer.count, peer.readAllowance)
             do {
-                result = try peer.socket.read(into: readBuffer)
+                result = try peer.socket.read(into: UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<size]))
             } catch {
                 closeNow(peer, reason: "read error: \(error)")
                 return
@@ -109,7 +110,7 @@ extension Server {
                 return
             }
             consume(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-            if count < readBuffer.count { return }
+            if count < size { return }
         }
     }
 

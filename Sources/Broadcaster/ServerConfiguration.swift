@@ -80,10 +80,12 @@ public struct ServerConfiguration: Sendable {
     /// relayed to the other loops, the output queued, the time before the loop looks at new sockets again.
     /// Default 4,096 (some 20 ms of fixes on one core: a newcomer waits a turn or two).
     public var linesPerLoopTurn = 4_096
-    /// Bytes read ahead of what a connection had handled; past it the server stops reading from it (TCP pushes
-    /// back on the sender). Default 64 KiB: a few turns' lines (256 lines of ~60 bytes each per turn), so a
-    /// flood waits in the kernel, not in the server's memory.
-    public var readAhead = 64 * 1024
+    /// Bytes read ahead of what a connection had handled; no read takes more, and past it the server stops
+    /// reading from it (TCP pushes back on the sender). Default 16 KiB: about a turn's share of a flood's lines
+    /// (256 lines of 45-60 bytes), so a flood waits in the kernel, not in the server's memory, and a fix read is
+    /// handled within a turn or two (64 KiB held 1,000-odd fixes per runner besides the kernel's: under the
+    /// 500-runner flood events came ~4 s later, p50 12-14 s against 8-10 s, at the same throughput).
+    public var readAhead = 16 * 1024
     /// The kernel's receive buffer for each line-protocol connection (`SO_RCVBUF`), nil for the kernel's own
     /// automatic sizing (which grows to many megabytes under a flood: seconds of fixes waiting unread, out of
     /// the server's sight and late by the time they are read). Default 32 KiB: at 100 ms of round trip still

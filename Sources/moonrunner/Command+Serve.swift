@@ -46,7 +46,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           (default 256)
   --lines-per-loop-turn N lines one loop handles per turn over all its connections; the rest wait
                           their turn, in order (default 4096)
-  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 65536)
+  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 16384)
   --receive-buffer BYTES  the kernel's receive buffer per line connection, or auto for the kernel's own
                           growing one (default 32768)
   --memory-return S       seconds between handing freed memory back to the system, or off (default 10)
