@@ -57,15 +57,8 @@ import Wire
     @Test func manyFloodsTogetherFillOneTurnOnlyUpToTheLoopsLimit() async throws {
         try await onItsOwnThread {
             try withServer({ $0.linesPerTurn = 256; $0.linesPerLoopTurn = 400 }) { server in
-                let runners = try (0..<20).map { try connectRunner("flood\($0)", to: server).0 }
-                let asker = try TestClient(port: server.port)
-                try asker.send("ping:")
-                try asker.expectNext("ok:ping")
                 // 20 phones replay 1,500 fixes each at once: each turn could take 256 lines from each of them.
-                let flood = straightRun(count: 1_500, speed: 3)
-                let bytes = Array(flood.map { $0 + "\n" }.joined().utf8)
-                for runner in runners { try runner.write(bytes) }
-                try runners.last!.lines(until: "a first pace") { $0.hasPrefix("pace:flood19") }
+                let (runners, asker, flood) = try startFloods(of: 1_500, on: server)
                 func accepted() throws -> Int {
                     try asker.send("stats:")
                     return try StatsEvent(event: Event.parse(asker.expect("stats:server", timeout: 20)))["fixes_accepted"] ?? 0
@@ -78,10 +71,7 @@ import Wire
                 let loops = ProcessInfo.processInfo.environment["MOONRUNNER_TEST_LOOPS"].flatMap(Int.init) ?? 1
                 #expect(second - first < 2_500 * max(1, loops),
                         "\(second - first) fixes handled between two lines of another client")
-                let stamp = flood.last!.split(separator: ",").last!
-                for runner in runners {
-                    try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
-                }
+                try awaitTheLastPaces(of: flood, on: runners)
             }
         }
     }
@@ -92,14 +82,7 @@ import Wire
         guard loops == 1 else { return }
         try await onItsOwnThread {
             try withServer({ $0.linesPerTurn = 256; $0.linesPerLoopTurn = 2_000 }) { server in
-                let runners = try (0..<20).map { try connectRunner("flood\($0)", to: server).0 }
-                let asker = try TestClient(port: server.port)
-                try asker.send("ping:")
-                try asker.expectNext("ok:ping")
-                let flood = straightRun(count: 3_000, speed: 3)
-                let bytes = Array(flood.map { $0 + "\n" }.joined().utf8)
-                for runner in runners { try runner.write(bytes) }
-                try runners.last!.lines(until: "a first pace") { $0.hasPrefix("pace:flood19") }
+                let (runners, asker, flood) = try startFloods(of: 3_000, on: server)
                 // The newcomer connects (so the listener is readable), sends its first line, then the asker
                 // (an idle connection epoll reports) sends its own: both arrive within the same turn or the
                 // newcomer's earlier. Each turn hands 1,500 lines to the floods before epoll's connections.
@@ -116,10 +99,7 @@ import Wire
                 // the floods' 1,500 lines.
                 #expect(theNewcomers - theAskers < 750,
                         "the newcomer's line was handled \(theNewcomers - theAskers) fixes after the asker's")
-                let stamp = flood.last!.split(separator: ",").last!
-                for runner in runners {
-                    try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
-                }
+                try awaitTheLastPaces(of: flood, on: runners)
             }
         }
     }
@@ -158,11 +138,30 @@ import Wire
                 let (low, high) = (distances.min() ?? 0, distances.max() ?? 1)
                 #expect(high < 4_400, "the floods were over before they could be compared: \(distances)")
                 #expect(low >= 0.5 * high, "uneven progress: \(distances)")
-                let stamp = flood.last!.split(separator: ",").last!
-                for runner in runners {
-                    try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
-                }
+                try awaitTheLastPaces(of: flood, on: runners)
             }
+        }
+    }
+
+    /// 20 runners (`flood0`...) each write `count` fixes at once; returns them, an idle asker, and the fixes,
+    /// once the last runner's first pace came (the floods are under way).
+    private func startFloods(of count: Int, on server: Server) throws -> ([TestClient], TestClient, [String]) {
+        let runners = try (0..<20).map { try connectRunner("flood\($0)", to: server).0 }
+        let asker = try TestClient(port: server.port)
+        try asker.send("ping:")
+        try asker.expectNext("ok:ping")
+        let flood = straightRun(count: count, speed: 3)
+        let bytes = Array(flood.map { $0 + "\n" }.joined().utf8)
+        for runner in runners { try runner.write(bytes) }
+        try runners.last!.lines(until: "a first pace") { $0.hasPrefix("pace:flood19") }
+        return (runners, asker, flood)
+    }
+
+    /// Every runner got the pace of the flood's last fix: nothing was lost on the way.
+    private func awaitTheLastPaces(of flood: [String], on runners: [TestClient]) throws {
+        let stamp = flood.last!.split(separator: ",").last!
+        for runner in runners {
+            try runner.lines(until: "the flood's last pace", timeout: 60) { $0.hasPrefix("pace:") && $0.contains("ts=\(stamp)") }
         }
     }
 }
