@@ -85,6 +85,7 @@ public struct ServerConfiguration: Sendable {
     /// (256 lines of 45-60 bytes), so a flood waits in the kernel, not in the server's memory, and a fix read is
     /// handled within a turn or two (64 KiB held 1,000-odd fixes per runner besides the kernel's: under the
     /// 500-runner flood events came ~4 s later, p50 12-14 s against 8-10 s, at the same throughput).
+    /// At least ``maximumLineLength``: a line's start filling it would never be read to its end.
     public var readAhead = 16 * 1024
     /// The kernel's receive buffer for each line-protocol connection (`SO_RCVBUF`), nil for the kernel's own
     /// automatic sizing (which grows to many megabytes under a flood: seconds of fixes waiting unread, out of

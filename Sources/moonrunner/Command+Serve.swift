@@ -46,7 +46,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           (default 256)
   --lines-per-loop-turn N lines one loop handles per turn over all its connections; the rest wait
                           their turn, in order (default 4096)
-  --read-ahead BYTES      bytes read ahead of what a connection had handled (default 16384)
+  --read-ahead BYTES      bytes read ahead of what a connection had handled, at least the longest
+                          line, 4096 (default 16384)
   --receive-buffer BYTES  the kernel's receive buffer per line connection, or auto for the kernel's own
                           growing one (default 32768)
   --memory-return S       seconds between handing freed memory back to the system, or off (default 10)
@@ -143,6 +144,11 @@ func runServeCommand(arguments: [String]) -> Int32 {
         // Zero would leave every line waiting for a turn that never has room.
         guard configuration.linesPerTurn >= 1, configuration.linesPerLoopTurn >= 1 else {
             throw Options.UsageError(description: "--lines-per-turn and --lines-per-loop-turn: at least 1")
+        }
+        // Less than a whole line and a long line's start would fill it: nothing more read, that line never ends.
+        guard configuration.readAhead >= configuration.maximumLineLength else {
+            throw Options.UsageError(description:
+                "--read-ahead: at least the longest line, \(configuration.maximumLineLength) bytes")
         }
         if let text = options.string("receive-buffer") {
             guard text == "auto" || Int(text).map({ $0 >= 1024 }) == true else {

@@ -57,7 +57,8 @@ import Wire
     }
 
     @Test(arguments: [["--lines-per-loop-turn", "0"], ["--lines-per-turn", "0"], ["--receive-buffer", "12"],
-                      ["--receive-buffer", "lots"], ["--memory-return", "0"], ["--memory-return", "never"]])
+                      ["--receive-buffer", "lots"], ["--memory-return", "0"], ["--memory-return", "never"],
+                      ["--read-ahead", "4095"]])
     func capacityFlagsOutOfRangeAreRefusedAtStart(flag: [String]) throws {
         let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:"] + flag)
         #expect(server.awaitExit() == 2)
@@ -66,7 +67,8 @@ import Wire
 
     @Test func capacityFlagsInRangeServe() throws {
         let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:",
-                                       "--lines-per-loop-turn", "64", "--receive-buffer", "auto", "--memory-return", "off"])
+                                       "--lines-per-loop-turn", "64", "--receive-buffer", "auto", "--memory-return", "off",
+                                       "--read-ahead", "4096"])
         defer { server.terminate() }
         let client = try TestClient(port: try server.listeningPort())
         try client.send("ping:")
