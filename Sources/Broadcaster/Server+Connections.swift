@@ -81,12 +81,6 @@ extension Server {
             connection.framer.append(bytes)
             processBufferedLines(connection, now: Self.now(), turnLimit: turnLimit)
         }
-        // A connection that said all it had (not a flood whose next lines wait for its next turn) gets its
-        // answers now rather than after the rest of the turn's work; its own lines made all of them, so this is
-        // still one write.
-        if connection.state == .open && !connection.isDoomed && !connection.hasQueuedWork && !connection.output.isEmpty {
-            flush(connection)
-        }
     }
 
     /// A few reads per event (so a fire hose cannot keep the loop on one peer), each chunk to `consume`, while

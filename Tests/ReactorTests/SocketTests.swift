@@ -172,16 +172,22 @@ import Testing
 
     @Test(.enabled(if: mallocIsGlibcs, "the sanitizers' malloc replaces glibc's"))
     func freedMemoryGoesBackToTheSystemWhenAsked() {
-        // 48 MiB in small blocks, then one more that pins the heap's top: freeing the rest leaves it all
-        // resident (malloc only gives back a free top of the heap by itself) until it is asked to return it.
-        let blocks = (0..<196_608).map { _ in UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16) }
-        for block in blocks { block.initializeMemory(as: UInt8.self, repeating: 1, count: 256) }
-        let pin = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16)
-        defer { pin.deallocate() }
-        for block in blocks { block.deallocate() }
-        let before = ProcessLimits.residentMemoryBytes()
-        #expect(ProcessLimits.returnFreeMemory())
-        let after = ProcessLimits.residentMemoryBytes()
-        #expect(after < before - (24 << 20), "resident \(before >> 20) MiB before, \(after >> 20) MiB after")
+        // Resident memory is the whole process's, and the other suites allocate alongside: a few tries.
+        var tries: [String] = []
+        for _ in 0..<3 {
+            // 48 MiB in small blocks, then one more that pins the heap's top: freeing the rest leaves it all
+            // resident (malloc only gives back a free top of the heap by itself) until it is asked to return it.
+            let blocks = (0..<196_608).map { _ in UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16) }
+            for block in blocks { block.initializeMemory(as: UInt8.self, repeating: 1, count: 256) }
+            let pin = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16)
+            defer { pin.deallocate() }
+            for block in blocks { block.deallocate() }
+            let before = ProcessLimits.residentMemoryBytes()
+            #expect(ProcessLimits.returnFreeMemory())
+            let after = ProcessLimits.residentMemoryBytes()
+            if after < before - (24 << 20) { return }
+            tries.append("\(before >> 20) -> \(after >> 20) MiB")
+        }
+        Issue.record("resident memory did not fall by 24 MiB when asked, in 3 tries: \(tries)")
     }
 }
