@@ -163,10 +163,12 @@ final class Hub {
     func received(_ command: Command, from id: ConnectionID, now: Double) {
         assertOnLoop()
         guard !isShuttingDown, let index = sessions.index(forKey: id) else { return }
-        if !sessions.values[index].isActive { sessions.values[index].isActive = true }
+        // In place: reading `sessions.values[index]` copies the whole session (its sets and dictionaries
+        // retained and released) twice for every fix.
+        let runner = Self.activate(&sessions.values[index])
         switch command {
         case .identify(let name, let key): identify(id, name: name, key: key, now: now)
-        case .location(let location): locate(id, sessions.values[index].runner, location, now: now)
+        case .location(let location): locate(id, runner, location, now: now)
         case .stop(let save): stop(id, save: save, now: now)
         case .watch(let target, let token): follow(id, target, coach: false, token: token, now: now)
         case .coach(let target, let token, let every): follow(id, target, coach: true, every: every, token: token, now: now)
@@ -191,6 +193,12 @@ final class Hub {
         case .unshare(let token): unshare(token, for: id, now: now)
         case .replay(let runID, let speed): replay(runID, speed: speed, for: id, now: now)
         }
+    }
+
+    /// Marks a session active (it sent a valid command) and gives its runner, without copying the session.
+    private static func activate(_ session: inout Session) -> RunnerEntry? {
+        if !session.isActive { session.isActive = true }
+        return session.runner
     }
 
     /// Once a second: idle connections and expired resume windows.
@@ -292,8 +300,14 @@ final class Hub {
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.
         if audience != .coaches, runnerEntry?.run != nil || remoteRuns[runner] != nil {
-            backlogs[runner, default: EventBacklog(capacity: configuration.eventBacklog)]
-                .append(sequence, line, isPace: droppable)
+            // Changed in place; `[runner, default: …]` would put its autoclosure on the heap for every event.
+            if let index = backlogs.index(forKey: runner) {
+                backlogs.values[index].append(sequence, line, isPace: droppable)
+            } else {
+                var backlog = EventBacklog(capacity: configuration.eventBacklog)
+                backlog.append(sequence, line, isPace: droppable)
+                backlogs[runner] = backlog
+            }
         }
         deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
                 except: sender, ownLine: ownLine)
@@ -312,26 +326,42 @@ final class Hub {
             return deliverPrivately(line, about: runner, own: own, to: audience, droppable: droppable, except: sender,
                                     ownLine: ownLine)
         }
+        // Empty audiences are skipped before they are touched: an absent set read as `?? []` is the runtime's
+        // immortal empty singleton, whose every retain and release takes the slow path (a few % of a flood).
         if audience == .coaches {
-            let coaching = coaches[runner] ?? []
-            for id in coaching where id != sender { send(line, to: id, paceOf: pace) }
-            for id in everyoneCoaches where id != sender && !coaching.contains(id) { send(line, to: id, paceOf: pace) }
+            let coaching = coaches[runner]
+            if let coaching {
+                for id in coaching where id != sender { send(line, to: id, paceOf: pace) }
+            }
+            if !everyoneCoaches.isEmpty {
+                for id in everyoneCoaches where id != sender && coaching?.contains(id) != true {
+                    send(line, to: id, paceOf: pace)
+                }
+            }
             return
         }
         if let own, own != sender { send(ownLine ?? line, to: own, paceOf: pace) }
-        let direct = watchers[runner] ?? []
-        for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }
-        for id in everyoneWatchers where id != own && id != sender && !direct.contains(id) {
-            send(line, to: id, paceOf: pace)
+        let direct = watchers[runner]
+        if let direct {
+            for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }
+        }
+        if !everyoneWatchers.isEmpty {
+            for id in everyoneWatchers where id != own && id != sender && direct?.contains(id) != true {
+                send(line, to: id, paceOf: pace)
+            }
         }
         guard audience == .everyone else { return }
-        let coaching = coaches[runner] ?? []
-        for id in coaching where id != own && !direct.contains(id) && !everyoneWatchers.contains(id) {
-            send(line, to: id, paceOf: pace)
+        let coaching = coaches[runner]
+        if let coaching {
+            for id in coaching where id != own && direct?.contains(id) != true && !everyoneWatchers.contains(id) {
+                send(line, to: id, paceOf: pace)
+            }
         }
-        for id in everyoneCoaches where id != own && !direct.contains(id) && !everyoneWatchers.contains(id)
-            && !coaching.contains(id) {
-            send(line, to: id, paceOf: pace)
+        if !everyoneCoaches.isEmpty {
+            for id in everyoneCoaches where id != own && direct?.contains(id) != true && !everyoneWatchers.contains(id)
+                && coaching?.contains(id) != true {
+                send(line, to: id, paceOf: pace)
+            }
         }
     }
 

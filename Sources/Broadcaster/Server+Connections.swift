@@ -268,8 +268,9 @@ extension Server {
         connection.isReadPaused = true
         updateInterest(connection)
         let wait = max(0.001, (1 - connection.lineBudget) / configuration.linesPerSecond)
-        loop.schedule(after: wait) { [weak connection, unowned self] in
-            guard let connection, connection.state == .open else { return }
+        // By id, not a weak reference (that would give the connection a side table: see `closeAfterOutput`).
+        loop.schedule(after: wait) { [id = connection.id, unowned self] in
+            guard let connection = connections[id] as? Connection, connection.state == .open else { return }
             connection.isReadPaused = false
             updateInterest(connection)
             processBufferedLines(connection, now: Self.now())

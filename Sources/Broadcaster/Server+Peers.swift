@@ -98,9 +98,10 @@ extension Server {
             closeNow(peer, reason: reason)
         } else {
             updateInterest(peer)
-            // A reader that never reads must not keep a closing peer forever.
-            loop.schedule(after: 5) { [weak peer, unowned self] in
-                if let peer { closeNow(peer, reason: reason + " (output not drained)") }
+            // A reader that never reads must not keep a closing peer forever. By id, not a weak reference: one
+            // would give the peer a side table, and slow every later retain and release of it.
+            loop.schedule(after: 5) { [id = peer.id, unowned self] in
+                if let peer = connections[id] { closeNow(peer, reason: reason + " (output not drained)") }
             }
         }
     }

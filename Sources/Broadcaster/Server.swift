@@ -82,6 +82,9 @@ public final class Server: @unchecked Sendable {
     var cluster: ClusterNode?
     var clusterOutbox: [RelayMessage] = []
     var nextCountersRequest = 1
+    /// The store's way back to this loop (a server outside a group only); detached when the loop stops.
+    /// Loop thread only.
+    private var commitRelay: CommitRelay?
     /// Set once the loop has stopped; waited on by `waitUntilStopped()`.
     private let stopped = Mutex(false)
     private let stoppedSignal = DispatchSemaphore(value: 0)
@@ -135,6 +138,7 @@ public final class Server: @unchecked Sendable {
 
     /// Recovers live runs from the store, then serves on the calling thread until shut down.
     public func run() throws(IOError) {
+        defer { commitRelay?.detach() }
         try prepare()
         loop.run()
         listener?.close()
@@ -156,6 +160,7 @@ public final class Server: @unchecked Sendable {
                 failure.withLock { $0 = error }
                 ready.signal()
             }
+            commitRelay?.detach()
             listener?.close()
             httpListener?.close()
             stopped.withLock { $0 = true }
@@ -192,9 +197,9 @@ public final class Server: @unchecked Sendable {
         }
         // A group's loops all hear every receipt (``ServerGroup`` sets the one handler).
         if shard == nil {
-            store.setCommitHandler { [weak self] receipt in
-                self?.loop.execute { [weak self] in self?.committed(receipt) }
-            }
+            let relay = CommitRelay(self)
+            commitRelay = relay
+            store.setCommitHandler { receipt in relay.deliver(receipt) }
         }
         loop.schedule(every: 1) { [unowned self] in
             let now = Self.now()

@@ -145,8 +145,9 @@ import Testing
     }
 }
 
-/// Process limits used by the server at start-up.
-@Suite struct ProcessLimitsTests {
+/// Process limits used by the server at start-up. Serialized: resident memory is the whole process's, and one
+/// of these tests hands freed memory back (malloc_trim) while the other measures growth.
+@Suite(.serialized) struct ProcessLimitsTests {
     @Test func raisingTheOpenFileLimitNeverLowersIt() {
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
@@ -158,13 +159,21 @@ import Testing
     }
 
     @Test func residentMemoryGrowsWhenPagesAreTouched() {
-        let before = ProcessLimits.residentMemoryBytes()
-        #expect(before > 1_000_000)
-        let size = 64 << 20
-        let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096)
-        defer { block.deallocate() }
-        block.initializeMemory(as: UInt8.self, repeating: 7, count: size)
-        #expect(ProcessLimits.residentMemoryBytes() >= before + size / 2)
+        // The other suites allocate and free alongside in the same process (a suite's end can hand tens of MiB
+        // back while this touches its pages): a few tries, each with fresh pages.
+        var tries: [String] = []
+        for _ in 0..<3 {
+            let before = ProcessLimits.residentMemoryBytes()
+            #expect(before > 1_000_000)
+            let size = 64 << 20
+            let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096)
+            defer { block.deallocate() }
+            block.initializeMemory(as: UInt8.self, repeating: 7, count: size)
+            let after = ProcessLimits.residentMemoryBytes()
+            if after >= before + size / 2 { return }
+            tries.append("\(before >> 20) -> \(after >> 20) MiB")
+        }
+        Issue.record("resident memory did not grow by 32 MiB with 64 MiB touched, in 3 tries: \(tries)")
     }
 
     /// Under AddressSanitizer or ThreadSanitizer malloc is theirs, and glibc's trimming has nothing to give back.
