@@ -30,6 +30,20 @@ public enum StoreWrite: Sendable {
     /// Revokes one share token of a runner (by hash), or all of the runner's when `tokenHash` is nil.
     case revokeShare(runner: String, tokenHash: String?, at: Double)
 
+    /// The fix of a `.fix` write, nil for the others. Read from the array in place on the writer thread: binding
+    /// a whole element (`for case .fix(let fix, _) in writes`) copies its payload through the runtime's generic
+    /// value witnesses (it is large), a few % of a flood's CPU.
+    var storedFix: StoredFix? {
+        guard case .fix(let fix, _) = self else { return nil }
+        return fix
+    }
+
+    /// The run and `ack:` text of a `.fix` write that has one, nil otherwise.
+    var fixAcknowledgement: (run: Int64, text: String)? {
+        guard case .fix(let fix, let text?) = self else { return nil }
+        return (fix.runID, text)
+    }
+
     /// The run this write belongs to, if any.
     var runID: Int64? {
         switch self {

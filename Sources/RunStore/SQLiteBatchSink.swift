@@ -81,16 +81,15 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                 // Fixes are gathered per run and written after the other writes, a run at a time (in id order,
                 // which is the table's key order): many fixes to a row instead of a row per fix. Nothing else in
                 // a batch depends on a fix being written before it (the schema declares no enforced foreign keys).
-                for (index, write) in writes.enumerated() {
-                    switch write {
-                    case .fix(let fix, _):
+                for index in writes.indices {
+                    // Fixes are looked at in place (see `StoreWrite.storedFix`): they are nearly all of a batch.
+                    if let fix = writes[index].storedFix {
                         fixOrder.append(FixPosition(run: fix.runID, index: Int32(truncatingIfNeeded: index)))
-                    case .runFinished(let record, _, _):
-                        finishedRuns.append(record.id)
-                        try apply(write)
-                    default:
-                        try apply(write)
+                        continue
                     }
+                    let write = writes[index]
+                    if case .runFinished(let record, _, _) = write { finishedRuns.append(record.id) }
+                    try apply(write)
                 }
                 // By run, and within a run in submission order: one sort instead of an array per run.
                 fixOrder.sort { ($0.run, $0.index) < ($1.run, $1.index) }
@@ -100,7 +99,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
                     runFixes.removeAll(keepingCapacity: true)
                     var end = start
                     while end < fixOrder.count, fixOrder[end].run == run {
-                        if case .fix(let fix, _) = writes[Int(fixOrder[end].index)] { runFixes.append(fix) }
+                        if let fix = writes[Int(fixOrder[end].index)].storedFix { runFixes.append(fix) }
                         end += 1
                     }
                     try chunks.write(run: run, runFixes)

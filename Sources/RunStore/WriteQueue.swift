@@ -238,7 +238,10 @@ package final class WriteQueue: @unchecked Sendable {
     /// Per run, the acknowledgement of the last fix that carries one.
     static func acknowledgements(of writes: [StoreWrite]) -> [Int64: String] {
         var acknowledgements: [Int64: String] = [:]
-        for case .fix(let fix, let acknowledgement?) in writes { acknowledgements[fix.runID] = acknowledgement }
+        for index in writes.indices {
+            guard let (run, text) = writes[index].fixAcknowledgement else { continue }
+            acknowledgements[run] = text
+        }
         return acknowledgements
     }
 

@@ -60,9 +60,9 @@ import Wire
     func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            // 3 s: long enough that a slowed (sanitized) run never pauses that long between two posts, which
-            // would end the run midway.
-            try withServer({ $0.deviceIdle = 3 }, store: store) { server in
+            // 6 s: long enough that a slowed (sanitized) run never pauses that long between two posts, which
+            // would end the run midway (3 s was not, once, under AddressSanitizer on a loaded machine).
+            try withServer({ $0.deviceIdle = 6 }, store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
                 ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
@@ -83,9 +83,9 @@ import Wire
                 let run = try RunStartedEvent(event: Event.parse(tcp.expect("run:ann")))
                 #expect(try store.fixes(ofRun: run.runID).count == fixes.count)
                 // The idle gap ends the run, saved, for both spectators.
-                let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 10)))
+                let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 20)))
                 #expect(end.reason == .idle && end.saved && end.distance > 1000)
-                let streamed = try web.events(until: "end", timeout: 10)
+                let streamed = try web.events(until: "end", timeout: 20)
                 #expect(streamed.contains { $0.event == "badge" })
                 #expect(streamed.last?.json["reason"] as? String == "idle")
                 // The next position starts a new run.
