@@ -141,7 +141,15 @@ import Testing
                 slot.resume()
             }
             Task {
-                try? await Task.sleep(for: .seconds(100))
+                // Also looks every 100 ms: a change that lands between the check above and `onChange` being set
+                // was missed once in a dozen runs of the suite (the model went live, and the wait ran out).
+                for _ in 0..<1_000 {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    if condition(model) {
+                        slot.resume()
+                        return
+                    }
+                }
                 if slot.resume() {
                     let state = "connection \(model.connection), distance \(model.distance), cheers \(model.cheers)"
                     Issue.record("the model did not change as expected within 100 s: \(state)")
