@@ -237,9 +237,12 @@ package final class WriteQueue: @unchecked Sendable {
 
     /// Per run, the acknowledgement of the last fix that carries one.
     static func acknowledgements(of writes: [StoreWrite]) -> [Int64: String] {
+        // The newest acknowledgement of each run wins: from the end, each run's text is read once (reading it
+        // copies the whole write; the fix alone is read in place).
         var acknowledgements: [Int64: String] = [:]
-        for index in writes.indices {
-            guard let (run, text) = writes[index].fixAcknowledgement else { continue }
+        for index in writes.indices.reversed() {
+            guard let fix = writes[index].storedFix, acknowledgements[fix.runID] == nil,
+                  let (run, text) = writes[index].fixAcknowledgement else { continue }
             acknowledgements[run] = text
         }
         return acknowledgements
