@@ -340,7 +340,9 @@ final class Hub {
             }
             return
         }
-        if let own, own != sender { send(ownLine ?? line, to: own, paceOf: pace) }
+        // The runner's own copy is queued last: peers are written in the order they got output this turn, and
+        // the watchers' copies are the ones somebody is waiting for (the runner has its position already).
+        defer { if let own, own != sender { send(ownLine ?? line, to: own, paceOf: pace) } }
         let direct = watchers[runner]
         if let direct {
             for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }

@@ -29,9 +29,7 @@ final class PostgresRunIDs: @unchecked Sendable {
         let connection = try PostgresConnection(url: url)
         self.connection = connection
         available = try Self.fetch(count: self.blockSize, on: connection)
-        let thread = Thread { [self] in refillLoop() }
-        thread.name = "RunStore run ids"
-        thread.start()
+        BackgroundThread.start(named: "RunStore run ids") { [self] in refillLoop() }
     }
 
     /// The next id. Waits for the network only when no reserved id is left.

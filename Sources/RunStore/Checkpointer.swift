@@ -25,9 +25,7 @@ final class Checkpointer: @unchecked Sendable {
         // WAL and does nothing (it returns SQLITE_OK), and every checkpoint would fall to the writer's backstop.
         _ = try database.integer("PRAGMA schema_version")
         interval = configuration.checkpointInterval
-        let thread = Thread { [self] in run() }
-        thread.name = "RunStore checkpointer"
-        thread.start()
+        BackgroundThread.start(named: "RunStore checkpointer") { [self] in run() }
     }
 
     /// Called by the writer after each commit; never waits.

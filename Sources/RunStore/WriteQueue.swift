@@ -41,9 +41,7 @@ package final class WriteQueue: @unchecked Sendable {
         self.configuration = configuration
         self.sink = sink
         self.label = label
-        let thread = Thread { [self] in writerLoop() }
-        thread.name = "RunStore writer"
-        thread.start()
+        BackgroundThread.start(named: "RunStore writer") { [self] in writerLoop() }
     }
 
     package func submit(_ write: StoreWrite) {

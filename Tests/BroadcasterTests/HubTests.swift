@@ -62,6 +62,23 @@ final class RecordingOutput: HubOutput {
         #expect(droppable.count == 10 && droppable.allSatisfy { $0.hasPrefix("pace:") }, "only pace lines may be conflated")
     }
 
+    /// Peers are written in the order they got output in a turn, so the runner's own copy of an event is sent
+    /// after its watchers' (they are the ones waiting for it).
+    @Test func watchersGetAnEventBeforeTheRunnersOwnCopy() {
+        let hub = hub()
+        let everyone = ConnectionID(4)
+        hub.connected(everyone, now: start)
+        hub.received(.watch(.runner("ann")), from: spectator, now: start)
+        hub.received(.watch(.everyone), from: everyone, now: start)
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        for index in 0..<3 {
+            output.lines.removeAll()
+            hub.received(fix(index), from: runner, now: start + Double(index))
+            let pace = output.lines.filter { $0.1.hasPrefix("pace:") }.map(\.0)
+            #expect(pace == [spectator, everyone, runner], "fix \(index)")
+        }
+    }
+
     @Test func aDisconnectedRunEndsWhenTheResumeWindowCloses() {
         let hub = hub { $0.resumeWindow = 60 }
         hub.received(.coach(.runner("ann")), from: coach, now: start)
