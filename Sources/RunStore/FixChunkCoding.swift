@@ -76,15 +76,15 @@ enum FixChunkCoding {
     static func append(_ fix: StoredFix, base: Int64, to text: ChunkText) {
         text.reserve(maximumFixLength)
         text.appendUnchecked(UInt8(ascii: "["))
-        appendNumber(fix.fix.latitude, to: text)
+        appendNumber(fix.fix.latitude, hint: &text.latitudeDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendNumber(fix.fix.longitude, to: text)
+        appendNumber(fix.fix.longitude, hint: &text.longitudeDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
         appendNumber(fix.fix.accuracy, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendTime(fix.fix.timestamp, base: base, to: text)
+        appendTime(fix.fix.timestamp, base: base, hint: &text.timestampDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendTime(fix.received, base: base, to: text)
+        appendTime(fix.received, base: base, hint: &text.receivedDecimals, to: text)
         if let rejection = fix.rejection {
             text.appendUnchecked(UInt8(ascii: ","))
             appendString(rejection.rawValue, to: text)
@@ -97,15 +97,15 @@ enum FixChunkCoding {
     static func append(_ fields: Fields, base: Int64, to text: ChunkText) {
         text.reserve(maximumFixLength)
         text.appendUnchecked(UInt8(ascii: "["))
-        appendNumber(fields.latitude, to: text)
+        appendNumber(fields.latitude, hint: &text.latitudeDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendNumber(fields.longitude, to: text)
+        appendNumber(fields.longitude, hint: &text.longitudeDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
         appendNumber(fields.accuracy, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendTime(fields.timestamp, base: base, to: text)
+        appendTime(fields.timestamp, base: base, hint: &text.timestampDecimals, to: text)
         text.appendUnchecked(UInt8(ascii: ","))
-        appendTime(fields.received, base: base, to: text)
+        appendTime(fields.received, base: base, hint: &text.receivedDecimals, to: text)
         if let rejection = fields.rejection {
             text.appendUnchecked(UInt8(ascii: ","))
             appendString(rejection, to: text)
@@ -175,6 +175,14 @@ enum FixChunkCoding {
 
     /// Appends a JSON number (or `null`) that parses back to exactly `value`.
     static func appendNumber(_ value: Double, to text: ChunkText) {
+        var noHint = -1
+        appendNumber(value, hint: &noHint, to: text)
+    }
+
+    /// ``appendNumber(_:to:)`` trying first the decimals `hint` says the last such number needed (a phone writes
+    /// all its latitudes with the same places), and leaving there what this one needed (-1: not exact). The
+    /// text is the same as without the hint: k decimals are the fewest when k works and k - 1 does not.
+    static func appendNumber(_ value: Double, hint: inout Int, to text: ChunkText) {
         text.reserve(26)
         guard value.isFinite else {
             if value.isNaN {
@@ -195,8 +203,15 @@ enum FixChunkCoding {
         // so the fewest is found by bisection between 0 and the most decimals that keep m below 2^53 (a whole
         // number, as accuracies often are, is tried first).
         let magnitude = value.magnitude
+        if hint > 0, hint <= 17, exactDecimal(magnitude, decimals: hint),
+           !exactDecimal(magnitude, decimals: hint - 1) {
+            let scaled = roundedMagnitude(magnitude * powerOfTen(hint))
+            appendDecimal(UInt64(scaled), decimals: hint, negative: value < 0, to: text)
+            return
+        }
         if exactDecimal(magnitude, decimals: 0) {
             appendDecimal(UInt64(roundedMagnitude(magnitude)), decimals: 0, negative: value < 0, to: text)
+            hint = 0
             return
         }
         var most = 17
@@ -214,8 +229,10 @@ enum FixChunkCoding {
             }
             let scaled = roundedMagnitude(magnitude * powerOfTen(high))
             appendDecimal(UInt64(scaled), decimals: high, negative: value < 0, to: text)
+            hint = high
             return
         }
+        hint = -1
         // Anything else (a value computed rather than parsed, or beyond 2^53): Swift's shortest round-trip
         // digits, which JSON reads as they are (`1e-07`, `1.7976931348623157e+308`).
         text.appendUnchecked(value.description)
@@ -232,6 +249,14 @@ enum FixChunkCoding {
     /// Appends a time as the shortest decimal offset `d` with `Double(base) + d == time` (NaN and the
     /// infinities as themselves: `base + null` is NULL, `base + 9e999` infinite), or else as `[time]`.
     static func appendTime(_ time: Double, base: Int64, to text: ChunkText) {
+        var noHint = -1
+        appendTime(time, base: base, hint: &noHint, to: text)
+    }
+
+    /// ``appendTime(_:base:to:)`` trying first the decimals `hint` says the last such time's offset needed, and
+    /// leaving there what this one needed (-1: none). The offset written always gives the time back; it is the
+    /// shortest whenever fewer decimals never work once some do, as for every time a clock or a phone gives.
+    static func appendTime(_ time: Double, base: Int64, hint: inout Int, to text: ChunkText) {
         guard time.isFinite else {
             appendNumber(time, to: text)
             return
@@ -241,10 +266,17 @@ enum FixChunkCoding {
         let difference = time - origin
         let magnitude = difference.magnitude
         let negative = difference < 0
+        if hint > 0, hint <= 17, offsetWorks(magnitude, negative: negative, origin: origin, time: time, decimals: hint),
+           !offsetWorks(magnitude, negative: negative, origin: origin, time: time, decimals: hint - 1) {
+            appendOffset(magnitude, negative: negative, decimals: hint, to: text)
+            return
+        }
+        hint = -1
         // Whether k decimals of the difference give the time back: almost always true from some k on, so
         // bisect (a whole second, as phones often stamp, is tried first), and count up only if that fails.
         if offsetWorks(magnitude, negative: negative, origin: origin, time: time, decimals: 0) {
             appendOffset(magnitude, negative: negative, decimals: 0, to: text)
+            hint = 0
             return
         }
         var most = 17
@@ -261,10 +293,12 @@ enum FixChunkCoding {
                 }
             }
             appendOffset(magnitude, negative: negative, decimals: high, to: text)
+            hint = high
             return
         }
         for k in 1..<max(most, 1) where offsetWorks(magnitude, negative: negative, origin: origin, time: time, decimals: k) {
             appendOffset(magnitude, negative: negative, decimals: k, to: text)
+            hint = k
             return
         }
         // The difference in full, when adding it gives the time back; else the time itself.
@@ -651,6 +685,14 @@ final class ChunkText {
     private(set) var capacity: Int
     /// Bytes written.
     var count = 0
+    /// The decimals the last latitude and longitude written needed (see
+    /// ``FixChunkCoding/appendNumber(_:hint:to:)``); -1 when unknown.
+    var latitudeDecimals = -1
+    var longitudeDecimals = -1
+    /// The same for the offsets of the last fix's timestamp and receive time (see
+    /// ``FixChunkCoding/appendTime(_:base:hint:to:)``).
+    var timestampDecimals = -1
+    var receivedDecimals = -1
 
     init(capacity: Int = 4096) {
         self.capacity = max(capacity, 64)

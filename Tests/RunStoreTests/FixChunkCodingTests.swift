@@ -60,6 +60,64 @@ import Testing
         }
     }
 
+    /// The writer carries from one latitude (longitude) to the next the decimals it needed; whatever that hint
+    /// says, right or wrong, the text is the one written without it, and the hint left is right for the value.
+    @Test func theDecimalsHintNeverChangesTheText() {
+        var generator = SeededRandom(seed: 7)
+        var values: [Double] = [0, -0.0, 4, 51.5, 51.5012345, -0.1234567, 0.1 + 0.2, 1e300, .nan, .infinity, 1e-7]
+        for _ in 0..<5_000 {
+            let decimals = Int(generator.next() % 10)
+            let integer = Double(Int64(bitPattern: generator.next() % 400_000_000_000) - 200_000_000_000)
+            values.append(integer / pow(10, Double(decimals)))
+            values.append(Double(bitPattern: generator.next()))
+        }
+        for value in values {
+            let plain = Self.text(value)
+            for start in [-1, 0, 1, 3, 6, 7, 9, 17, 18] {
+                var hint = start
+                let text = ChunkText()
+                FixChunkCoding.appendNumber(value, hint: &hint, to: text)
+                #expect(String(decoding: text.bytes, as: UTF8.self) == plain, "\(value) with hint \(start)")
+                if hint >= 0 {
+                    var again = hint
+                    let second = ChunkText()
+                    FixChunkCoding.appendNumber(value, hint: &again, to: second)
+                    #expect(again == hint && second.bytes == text.bytes, "\(value): the hint left is stable")
+                }
+            }
+        }
+    }
+
+    /// Times carry a hint too (a phone's timestamps and the receive clock keep their places from fix to fix):
+    /// whatever it says, the offset written gives the time back, and for the times a clock gives it is the
+    /// same text as without the hint.
+    @Test func theTimeHintNeverLosesATime() throws {
+        let base: Int64 = 1_767_225_600
+        var generator = SeededRandom(seed: 9)
+        var times: [Double] = [Double(base), Double(base) + 0.5, Double(base) - 1, 1e-300, .nan, .infinity]
+        for _ in 0..<3_000 {
+            times.append(Double(base) + Double(generator.next() % 100_000_000) / 1000 - 50_000)
+            times.append(Double(base) + Double(generator.next() % 1_000_000_000_000) / 1e6)
+            times.append(Double(base) + Double(generator.next() % 60_000_000) / 1e7)
+            times.append(Double(bitPattern: generator.next()))
+        }
+        for time in times {
+            let plain = Self.timeText(time, base: base)
+            for start in [-1, 0, 1, 3, 6, 7, 9, 17, 18] {
+                var hint = start
+                let text = ChunkText()
+                FixChunkCoding.appendTime(time, base: base, hint: &hint, to: text)
+                let written = String(decoding: text.bytes, as: UTF8.self)
+                let fields = try FixChunkCoding.decodeFields(Array("[[0,0,0,\(written),0]]".utf8), base: base)
+                let read = try #require(fields.first).timestamp
+                #expect(time.isNaN ? read.isNaN : read.bitPattern == time.bitPattern, "\(time) hint \(start): \(written)")
+                if time.isFinite, time.magnitude < 1e12 {
+                    #expect(written == plain, "\(time) with hint \(start)")
+                }
+            }
+        }
+    }
+
     @Test func timesAreShortOffsetsFromTheBase() throws {
         let base: Int64 = 1_767_225_600
         #expect(Self.timeText(1_767_225_612, base: base) == "12")
