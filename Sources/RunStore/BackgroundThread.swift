@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// The store's own threads (the writer, the checkpointer): started so that they never preempt an event loop.
+/// The store's own threads (the writer, the checkpointer): started so that waking up, they do not preempt an event
+/// loop.
 package enum BackgroundThread {
     /// Linux's `SCHED_BATCH` (sched.h defines it only for `_GNU_SOURCE`, which Swift's Glibc module does not set).
     private static let batchPolicy: Int32 = 3

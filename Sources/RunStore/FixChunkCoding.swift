@@ -180,8 +180,10 @@ enum FixChunkCoding {
     }
 
     /// ``appendNumber(_:to:)`` trying first the decimals `hint` says the last such number needed (a phone writes
-    /// all its latitudes with the same places), and leaving there what this one needed (-1: not exact). The
-    /// text is the same as without the hint: k decimals are the fewest when k works and k - 1 does not.
+    /// all its latitudes with the same places), and leaving there what this one needed (-1: no short decimal;
+    /// zero, NaN and the infinities leave it as it was). The text is the same as without the hint: k decimals
+    /// are the fewest when k works and k - 1 does not (the decimals that work are all those from the fewest up
+    /// to the last below 2^53).
     static func appendNumber(_ value: Double, hint: inout Int, to text: ChunkText) {
         text.reserve(26)
         guard value.isFinite else {

@@ -7,10 +7,12 @@ import Testing
 #if os(Linux)
 import Glibc
 
-/// The store's writer runs as a batch thread, so its wake-ups never preempt an event loop on its core.
-@Suite(.mayBlock) struct WriterSchedulingTests {
+/// The store's writer runs as a batch thread, so its wake-ups do not preempt an event loop on its core.
+/// (Where a sandbox refuses the policy, the store's threads stay normal ones, and these tests do not apply.)
+@Suite(.mayBlock, .enabled(if: BatchPolicyProbe.systemAllowsBatchThreads)) struct WriterSchedulingTests {
     /// Linux's `SCHED_BATCH`.
     static let batchPolicy: Int32 = 3
+
 
     /// A backend that records the scheduling policy of the thread that commits.
     final class PolicyRecordingSink: BatchSink {
@@ -45,5 +47,24 @@ import Glibc
         done.wait()
         #expect(seen.withLock { $0 } == Self.batchPolicy)
     }
+}
+
+/// Asked once, before the suite runs.
+enum BatchPolicyProbe {
+    /// Whether a thread here may make itself a batch thread (seccomp or gVisor may refuse it).
+    static let systemAllowsBatchThreads: Bool = {
+        let allowed = Mutex(false)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var parameters = sched_param()
+            parameters.sched_priority = 0
+            let result = pthread_setschedparam(pthread_self(), WriterSchedulingTests.batchPolicy, &parameters)
+            allowed.withLock { $0 = result == 0 }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return allowed.withLock { $0 }
+    }()
 }
 #endif
