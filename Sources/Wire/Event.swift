@@ -125,8 +125,13 @@ enum EventSyntax {
     /// True when `value` can be written without quotes.
     static func isBare(_ value: String) -> Bool {
         // Native strings are contiguous UTF-8: checking the buffer avoids the slower generic view.
-        !value.isEmpty && (value.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isBareByte) }
-            ?? value.utf8.allSatisfy(isBareByte))
+        !value.isEmpty && (value.utf8.withContiguousStorageIfAvailable(allBare) ?? value.utf8.allSatisfy(isBareByte))
+    }
+
+    /// True when every byte is bare: a plain loop (it is run three times for every `pace:` line).
+    private static func allBare(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where !isBareByte(byte) { return false }
+        return true
     }
 
     /// Writes `value` bare when possible, quoted otherwise.

@@ -41,15 +41,18 @@ public enum NumberFormat {
         var value = value.isNaN ? 0 : value
         value = min(max(value, -maximumMagnitude), maximumMagnitude)
         let magnitude = value.magnitude
-        var integerPart = magnitude.rounded(.towardZero)
+        // Truncation and rounding through integer conversion (one instruction each) rather than libm's trunc and
+        // round (calls: this baseline has no SSE4.1): exact here, as every magnitude is below 2^53.
+        var integer = UInt64(magnitude)
         var scale: UInt64 = 1
         for _ in 0..<decimals { scale &*= 10 }
-        var fraction = UInt64(((magnitude - integerPart) * Double(scale)).rounded())
+        let scaledFraction = (magnitude - Double(integer)) * Double(scale)
+        var fraction = UInt64(scaledFraction)
+        if scaledFraction - Double(fraction) >= 0.5 { fraction += 1 }  // half away from zero, as .rounded()
         if fraction >= scale {
             fraction -= scale
-            integerPart += 1
+            integer += 1
         }
-        var integer = UInt64(integerPart)
         var count = 0
         if value < 0 && (integer != 0 || fraction != 0) {
             output[0] = UInt8(ascii: "-")

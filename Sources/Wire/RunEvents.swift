@@ -117,16 +117,13 @@ public struct PaceEvent: WireEvent {
     /// `event.append(to:)` (a test checks this).
     public func append(to buffer: inout [UInt8]) {
         let next = nextBadge ?? "-"
-        guard EventSyntax.isBare(runner), EventSyntax.isBare(timestamp), EventSyntax.isBare(next) else {
-            event.append(to: &buffer)  // odd texts need quoting: not the hot path
-            return
-        }
         let capacity = 96 + 10 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
             + next.utf8.count
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+        // The texts are checked as they are copied (a loop over the copy, not a second pass over each String).
+        let written: Bool = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
             var writer = ByteWriter(base: scratch.baseAddress!)
             writer.write("pace:")
-            writer.write(runner)
+            guard writer.writeBare(runner) else { return false }
             writer.write(" dist=")
             writer.write(distance, NumberFormat.distanceDecimals)
             writer.write(" time=")
@@ -142,9 +139,9 @@ public struct PaceEvent: WireEvent {
             writer.write(" lon=")
             writer.write(longitude, NumberFormat.coordinateDecimals)
             writer.write(" ts=")
-            writer.write(timestamp)
+            guard writer.writeBare(timestamp) else { return false }
             writer.write(" next=")
-            writer.write(next)
+            guard writer.writeBare(next) else { return false }
             writer.write(" left=")
             writer.write(left, NumberFormat.distanceDecimals)
             if let forecast {
@@ -157,7 +154,9 @@ public struct PaceEvent: WireEvent {
             }
             writer.write("\n")
             buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
+            return true
         }
+        if !written { event.append(to: &buffer) }  // odd texts need quoting: not the hot path
     }
 }
 
@@ -174,10 +173,32 @@ struct ByteWriter {
     }
 
     @inline(__always) mutating func write(_ text: String) {
+        // Native strings (small ones included) are contiguous UTF-8: one copy instead of the view's byte loop.
+        let copied: Int? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return 0 }
+            (base + count).update(from: start, count: bytes.count)
+            return bytes.count
+        }
+        if let copied {
+            count += copied
+            return
+        }
         for byte in text.utf8 {
             base[count] = byte
             count += 1
         }
+    }
+
+    /// Writes `text` if it may go unquoted (not empty, every byte bare); false, with the count unchanged, if not.
+    @inline(__always) mutating func writeBare(_ text: String) -> Bool {
+        let start = count
+        write(text)
+        guard count > start else { return false }
+        for index in start..<count where !EventSyntax.isBareByte(base[index]) {
+            count = start
+            return false
+        }
+        return true
     }
 
     @inline(__always) mutating func write(_ value: Double, _ decimals: Int) {

@@ -195,15 +195,17 @@ private func eventError(_ line: String) -> ErrorCode? {
         var generator = SystemRandomNumberGenerator()
         for index in 0..<2000 {
             func random(_ range: ClosedRange<Double>) -> Double { Double.random(in: range, using: &generator) }
+            // Texts that need quoting (a space, an empty one) anywhere in the line take the generic path whole.
             let event = PaceEvent(
-                runner: "r\(index)", distance: random(0...100_000), elapsed: random(0...50_000),
+                runner: index % 11 == 0 ? "r \(index)" : "r\(index)", distance: random(0...100_000),
+                elapsed: random(0...50_000),
                 moving: random(0...50_000), pace: index % 3 == 0 ? nil : random(0...3000),
                 current: index % 5 == 0 ? nil : random(-1...3000), latitude: random(-90...90),
                 longitude: random(-180...180), timestamp: index % 7 == 0 ? "weird ts" : "1732950\(index).5",
-                nextBadge: index % 4 == 0 ? nil : "badge_\(index)", left: random(-0.004...1e7))
-            var fast: [UInt8] = []
+                nextBadge: index % 4 == 0 ? nil : index % 13 == 0 ? "" : "badge_\(index)", left: random(-0.004...1e7))
+            var fast = Array("before\n".utf8)
             event.append(to: &fast)
-            var generic: [UInt8] = []
+            var generic = Array("before\n".utf8)
             event.event.append(to: &generic)
             #expect(fast == generic)
         }
