@@ -193,8 +193,7 @@ struct ByteWriter {
     @inline(__always) mutating func writeBare(_ text: String) -> Bool {
         let start = count
         write(text)
-        guard count > start else { return false }
-        for index in start..<count where !EventSyntax.isBareByte(base[index]) {
+        guard count > start, EventSyntax.allBare(UnsafeBufferPointer(start: base + start, count: count - start)) else {
             count = start
             return false
         }
