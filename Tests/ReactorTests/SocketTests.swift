@@ -185,19 +185,29 @@ import Testing
         // free tens of MiB meanwhile), so this looks at the freed blocks' own pages instead, with mincore(2).
         // 48 MiB in small blocks, then one more that pins the heap's top: freeing the rest leaves their pages
         // resident (malloc only gives back a free top of the heap by itself) until it is asked to return them.
-        let blocks = (0..<196_608).map { _ in UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16) }
-        for block in blocks { block.initializeMemory(as: UInt8.self, repeating: 1, count: 256) }
-        let pin = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16)
-        defer { pin.deallocate() }
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let pages = Array(Set(blocks.map { Int(bitPattern: $0) & ~(pageSize - 1) })).sorted()
-        for block in blocks { block.deallocate() }
-        let residentBefore = Self.residentCount(of: pages, pageSize: pageSize)
-        #expect(residentBefore > pages.count * 9 / 10, "freed but not yet returned, the pages stay resident")
-        #expect(ProcessLimits.returnFreeMemory())
-        // Another thread may share the arena and take some freed blocks back meanwhile: most pages, not all.
-        let residentAfter = Self.residentCount(of: pages, pageSize: pageSize)
-        #expect(residentAfter < pages.count / 2, "\(residentAfter) of \(pages.count) pages still resident")
+        // A server in another suite may trim malloc itself (every few seconds) between the frees and the first
+        // look: that try proves nothing, and another is made.
+        var tries: [String] = []
+        for _ in 0..<3 {
+            let blocks = (0..<196_608).map { _ in UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16) }
+            for block in blocks { block.initializeMemory(as: UInt8.self, repeating: 1, count: 256) }
+            let pin = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16)
+            defer { pin.deallocate() }
+            let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let pages = Array(Set(blocks.map { Int(bitPattern: $0) & ~(pageSize - 1) })).sorted()
+            for block in blocks { block.deallocate() }
+            let residentBefore = Self.residentCount(of: pages, pageSize: pageSize)
+            guard residentBefore > pages.count * 9 / 10 else {
+                tries.append("\(residentBefore) of \(pages.count) pages resident before asking")
+                continue
+            }
+            #expect(ProcessLimits.returnFreeMemory())
+            // Another thread may share the arena and take some freed blocks back meanwhile: most pages, not all.
+            let residentAfter = Self.residentCount(of: pages, pageSize: pageSize)
+            #expect(residentAfter < pages.count / 2, "\(residentAfter) of \(pages.count) pages still resident")
+            return
+        }
+        Issue.record("freed pages were not resident before malloc was asked, in 3 tries: \(tries)")
     }
 
     /// How many of these page addresses are resident now; a page no longer mapped counts as not resident.
