@@ -167,8 +167,8 @@ struct WindowPass {
         withTrack(window, committed, settling) { steps, track in
             let base = steps.baseAddress!
             for index in 0..<min(commitCount, steps.count) {
-                let speed = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
-                let moving = gate.judge(speed: speed)
+                let (speed, sustained) = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let moving = gate.judge(speed: sustained)
                 let step = base + index
                 let state = step.pointee.smoothed
                 let coordinate = projection.coordinate(east: state[0], north: state[2])
@@ -181,7 +181,7 @@ struct WindowPass {
                 lastCommittedTimestamp = step.pointee.timestamp
                 commits.append(SettlingPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                              accuracy: step.pointee.accuracy, length: length, interval: interval,
-                                             gateSpeed: speed, gateMoving: moving))
+                                             gateSpeed: speed, sustainedSpeed: sustained, gateMoving: moving))
             }
         }
     }
@@ -203,9 +203,10 @@ struct WindowPass {
         // The tail in two loops: first what does not depend on the gate's state (each step's gate speed and
         // segment length: independent square roots and divisions that the processor can overlap), then the
         // gate's hysteresis and the running sums, in order.
-        withUnsafeTemporaryAllocation(of: (speed: Double, length: Double).self, capacity: count) { scratch in
+        withUnsafeTemporaryAllocation(of: (speed: Double, sustained: Double, length: Double).self,
+                                      capacity: count) { scratch in
             for index in 0..<count {
-                let speed = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let (speed, sustained) = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
                 if index == 0 { firstFuture = gate.future }
                 let state = base[index].smoothed
                 var length = 0.0
@@ -216,7 +217,7 @@ struct WindowPass {
                     let north = (state[2] - from.1) * tailScale.north
                     length = (east * east + north * north).squareRoot()
                 }
-                scratch[index] = (speed, length)
+                scratch[index] = (speed, sustained, length)
             }
             // The running values stay in locals (not in `self` or a point), so the loop's only serial
             // dependencies are the gate's state and the two sums.
@@ -227,9 +228,9 @@ struct WindowPass {
             let confident = confidentSpeed, allowed = gateAllowed, slow = slowSpeed
             for index in 0..<count {
                 let step = base + index
-                let (speed, length) = scratch[index]
-                moving = moving ? speed >= gate.stillSpeed : speed >= gate.movingSpeed
-                counted = speed >= confident || (allowed && moving) || speed >= slow
+                let (speed, sustained, length) = scratch[index]
+                moving = moving ? sustained >= gate.stillSpeed : sustained >= gate.movingSpeed
+                counted = sustained >= confident || (allowed && moving) || speed >= slow
                 let timestamp = step.pointee.timestamp
                 if hasLast, counted, !step.pointee.startsSegment {
                     distance += length
@@ -283,10 +284,12 @@ struct WindowTrack {
 /// One pass of the still/moving gate along the lag window, oldest step first.
 ///
 /// The gate's speed for a step is the smoothed displacement across a window of
-/// ``TrackerConfiguration/gateWindow`` seconds centred on it (as far as fixes exist), over its span.
-/// A centred window switches the gate on as the runner sets off, not half a window later, and its
-/// length averages out the slow wander of GPS error that a runner standing still would otherwise
-/// turn into distance. The gate then says moving or still with hysteresis.
+/// ``TrackerConfiguration/gateWindow`` seconds centred on it (as far as fixes exist), over its span, and
+/// across each half of that window; the gate says moving or still with hysteresis on the slowest of the
+/// three. A centred window switches the gate on as the runner sets off, not half a window later, and its
+/// length averages out the slow wander of GPS error that a runner standing still would otherwise turn into
+/// distance; its halves keep a stop's edges sharp (the whole window spans the running beside a stop for
+/// half a window into it, the half on the stop's side does not).
 ///
 /// The window's start is the step's past point in the track (committed then tail), found once per step
 /// (``KalmanSmoother/Step/gatePast``); its end is the newest step at most half a window later with no
@@ -321,10 +324,15 @@ struct GatePass {
         return moving
     }
 
-    /// The gate's speed for the step at `index` of the window, which is at `trackIndex` in `track`.
+    /// The gate's speeds for the step at `index` of the window, which is at `trackIndex` in `track`: `across`
+    /// the whole window, and `sustained`, the slowest of that and its two halves (the window before the step
+    /// and the window after it, each as far as fixes exist). Near a stop the whole window still spans running
+    /// on one side, so `across` stays high for up to half a window into the stop; `sustained` drops at once,
+    /// as the half on the stop's side stands still. It is never above `across`: drift, which does not grow
+    /// with time as running does, looks faster over a half than over the whole window.
     @inline(__always)
     mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                        track: WindowTrack) -> Double {
+                        track: WindowTrack) -> (across: Double, sustained: Double) {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index
         let timestamp = step.pointee.timestamp
@@ -342,9 +350,21 @@ struct GatePass {
         }
         let end = base + future
         let span = end.pointee.timestamp - fromTime
-        guard span > 0 else { return 0 }
+        guard span > 0 else { return (0, 0) }
         let to = end.pointee.smoothed
         let east = to[0] - fromEast, north = to[2] - fromNorth
-        return (east * east + north * north).squareRoot() / span
+        let across = (east * east + north * north).squareRoot() / span
+        // Each half over its own span; a half without one (the newest step, a segment's first) is left out.
+        var sustained = across
+        let before = timestamp - fromTime, after = end.pointee.timestamp - timestamp
+        if before > 0 {
+            let east = state[0] - fromEast, north = state[2] - fromNorth
+            sustained = min(sustained, (east * east + north * north).squareRoot() / before)
+        }
+        if after > 0 {
+            let east = to[0] - state[0], north = to[2] - state[2]
+            sustained = min(sustained, (east * east + north * north).squareRoot() / after)
+        }
+        return (across, sustained)
     }
 }

@@ -11,7 +11,8 @@ import Foundation
 /// Points older than the lag have their final position, measured geodesically on the WGS84 ellipsoid.
 ///
 /// **What "moving" means.** Two decisions, one per regime. A short gate on the smoothed speed across
-/// ``TrackerConfiguration/gateWindow`` seconds (with hysteresis) decides at running pace. A long horizon of
+/// ``TrackerConfiguration/gateWindow`` seconds and across each of its halves (the slowest, with hysteresis)
+/// decides at running pace. A long horizon of
 /// ``TrackerConfiguration/settlingHorizon`` seconds (see ``SettlingTrack``) decides what the short gate
 /// cannot tell from GPS drift: a standing runner's drift wanders around a point, a walker at 0.5 m/s goes
 /// 30 m a minute; it also marks long stops and the edges of stops. Points wait for that decision on the

@@ -13,7 +13,10 @@ struct SettlingPoint: Sendable, Hashable {
     var interval: Double
     /// The short gate's speed here: the smoothed displacement across ``TrackerConfiguration/gateWindow``, m/s.
     var gateSpeed: Double
-    /// The short gate's verdict here (its hysteresis on `gateSpeed`).
+    /// The slowest of `gateSpeed` and the gate window's two halves here (before and after the point), m/s:
+    /// what ``TrackerConfiguration/confidentSpeed`` is compared with.
+    var sustainedSpeed: Double
+    /// The short gate's verdict here (its hysteresis on `sustainedSpeed`).
     var gateMoving: Bool
     /// Stay intervals (see ``SettlingTrack``) covering this point so far.
     var stays: Int32 = 0
@@ -45,9 +48,10 @@ struct SettlingPoint: Sendable, Hashable {
 ///   ``TrackerConfiguration/slowConsistency`` of the interval's net speed (a short stop between two stretches
 ///   of running has none); when one half stays put and the other goes far, `m` is at the *edge* of a stop.
 ///
-/// A point is then moving when the short gate's speed there is ``TrackerConfiguration/confidentSpeed`` or
-/// more (drift cannot fake it: this keeps a stop's edges sharp at running pace), or when it is neither in a
-/// stay nor at an edge and the short gate or the slow judgement says moving.
+/// A point is then moving when the smoothed track moves at ``TrackerConfiguration/confidentSpeed`` or more
+/// over the short gate's window there and over both its halves, before and after it (drift cannot fake it;
+/// and as the half on a stop's side stands still, a stop's edges stay sharp at any running pace), or when it
+/// is neither in a stay nor at an edge and the short gate or the slow judgement says moving.
 ///
 /// A point's verdict is final once no later interval can cover it; then it leaves for the final track.
 /// Until then the points not judged yet carry the judgement made when they settled, so live values at
@@ -155,7 +159,7 @@ struct SettlingTrack: Sendable {
     @inline(__always)
     private static func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int, confidentSpeed: Double,
                                  stayCover: Int32) -> Bool {
-        if point.gateSpeed >= confidentSpeed { return true }
+        if point.sustainedSpeed >= confidentSpeed { return true }
         if point.stays >= stayCover || index >= carriedStayFrom { return false }
         guard point.judged else { return point.gateMoving || point.gateSpeed >= point.carriedSlowSpeed }
         return !point.edge && (point.gateMoving || point.slow)

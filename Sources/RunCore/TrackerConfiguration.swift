@@ -44,7 +44,8 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// about 1.5 standard deviations of one axis). Default 1.5.
     public var accuracyRatio: Double = 1.5
     /// The short still/moving gate judges the smoothed displacement across a window of this many seconds
-    /// centred on each fix (what is available of it near the newest fix). Default 20. It decides at running
+    /// centred on each fix (what is available of it near the newest fix), and across each half of it, taking
+    /// the slowest. Default 20. It decides at running
     /// pace; the long horizon (``settlingHorizon``) decides at walking pace and for long stops.
     public var gateWindow: Double = 20
     /// The still/moving gate: a standing runner starts moving when the gate's speed reaches this, m/s.
@@ -67,9 +68,11 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// A point covered by at least this many stays (one interval ends at each fix) is still. Default 10: a
     /// standing runner's drift makes almost every interval a stay, a walk folding back on itself only a few.
     public var stayCover: Int = 10
-    /// Where the short gate's speed is at least this, the runner is moving whatever the long horizon says
-    /// (drift under a standing runner does not reach it over the gate's window; it keeps a stop's edges sharp
-    /// at running pace), m/s. Default 0.8.
+    /// Where the smoothed track moves at least this fast over the short gate's window and over both its halves
+    /// (the half before the point and the half after it), the runner is moving whatever the long horizon says, m/s.
+    /// Drift under a standing runner does not reach it over half a window, and the half on a stop's side
+    /// stands still, so a stop's edges stay sharp at any running pace (the whole window's speed would count
+    /// up to half a window of the stop as moving, more the faster the runner). Default 0.8.
     public var confidentSpeed: Double = 0.8
     /// Across an interval that is not a stay, a point counts as moving when the short gate says so, or when
     /// its own gate speed is at least this share of the interval's net speed (a short stop between two
