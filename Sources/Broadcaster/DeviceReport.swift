@@ -101,6 +101,10 @@ struct DeviceReport: Equatable {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
             throw .malformed("lat must be within -90...90 and lon within -180...180")
         }
+        // Past the year 5000 a stamp is no clock's: refused as malformed (nearer ones are the filter's to judge).
+        guard time > 0, time < latestTime else {
+            throw .malformed("timestamp is not a time: \(NumberFormat.plain(time).prefix(40))")
+        }
         // The time is kept to the millisecond, and as exactly what its text says: acks name the text, and an
         // answer waits for the ack that covers the number.
         let text = stampText(time)
@@ -109,11 +113,15 @@ struct DeviceReport: Equatable {
         return DeviceReport(token: token, user: user, location: location)
     }
 
-    /// `1796000000` or `1796000000.5`: whole seconds bare, fractions to the millisecond without trailing zeros.
+    /// Unix seconds after which a stamp is refused: about the year 5138.
+    static let latestTime = 100_000_000_000.0
+
+    /// `1796000000` or `1796000000.5`: whole seconds bare, fractions to the millisecond without trailing zeros
+    /// (a fraction that rounds to whole milliseconds of 0 loses its point too), for 0 < `time` < `latestTime`.
     static func stampText(_ time: Double) -> String {
-        if time == time.rounded() { return String(Int64(time)) }
         var text = NumberFormat.string(time, decimals: 3)
         while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
         return text
     }
 

@@ -31,11 +31,11 @@ extension Hub {
         }
     }
 
-    /// `28 h`, `12 min`, `40 s`.
+    /// `28 h`, `12 min`, `40 s`; whole units rounded down, never converted to an integer type (a `loc:` stamp
+    /// may have 40 digits).
     private static func age(_ seconds: Double) -> String {
         let seconds = abs(seconds)
-        if seconds >= 7200 { return "\(Int(seconds / 3600)) h" }
-        if seconds >= 120 { return "\(Int(seconds / 60)) min" }
-        return "\(Int(seconds)) s"
+        let (amount, unit) = seconds >= 7200 ? (seconds / 3600, "h") : seconds >= 120 ? (seconds / 60, "min") : (seconds, "s")
+        return String(format: "%.0f", amount.rounded(.down)) + " " + unit
     }
 }

@@ -39,6 +39,20 @@ import Wire
         #expect(report.location.timestampText == "1796108400.5")
     }
 
+    @Test func ownTracksRefusesAStampPastAnyClock() throws {
+        let body = #"{"_type":"location","lat":1,"lon":1,"tst":1e30}"#
+        #expect(throws: DeviceReport.Problem.self) {
+            try DeviceReport.ownTracks(request("POST /owntracks HTTP/1.1\r\nX-Limit-U: a\r\nX-Limit-D: b", body: body))
+        }
+    }
+
+    @Test(arguments: [(1_796_205_938.0001, "1796205938"), (1_796_205_939.9999, "1796205940"),
+                      (1_796_205_938.25, "1796205938.25"), (1_796_205_938, "1796205938")])
+    func stampsAreDecimalsWithoutATrailingPoint(time: Double, text: String) {
+        // A fraction that rounds to whole milliseconds of 0 once left `1796205938.`, which no decimal parser takes.
+        #expect(DeviceReport.stampText(time) == text)
+    }
+
     @Test func ownTracksWithBasicAuthAndWithXLimitHeaders() throws {
         let body = #"{"_type":"location","lat":52.52,"lon":13.405,"tst":1796000000,"acc":8,"tid":"an","batt":80}"#
         let basic = HTTPBasicCredentials(user: "ann", password: "tok42").authorization
@@ -59,6 +73,9 @@ import Wire
         ("GET /osmand?id=a&timestamp=1&lat=91&lon=2 HTTP/1.1", "within"),
         ("GET /osmand?id=a&timestamp=yesterday&lat=1&lon=2 HTTP/1.1", "timestamp"),
         ("GET /osmand?id=a&timestamp=1&lon=2 HTTP/1.1", "lat and lon"),
+        // Past any clock (these once stopped the server converting them to an integer): refused, not crashed on.
+        ("GET /osmand?id=a&timestamp=1e30&lat=1&lon=2 HTTP/1.1", "not a time"),
+        ("GET /osmand?id=a&timestamp=\(String(repeating: "9", count: 30))&lat=1&lon=2 HTTP/1.1", "not a time"),
     ])
     func malformedPositionsSayWhy(head: String, word: String) throws {
         let parsed = try request(head)

@@ -47,6 +47,18 @@ import Wire
         #expect(refusal.hasPrefix("err:no_run") && refusal.contains("inaccurate, stale"))
     }
 
+    @Test(arguments: ["9999999999999999999999999999999999999999", "-999999999999999999999999999999999999999"])
+    func aStampOfFortyDigitsIsExplainedNotCrashedOn(text: String) throws {
+        let hub = hub()
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
+        let time = try #require(Double(text))
+        hub.received(.location(LocationCommand(latitude: 51.5, longitude: -0.12, accuracy: 5, timestamp: time,
+                                               timestampText: text)), from: runner, now: now)
+        let note = try NoteEvent(event: Event.parse(try #require(lines(for: runner).last { $0.hasPrefix("note:") })))
+        #expect(note.reason == (time > now ? "future" : "stale"))
+        #expect(note.text.contains(" h "), "\(note.text)")
+    }
+
     @Test func aLateFollowerSeesTheRunsBadgesSoFar() throws {
         let hub = hub()
         hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
