@@ -33,6 +33,13 @@ extension Server {
         metrics.countResponse(200)
         var head: [UInt8] = []
         HTTPResponseHead.eventStream.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
+        if request.method == "HEAD" {
+            // The head a GET would get, and no body: the body would be the stream, so the connection ends there.
+            _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
+            scheduleFlush(connection)
+            closeAfterOutput(connection, reason: "http: HEAD of an event stream")
+            return
+        }
         ServerSentEvent.appendRetry(milliseconds: 3000, to: &head)
         _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
         connection.stream = EventStream(held: [], lastWrite: now)

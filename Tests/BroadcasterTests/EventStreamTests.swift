@@ -111,6 +111,22 @@ import Wire
         }
     }
 
+    @Test func aHeadOfTheStreamIsItsHeadAlone() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                for line in straightRun(count: 5) { try ann.send(line) }
+                _ = try ann.expect("pace:ann")
+                // A GET would get a track snapshot and then every event; a HEAD gets the same head, no body, and the end.
+                let web = try http(server)
+                try web.send("HEAD /events?watch=ann HTTP/1.1\r\nHost: test\r\n\r\n")
+                let head = try web.response()
+                #expect(head.status == 200 && head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
+                #expect(head.body.isEmpty, "\(String(decoding: head.body, as: UTF8.self))")
+            }
+        }
+    }
+
     @Test func anIdleStreamGetsHeartbeats() async throws {
         try await onItsOwnThread {
             try withServer({ $0.eventStreamHeartbeat = 1 }) { server in
