@@ -22,6 +22,9 @@ final class Replay {
     let began: Double
     private let source: ReplaySource
     private let first: Double
+    /// The run's accepted fixes, in order. Refused ones make no line, and their times must not set the pace: a
+    /// refused stamp far ahead (`future`) would hold back every fix after it.
+    private let fixes: [StoredFix]
     private var tracker: RunTracker
     private var zone: PrivacyZone.Delay?
     private var nextFix = 0
@@ -36,7 +39,8 @@ final class Replay {
         self.speed = speed
         self.source = source
         began = now
-        first = source.fixes.first { $0.isAccepted }?.fix.timestamp ?? source.run.record.started
+        fixes = source.fixes.filter(\.isAccepted)
+        first = fixes.first?.fix.timestamp ?? source.run.record.started
         tracker = RunTracker(configuration: configuration.keepingTrack(false))
         zone = source.zone > 0 ? PrivacyZone.Delay(PrivacyZone(metres: source.zone)) : nil
     }
@@ -47,7 +51,7 @@ final class Replay {
     /// When the next line is due; nil once the replay is over.
     var nextDue: Double? {
         if !hasStarted { return began }
-        let fix = nextFix < source.fixes.count ? due(source.fixes[nextFix].fix.timestamp) : nil
+        let fix = nextFix < fixes.count ? due(fixes[nextFix].fix.timestamp) : nil
         let award = nextAward < source.run.awards.count ? due(source.run.awards[nextAward].award.timestamp) : nil
         switch (fix, award) {
         case (let fix?, let award?): return min(fix, award)
@@ -68,7 +72,7 @@ final class Replay {
             lines.append((Hub.line(RunStartedEvent(runner: runner, runID: runID, timestamp: Hub.timestampText(first))), false))
         }
         while true {
-            let fixDue = nextFix < source.fixes.count ? due(source.fixes[nextFix].fix.timestamp) : .infinity
+            let fixDue = nextFix < fixes.count ? due(fixes[nextFix].fix.timestamp) : .infinity
             let awardDue = nextAward < source.run.awards.count ? due(source.run.awards[nextAward].award.timestamp) : .infinity
             guard min(fixDue, awardDue) <= now else { break }
             if awardDue < fixDue {
@@ -78,7 +82,7 @@ final class Replay {
                 nextAward += 1
                 continue
             }
-            let stored = source.fixes[nextFix]
+            let stored = fixes[nextFix]
             nextFix += 1
             guard stored.isAccepted, case .accepted(let progress) = tracker.add(stored.fix, now: stored.received) else {
                 continue
@@ -91,7 +95,7 @@ final class Replay {
             lines.append((Hub.line(pace), true))
             for split in progress.splits { lines.append((Hub.line(SplitEvent(split, runner: runner)), false)) }
         }
-        if nextFix >= source.fixes.count, nextAward >= source.run.awards.count, !isOver {
+        if nextFix >= fixes.count, nextAward >= source.run.awards.count, !isOver {
             isOver = true
             let record = source.run.record
             var filtered: [String: Int] = [:]

@@ -59,6 +59,25 @@ import Wire
         #expect(output.replaysDue == nil, "nothing left to replay")
     }
 
+    @Test func aRefusedStampFarAheadDoesNotHoldTheReplayBack() throws {
+        let hub = hub()
+        hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
+        // Fixes 0-5, one stamped ten times the clock (filtered as `future`, stored with its rejection), 7-9.
+        for index in [0, 1, 2, 3, 4, 5, -1, 7, 8, 9] {
+            let time = index < 0 ? start * 10 : start + Double(index)
+            let fix = LocationCommand(latitude: 51.5 + Double(max(index, 0)) * 4 / 111_229, longitude: -0.12,
+                                      accuracy: 5, timestamp: time, timestampText: NumberFormat.plain(time))
+            hub.received(.location(fix), from: ann, now: start + Double(max(index, 6)))
+        }
+        hub.received(.stop(save: true), from: ann, now: start + 10)
+        let runID = try RunStartedEvent(line: try #require(output.of(ann).first { $0.hasPrefix("run:") })).runID
+        hub.received(.replay(runID: runID, speed: 100), from: viewer, now: start + 100)
+        hub.advanceReplays(now: start + 101)
+        #expect(output.of(viewer).filter { $0.hasPrefix("pace:") }.count == 9)
+        #expect(output.of(viewer).last?.hasPrefix("done:replay") == true, "\(output.of(viewer))")
+        #expect(output.replaysDue == nil)
+    }
+
     @Test func replayOffStopsAndAPrivateRunIsAMissingOne() throws {
         let hub = hub()
         let (runID, _) = try savedRun(hub)
