@@ -28,7 +28,9 @@ extension Hub {
         case .runner(let name):
             if let token, !grant(token, of: name, to: id, now: now) { return }
             let following = (sessions[id]?.watching.count ?? 0) + (sessions[id]?.coaching.count ?? 0)
-            guard following < configuration.maximumFollowedRunners else {
+            // Following a name again adds nothing, so the cap does not refuse it.
+            let again = (coach ? sessions[id]?.coaching : sessions[id]?.watching)?.contains(name) == true
+            guard again || following < configuration.maximumFollowedRunners else {
                 fail(id, .badArgument, "at most \(configuration.maximumFollowedRunners) runners per connection: use watch:*")
                 return
             }

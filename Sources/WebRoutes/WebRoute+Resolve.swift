@@ -159,6 +159,10 @@ extension WebRoute {
         default:
             throw WebRouteError(.unsupportedMediaType, "send the cheer as text/plain or a form")
         }
+        // Said here so the offset is the text's own (the line the text goes into starts with `msg:`).
+        if let nul = text.utf8.firstIndex(of: 0) {
+            throw WebRouteError(.unprocessableContent, "NUL byte at offset \(text.utf8.distance(from: text.utf8.startIndex, to: nul))")
+        }
         // A text box or `curl -d` may leave spaces or a line end around the text; inside, `msg:` rules apply.
         var trimmed = Substring(text)
         while let last = trimmed.last, last == " " || last == "\n" || last == "\r\n" || last == "\r" { trimmed.removeLast() }

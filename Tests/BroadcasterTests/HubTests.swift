@@ -41,6 +41,13 @@ final class RecordingOutput: HubOutput {
         return hub
     }
 
+    @Test func followingANameAgainAtTheCapIsNotRefused() {
+        let hub = hub { $0.maximumFollowedRunners = 2 }
+        for name in ["ann", "bob", "ann"] { hub.received(.watch(.runner(name)), from: spectator, now: start) }
+        hub.received(.watch(.runner("cat")), from: spectator, now: start)
+        #expect(output.kinds(for: spectator) == ["ok", "ok", "ok", "err"], "\(output.lines)")
+    }
+
     func fix(_ index: Int) -> Command {
         .location(LocationCommand(latitude: 51.5 + Double(index) * 3 / 111_229, longitude: -0.12, accuracy: 5,
                                   timestamp: start + Double(index), timestampText: String(Int(start) + index)))

@@ -152,6 +152,13 @@ import Wire
         }
     }
 
+    @Test func aNulInACheerIsPlacedInTheTextAsSent() throws {
+        let result = try #require(Self.route("POST", "/runners/ann/cheers", headers: ["Content-Type: text/plain"],
+                                             body: " he\u{0}lo"))
+        guard case .failure(let error) = result else { Issue.record("got \(result)"); return }
+        #expect(error.status.code == 422 && error.reason == "NUL byte at offset 3", "\(error.reason)")
+    }
+
     @Test func exportsNameTheirDownload() {
         #expect(ExportFormat.gpx.contentType == "application/gpx+xml")
         #expect(ExportFormat.geojson.contentDisposition(run: 17) == #"attachment; filename="moonrunner-run-17.geojson""#)
