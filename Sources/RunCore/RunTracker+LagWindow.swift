@@ -167,8 +167,8 @@ struct WindowPass {
         withTrack(window, committed, settling) { steps, track in
             let base = steps.baseAddress!
             for index in 0..<min(commitCount, steps.count) {
-                let (speed, sustained) = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
-                let moving = gate.judge(speed: sustained)
+                let reading = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let moving = gate.judge(reading)
                 let step = base + index
                 let state = step.pointee.smoothed
                 let coordinate = projection.coordinate(east: state[0], north: state[2])
@@ -181,7 +181,8 @@ struct WindowPass {
                 lastCommittedTimestamp = step.pointee.timestamp
                 commits.append(SettlingPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                              accuracy: step.pointee.accuracy, length: length, interval: interval,
-                                             gateSpeed: speed, sustainedSpeed: sustained, gateMoving: moving))
+                                             gateSpeed: reading.across,
+                                             confident: reading.reaches(gate.confidentSpeed), gateMoving: moving))
             }
         }
     }
@@ -203,10 +204,9 @@ struct WindowPass {
         // The tail in two loops: first what does not depend on the gate's state (each step's gate speed and
         // segment length: independent square roots and divisions that the processor can overlap), then the
         // gate's hysteresis and the running sums, in order.
-        withUnsafeTemporaryAllocation(of: (speed: Double, sustained: Double, length: Double).self,
-                                      capacity: count) { scratch in
+        withUnsafeTemporaryAllocation(of: (reading: GateReading, length: Double).self, capacity: count) { scratch in
             for index in 0..<count {
-                let (speed, sustained) = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let reading = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
                 if index == 0 { firstFuture = gate.future }
                 let state = base[index].smoothed
                 var length = 0.0
@@ -217,7 +217,7 @@ struct WindowPass {
                     let north = (state[2] - from.1) * tailScale.north
                     length = (east * east + north * north).squareRoot()
                 }
-                scratch[index] = (speed, sustained, length)
+                scratch[index] = (reading, length)
             }
             // The running values stay in locals (not in `self` or a point), so the loop's only serial
             // dependencies are the gate's state and the two sums.
@@ -228,9 +228,9 @@ struct WindowPass {
             let confident = confidentSpeed, allowed = gateAllowed, slow = slowSpeed
             for index in 0..<count {
                 let step = base + index
-                let (speed, sustained, length) = scratch[index]
-                moving = moving ? sustained >= gate.stillSpeed : sustained >= gate.movingSpeed
-                counted = sustained >= confident || (allowed && moving) || speed >= slow
+                let (reading, length) = scratch[index]
+                moving = reading.reaches(moving ? gate.stillSpeed : gate.movingSpeed)
+                counted = reading.reaches(confident) || (allowed && moving) || reading.across >= slow
                 let timestamp = step.pointee.timestamp
                 if hasLast, counted, !step.pointee.startsSegment {
                     distance += length
@@ -299,8 +299,8 @@ struct WindowTrack {
 struct GatePass {
     /// Half the gate's window, seconds.
     let half: Double
-    /// Speeds that stop and start the runner, m/s.
-    let stillSpeed: Double, movingSpeed: Double
+    /// Speeds that stop and start the runner, and from which it is moving whatever the long horizon says, m/s.
+    let stillSpeed: Double, movingSpeed: Double, confidentSpeed: Double
     /// Index of the first track point of the current segment (after a re-anchor, the earlier ones are not
     /// used by the gate).
     let segmentStart: Int
@@ -313,26 +313,23 @@ struct GatePass {
         half = configuration.gateWindow / 2
         stillSpeed = configuration.stillSpeed
         movingSpeed = configuration.movingSpeed
+        confidentSpeed = configuration.confidentSpeed
         self.segmentStart = segmentStart
         self.moving = moving
     }
 
-    /// The gate's hysteresis: moving or still after a step with this gate speed.
+    /// The gate's hysteresis: moving or still after a step with this reading.
     @inline(__always)
-    mutating func judge(speed: Double) -> Bool {
-        moving = moving ? speed >= stillSpeed : speed >= movingSpeed
+    mutating func judge(_ reading: GateReading) -> Bool {
+        moving = reading.reaches(moving ? stillSpeed : movingSpeed)
         return moving
     }
 
-    /// The gate's speeds for the step at `index` of the window, which is at `trackIndex` in `track`: `across`
-    /// the whole window, and `sustained`, the slowest of that and its two halves (the window before the step
-    /// and the window after it, each as far as fixes exist). Near a stop the whole window still spans running
-    /// on one side, so `across` stays high for up to half a window into the stop; `sustained` drops at once,
-    /// as the half on the stop's side stands still. It is never above `across`: drift, which does not grow
-    /// with time as running does, looks faster over a half than over the whole window.
+    /// What the gate reads at the step at `index` of the window, which is at `trackIndex` in `track`: the speed
+    /// across the whole window and the slower half's (see ``GateReading``).
     @inline(__always)
     mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
-                        track: WindowTrack) -> (across: Double, sustained: Double) {
+                        track: WindowTrack) -> GateReading {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index
         let timestamp = step.pointee.timestamp
@@ -350,21 +347,36 @@ struct GatePass {
         }
         let end = base + future
         let span = end.pointee.timestamp - fromTime
-        guard span > 0 else { return (0, 0) }
+        guard span > 0 else { return GateReading(across: 0, halvesSquared: 0) }
         let to = end.pointee.smoothed
         let east = to[0] - fromEast, north = to[2] - fromNorth
-        let across = (east * east + north * north).squareRoot() / span
-        // Each half over its own span; a half without one (the newest step, a segment's first) is left out.
-        var sustained = across
+        // Each half's squared speed (a half without a span is left out): divisions, not square roots.
+        var halves = Double.infinity
         let before = timestamp - fromTime, after = end.pointee.timestamp - timestamp
         if before > 0 {
             let east = state[0] - fromEast, north = state[2] - fromNorth
-            sustained = min(sustained, (east * east + north * north).squareRoot() / before)
+            halves = (east * east + north * north) / (before * before)
         }
         if after > 0 {
             let east = to[0] - state[0], north = to[2] - state[2]
-            sustained = min(sustained, (east * east + north * north).squareRoot() / after)
+            halves = min(halves, (east * east + north * north) / (after * after))
         }
-        return (across, sustained)
+        return GateReading(across: (east * east + north * north).squareRoot() / span, halvesSquared: halves)
+    }
+}
+
+/// What the still/moving gate reads at one step: the speed across its whole window, and the squared speed of
+/// the slower of its halves (the window before the step and the window after it; a half without fixes is left
+/// out). The gate goes by the slowest of the three: near a stop the whole window still spans running on one
+/// side for half a window into it, the half on the stop's side does not. The halves' speeds stay squared, so
+/// they cost no square roots on the per-fix path.
+struct GateReading {
+    var across: Double
+    var halvesSquared: Double
+
+    /// True when the whole window and each half move at `speed` m/s or faster.
+    @inline(__always)
+    func reaches(_ speed: Double) -> Bool {
+        across >= speed && halvesSquared >= speed * speed
     }
 }

@@ -13,10 +13,10 @@ struct SettlingPoint: Sendable, Hashable {
     var interval: Double
     /// The short gate's speed here: the smoothed displacement across ``TrackerConfiguration/gateWindow``, m/s.
     var gateSpeed: Double
-    /// The slowest of `gateSpeed` and the gate window's two halves here (before and after the point), m/s:
-    /// what ``TrackerConfiguration/confidentSpeed`` is compared with.
-    var sustainedSpeed: Double
-    /// The short gate's verdict here (its hysteresis on `sustainedSpeed`).
+    /// The gate's window and both its halves here (before and after the point) reach
+    /// ``TrackerConfiguration/confidentSpeed`` (see ``GateReading``).
+    var confident: Bool
+    /// The short gate's verdict here (its hysteresis on the slowest of the window and its halves).
     var gateMoving: Bool
     /// Stay intervals (see ``SettlingTrack``) covering this point so far.
     var stays: Int32 = 0
@@ -144,8 +144,7 @@ struct SettlingTrack: Sendable {
 
     @inline(__always)
     private func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int) -> Bool {
-        Self.isMoving(point, at: index, carriedStayFrom: carriedStayFrom, confidentSpeed: confidentSpeed,
-                      stayCover: stayCover)
+        Self.isMoving(point, at: index, carriedStayFrom: carriedStayFrom, stayCover: stayCover)
     }
 
     /// What the point adds to the sums: 2 when moving (length and time), 1 at a stop's edge (length only,
@@ -157,9 +156,8 @@ struct SettlingTrack: Sendable {
 
     /// The verdict from the values it is made of (static, so a pass writing the points can call it).
     @inline(__always)
-    private static func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int, confidentSpeed: Double,
-                                 stayCover: Int32) -> Bool {
-        if point.sustainedSpeed >= confidentSpeed { return true }
+    private static func isMoving(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int, stayCover: Int32) -> Bool {
+        if point.confident { return true }
         if point.stays >= stayCover || index >= carriedStayFrom { return false }
         guard point.judged else { return point.gateMoving || point.gateSpeed >= point.carriedSlowSpeed }
         return !point.edge && (point.gateMoving || point.slow)
@@ -285,7 +283,7 @@ struct SettlingTrack: Sendable {
     mutating func refresh() {
         guard dirtyFrom < endIndex else { return }
         let from = max(dirtyFrom, finalCount), carriedFrom = carriedStayFrom, finalCount = finalCount
-        let count = points.count - head, head = head, confidentSpeed = confidentSpeed, stayCover = stayCover
+        let count = points.count - head, head = head, stayCover = stayCover
         var distance = finalDistance, movingTime = finalMovingTime
         if from > finalCount {
             let previous = points[head + from - 1 - finalCount]
@@ -296,7 +294,7 @@ struct SettlingTrack: Sendable {
             for offset in (from - finalCount)..<count {
                 let point = base + offset
                 let moving = Self.isMoving(point.pointee, at: finalCount + offset, carriedStayFrom: carriedFrom,
-                                           confidentSpeed: confidentSpeed, stayCover: stayCover)
+                                           stayCover: stayCover)
                 // At a stop's edge the smoothed track is still closing in on where the runner stopped (or has
                 // already set off towards where the runner goes): that way is the runner's, the time is not.
                 let edgeLength = !moving && point.pointee.judged && point.pointee.edge
