@@ -112,11 +112,7 @@ struct GPXReader: XMLEventHandler {
     /// The activities with usable points.
     func finish() throws(StoreError) -> [ImportedActivity] {
         guard sawGPX else { throw StoreError.invalidInput("not a GPX document (no <gpx> element)") }
-        var activities: [ImportedActivity] = []
-        for track in tracks {
-            if let activity = try track.finish() { activities.append(activity) }
-        }
-        return activities
+        return try ActivityBuilder.finishAll(tracks)
     }
 }
 

@@ -157,6 +157,30 @@ struct ActivityBuilder {
         }
         return activity.pointCount == 0 ? nil : activity
     }
+
+    /// A file's usable activities. One whose points all lack a time is left out (a file may hold a planned
+    /// route beside the recorded runs) and its points are counted as skipped with the last usable one; only
+    /// when no activity is usable does it fail the file (a run needs the time of its points).
+    static func finishAll(_ builders: [ActivityBuilder]) throws(StoreError) -> [ImportedActivity] {
+        var activities: [ImportedActivity] = []
+        var timeless: StoreError?
+        var skipped = (position: 0, time: 0)
+        for builder in builders {
+            do throws(StoreError) {
+                if let activity = try builder.finish() { activities.append(activity) }
+            } catch {
+                timeless = timeless ?? error
+                skipped.position += builder.withoutPosition
+                skipped.time += builder.withoutTime
+            }
+        }
+        if activities.isEmpty, let timeless { throw timeless }
+        if !activities.isEmpty {
+            activities[activities.count - 1].pointsWithoutPosition += skipped.position
+            activities[activities.count - 1].pointsWithoutTime += skipped.time
+        }
+        return activities
+    }
 }
 
 /// ISO 8601 date-times as GPX and TCX write them.

@@ -95,10 +95,6 @@ struct TCXReader: XMLEventHandler {
 
     /// The activities with usable points.
     func finish() throws(StoreError) -> [ImportedActivity] {
-        var result: [ImportedActivity] = []
-        for activity in activities {
-            if let finished = try activity.finish() { result.append(finished) }
-        }
-        return result
+        try ActivityBuilder.finishAll(activities)
     }
 }

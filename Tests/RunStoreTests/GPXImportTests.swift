@@ -52,6 +52,20 @@ func fixture(_ name: String) throws -> Data {
         #expect(error?.description == "line 2: track point without a <time>; a run needs the time of its points")
     }
 
+    @Test func aTrackWithoutTimesBesideRecordedOnesIsSkippedAndCounted() throws {
+        // A planned route saved as a track next to two recorded ones: the recorded ones are imported.
+        let gpx = """
+            <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
+            <trk><trkseg><trkpt lat="1" lon="2"><time>2024-06-01T07:00:00Z</time></trkpt></trkseg></trk>
+            <trk><trkseg><trkpt lat="1" lon="2"/><trkpt lat="1.1" lon="2"/><trkpt lat="91" lon="2"/></trkseg></trk>
+            <trk><trkseg><trkpt lat="3" lon="4"><time>2024-06-02T07:00:00Z</time></trkpt></trkseg></trk>
+            </gpx>
+            """
+        let activities = try GPXImport.activities(from: Data(gpx.utf8))
+        #expect(activities.map(\.fixes.first?.latitude) == [1, 3])
+        #expect(activities.map(\.pointsWithoutTime) == [0, 2] && activities.map(\.pointsWithoutPosition) == [0, 1])
+    }
+
     @Test func prefixedNamespacesCommentsCDATAAndEntities() throws {
         let gpx = """
             <?xml version="1.0"?>
