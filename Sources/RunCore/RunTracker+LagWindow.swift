@@ -130,10 +130,9 @@ struct WindowPass {
     /// The timestamp of the newest point that left the window.
     var lastCommittedTimestamp: Double?
     /// The tail's still/moving rule, from the settling track's carried judgement (as for a settling point not
-    /// judged yet, see ``SettlingTrack``): gate speeds from which the runner is moving
-    /// anyway, whether the short gate may say moving, and the gate speed from which the carried slow
-    /// movement counts.
-    var confidentSpeed = 0.0, gateAllowed = true, slowSpeed = Double.infinity
+    /// judged yet, see ``SettlingTrack``): whether the short gate may say moving, and the gate speed from
+    /// which the carried slow movement counts.
+    var gateAllowed = true, slowSpeed = Double.infinity
     /// The gate's future cursor for the tail's first step.
     var firstFuture = 0
     /// The newest point of the track after the walk.
@@ -141,7 +140,6 @@ struct WindowPass {
 
     /// Takes the tail's rule from the settling track's judgement.
     mutating func setTailRule(_ settling: SettlingTrack) {
-        confidentSpeed = settling.confidentSpeed
         gateAllowed = !settling.carriedStay
         slowSpeed = gateAllowed && settling.carriedSlow ? settling.consistency * settling.carriedNetSpeed : .infinity
     }
@@ -182,7 +180,8 @@ struct WindowPass {
                 commits.append(SettlingPoint(east: state[0], north: state[2], timestamp: step.pointee.timestamp,
                                              accuracy: step.pointee.accuracy, length: length, interval: interval,
                                              gateSpeed: reading.across,
-                                             confident: reading.reaches(gate.confidentSpeed), gateMoving: moving))
+                                             confident: reading.reaches(gate.confidentSpeed),
+                                             closing: reading.across >= gate.confidentSpeed, gateMoving: moving))
             }
         }
     }
@@ -225,16 +224,18 @@ struct WindowPass {
             var distance = previous?.distance ?? 0, movingTime = previous?.movingTime ?? 0
             var lastTimestamp = previous?.timestamp ?? 0, hasLast = previous != nil
             var counted = false
-            let confident = confidentSpeed, allowed = gateAllowed, slow = slowSpeed
+            let confident = gate.confidentSpeed, allowed = gateAllowed, slow = slowSpeed
             for index in 0..<count {
                 let step = base + index
                 let (reading, length) = scratch[index]
                 moving = reading.reaches(moving ? gate.stillSpeed : gate.movingSpeed)
                 counted = reading.reaches(confident) || (allowed && moving) || reading.across >= slow
                 let timestamp = step.pointee.timestamp
-                if hasLast, counted, !step.pointee.startsSegment {
+                // Running into a stop or out of one, the whole window still reaches the confident speed: the
+                // metres are the runner's, the time (a half stands still) is not (as `SettlingPoint.closing`).
+                if hasLast, counted || reading.across >= confident, !step.pointee.startsSegment {
                     distance += length
-                    movingTime += timestamp - lastTimestamp
+                    if counted { movingTime += timestamp - lastTimestamp }
                 }
                 if let tail {
                     let state = step.pointee.smoothed
@@ -288,8 +289,8 @@ struct WindowTrack {
 /// across each half of that window; the gate says moving or still with hysteresis on the slowest of the
 /// three. A centred window switches the gate on as the runner sets off, not half a window later, and its
 /// length averages out the slow wander of GPS error that a runner standing still would otherwise turn into
-/// distance; its halves keep a stop's edges sharp (the whole window spans the running beside a stop for
-/// half a window into it, the half on the stop's side does not).
+/// distance; its halves keep a stop's time from spreading (the whole window spans the running beside a stop
+/// for half a window into it, the half on the stop's side does not).
 ///
 /// The window's start is the step's past point in the track (committed then tail), found once per step
 /// (``KalmanSmoother/Step/gatePast``); its end is the newest step at most half a window later with no

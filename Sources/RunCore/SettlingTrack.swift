@@ -16,6 +16,10 @@ struct SettlingPoint: Sendable, Hashable {
     /// The gate's window and both its halves here (before and after the point) reach
     /// ``TrackerConfiguration/confidentSpeed`` (see ``GateReading``).
     var confident: Bool
+    /// The gate's whole window reaches ``TrackerConfiguration/confidentSpeed`` here (a half may not: the
+    /// runner is running into a stop or out of one). When the point is not moving its length still counts,
+    /// its time does not.
+    var closing: Bool
     /// The short gate's verdict here (its hysteresis on the slowest of the window and its halves).
     var gateMoving: Bool
     /// Stay intervals (see ``SettlingTrack``) covering this point so far.
@@ -50,8 +54,10 @@ struct SettlingPoint: Sendable, Hashable {
 ///
 /// A point is then moving when the smoothed track moves at ``TrackerConfiguration/confidentSpeed`` or more
 /// over the short gate's window there and over both its halves, before and after it (drift cannot fake it;
-/// and as the half on a stop's side stands still, a stop's edges stay sharp at any running pace), or when it
-/// is neither in a stay nor at an edge and the short gate or the slow judgement says moving.
+/// and as the half on a stop's side stands still, a stop's time starts within a few seconds of the stop), or
+/// when it is neither in a stay nor at an edge and the short gate or the slow judgement says moving. A point
+/// not moving adds its length (not its time) at the edge of a stop, or where the whole window reaches the
+/// confident speed though a half does not (running into or out of a stop).
 ///
 /// A point's verdict is final once no later interval can cover it; then it leaves for the final track.
 /// Until then the points not judged yet carry the judgement made when they settled, so live values at
@@ -61,7 +67,7 @@ struct SettlingPoint: Sendable, Hashable {
 /// most one pass over the settling points (bounded by ``TrackerConfiguration/settlingFixes``).
 struct SettlingTrack: Sendable {
     /// The decision's parameters (see ``TrackerConfiguration``).
-    let horizon: Double, stayDeviations: Double, stayCover: Int32, confidentSpeed: Double, consistency: Double
+    let horizon: Double, stayDeviations: Double, stayCover: Int32, consistency: Double
     let capacity: Int
     /// Reported accuracy / per-axis standard deviation of the error.
     let accuracyRatio: Double
@@ -102,7 +108,6 @@ struct SettlingTrack: Sendable {
         stayDeviations = configuration.stayDeviations
         accuracyRatio = configuration.accuracyRatio
         stayCover = Int32(clamping: max(configuration.stayCover, 1))
-        confidentSpeed = configuration.confidentSpeed
         consistency = configuration.slowConsistency
         capacity = max(configuration.settlingFixes, 1)
         minimumHalf = 2
@@ -147,11 +152,12 @@ struct SettlingTrack: Sendable {
         Self.isMoving(point, at: index, carriedStayFrom: carriedStayFrom, stayCover: stayCover)
     }
 
-    /// What the point adds to the sums: 2 when moving (length and time), 1 at a stop's edge (length only,
-    /// see ``refresh()``), 0 otherwise. A change of it is what makes the sums after the point out of date.
+    /// What the point adds to the sums: 2 when moving (length and time), 1 at a stop's edge or closing in on
+    /// one (length only, see ``refresh()``), 0 otherwise. A change of it is what makes the sums after the point out of date.
     @inline(__always)
     private func counting(_ point: SettlingPoint, at index: Int, carriedStayFrom: Int) -> Int {
-        isMoving(point, at: index, carriedStayFrom: carriedStayFrom) ? 2 : point.judged && point.edge ? 1 : 0
+        isMoving(point, at: index, carriedStayFrom: carriedStayFrom) ? 2
+            : point.judged && point.edge || point.closing ? 1 : 0
     }
 
     /// The verdict from the values it is made of (static, so a pass writing the points can call it).
@@ -297,7 +303,7 @@ struct SettlingTrack: Sendable {
                                            stayCover: stayCover)
                 // At a stop's edge the smoothed track is still closing in on where the runner stopped (or has
                 // already set off towards where the runner goes): that way is the runner's, the time is not.
-                let edgeLength = !moving && point.pointee.judged && point.pointee.edge
+                let edgeLength = !moving && (point.pointee.judged && point.pointee.edge || point.pointee.closing)
                 distance += moving || edgeLength ? point.pointee.length : 0
                 movingTime += moving ? point.pointee.interval : 0
                 point.pointee.distance = distance

@@ -70,9 +70,10 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var stayCover: Int = 10
     /// Where the smoothed track moves at least this fast over the short gate's window and over both its halves
     /// (the half before the point and the half after it), the runner is moving whatever the long horizon says, m/s.
-    /// Drift under a standing runner does not reach it over half a window, and the half on a stop's side
-    /// stands still, so a stop's edges stay sharp at any running pace (the whole window's speed would count
-    /// up to half a window of the stop as moving, more the faster the runner). Default 0.8.
+    /// Drift under a standing runner does not reach it, and the half on a stop's side stands still, so a
+    /// stop's time starts within a few seconds of where the runner stopped (the whole window's speed alone
+    /// counted up to half a window of the stop as moving, more the faster the runner). Where only the whole
+    /// window reaches it, the point's length counts and its time does not. Default 0.8.
     public var confidentSpeed: Double = 0.8
     /// Across an interval that is not a stay, a point counts as moving when the short gate says so, or when
     /// its own gate speed is at least this share of the interval's net speed (a short stop between two
