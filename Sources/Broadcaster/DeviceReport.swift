@@ -101,7 +101,8 @@ struct DeviceReport: Equatable {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
             throw .malformed("lat must be within -90...90 and lon within -180...180")
         }
-        // Past the year 5000 a stamp is no clock's: refused as malformed (nearer ones are the filter's to judge).
+        // Before 1970 or past the year 5000 a stamp is no clock's: refused as malformed, as a unix time of 0 or
+        // less already is (anything between is the filter's to judge).
         guard time > 0, time < latestTime else {
             throw .malformed("timestamp is not a time: \(NumberFormat.plain(time).prefix(40))")
         }

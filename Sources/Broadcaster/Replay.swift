@@ -84,7 +84,7 @@ final class Replay {
             }
             let stored = fixes[nextFix]
             nextFix += 1
-            guard stored.isAccepted, case .accepted(let progress) = tracker.add(stored.fix, now: stored.received) else {
+            guard case .accepted(let progress) = tracker.add(stored.fix, now: stored.received) else {
                 continue
             }
             var pace = PaceEvent(progress.snapshot, runner: runner, timestamp: Hub.timestampText(stored.fix.timestamp))

@@ -21,13 +21,14 @@ extension Server {
             let target: WatchTarget = item.value == "*" ? .everyone : .runner(item.value)
             if case .runner(let name) = target, !Command.isValidName(name) {
                 write(.text(.badRequest, "bad runner name \(item.value): 1-32 of A-Z a-z 0-9 _ . -\n"), to: connection,
-                      keepAlive: false)
+                      keepAlive: false, head: request.method == "HEAD")
                 return
             }
             targets.append((target, item.name == "coach"))
         }
         guard !targets.isEmpty, targets.count <= configuration.maximumFollowedRunners else {
-            write(.text(.badRequest, "give watch=NAME, watch=*, coach=NAME or coach=*\n"), to: connection, keepAlive: false)
+            write(.text(.badRequest, "give watch=NAME, watch=*, coach=NAME or coach=*\n"), to: connection, keepAlive: false,
+                  head: request.method == "HEAD")
             return
         }
         metrics.countResponse(200)

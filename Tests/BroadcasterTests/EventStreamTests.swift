@@ -118,11 +118,14 @@ import Wire
                 for line in straightRun(count: 5) { try ann.send(line) }
                 _ = try ann.expect("pace:ann")
                 // A GET would get a track snapshot and then every event; a HEAD gets the same head, no body, and the end.
-                let web = try http(server)
-                try web.send("HEAD /events?watch=ann HTTP/1.1\r\nHost: test\r\n\r\n")
-                let head = try web.response()
+                let (head, after) = try http(server).head("/events?watch=ann")
                 #expect(head.status == 200 && head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
-                #expect(head.body.isEmpty, "\(String(decoding: head.body, as: UTF8.self))")
+                #expect(after.isEmpty, "\(String(decoding: after, as: UTF8.self))")
+                // A request a GET would get 400 for: the same 400, and no body either.
+                for query in ["watch=no%20such", "coach=bad!", ""] {
+                    let (refused, after) = try http(server).head("/events?\(query)")
+                    #expect(refused.status == 400 && after.isEmpty, "\(query): \(String(decoding: after, as: UTF8.self))")
+                }
             }
         }
     }

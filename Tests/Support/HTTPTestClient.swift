@@ -145,6 +145,22 @@ public final class HTTPTestClient {
         }
     }
 
+    /// `HEAD path` on a connection the server then closes: the response's head, and the bytes that came after
+    /// it (none, for a correct answer to HEAD).
+    public func head(_ path: String, timeout: Double = 10) throws -> (response: Response, after: [UInt8]) {
+        try send("HEAD \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        _ = try awaitClose(timeout: timeout)
+        guard let end = find([13, 10, 13, 10]) else { throw Timeout(waitingFor: "a response head") }
+        let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let headers = head.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let after = Array(buffer[(end + 4)...])
+        buffer = []
+        return (Response(status: Int(head[0].split(separator: " ")[1]) ?? 0, headers: headers, body: []), after)
+    }
+
     /// True once the server closed the connection (waiting up to `timeout`).
     public func awaitClose(timeout: Double = 10) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
