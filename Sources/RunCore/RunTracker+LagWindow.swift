@@ -165,7 +165,7 @@ struct WindowPass {
         withTrack(window, committed, settling) { steps, track in
             let base = steps.baseAddress!
             for index in 0..<min(commitCount, steps.count) {
-                let reading = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let reading = gate.reading(ofStep: index, at: trackStart + index, of: steps, track: track)
                 let moving = gate.judge(reading)
                 let step = base + index
                 let state = step.pointee.smoothed
@@ -205,7 +205,7 @@ struct WindowPass {
         // gate's hysteresis and the running sums, in order.
         withUnsafeTemporaryAllocation(of: (reading: GateReading, length: Double).self, capacity: count) { scratch in
             for index in 0..<count {
-                let reading = gate.speed(ofStep: index, at: trackStart + index, of: steps, track: track)
+                let reading = gate.reading(ofStep: index, at: trackStart + index, of: steps, track: track)
                 if index == 0 { firstFuture = gate.future }
                 let state = base[index].smoothed
                 var length = 0.0
@@ -329,7 +329,7 @@ struct GatePass {
     /// What the gate reads at the step at `index` of the window, which is at `trackIndex` in `track`: the speed
     /// across the whole window and the slower half's (see ``GateReading``).
     @inline(__always)
-    mutating func speed(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
+    mutating func reading(ofStep index: Int, at trackIndex: Int, of steps: UnsafeBufferPointer<KalmanSmoother.Step>,
                         track: WindowTrack) -> GateReading {
         let base = steps.baseAddress!, count = steps.count
         let step = base + index
