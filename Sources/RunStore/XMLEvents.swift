@@ -44,7 +44,9 @@ enum XMLEvents {
             throw StoreError.invalidInput("line 1: the file declares encoding \"\(encoding)\"; "
                 + "GPX and TCX files are read in UTF-8, UTF-16, ASCII, ISO-8859 or Windows code pages")
         }
-        let parser = XMLParser(data: data)
+        // Fed from a stream, libxml2 gets the document in chunks: given whole, anything over its 10 MB lookup
+        // limit is refused as "huge input" (a 12-hour run at 1 Hz is more).
+        let parser = XMLParser(stream: InputStream(data: data))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
         parser.shouldResolveExternalEntities = false

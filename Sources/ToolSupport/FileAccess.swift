@@ -12,12 +12,19 @@ public enum FileAccess {
         public let description: String
 
         init(_ verb: String, _ path: String, errno code: Int32) {
-            description = "cannot \(verb) \(path): \(FileAccess.reason(code))"
+            self.init(verb, path, because: FileAccess.reason(code))
+        }
+
+        init(_ verb: String, _ path: String, because reason: String) {
+            description = "cannot \(verb) \(path): \(reason)"
         }
     }
 
-    /// The whole file.
-    public static func read(_ path: String) throws(Problem) -> Data {
+    /// The most `read` takes by default: 512 MiB (a GPX of a million points is some 85 MB).
+    public static let defaultReadLimit = 512 << 20
+
+    /// The whole file, refused past `limit` bytes (a device such as /dev/zero never ends).
+    public static func read(_ path: String, limit: Int = defaultReadLimit) throws(Problem) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Problem("read", path, errno: errno) }
         defer { close(descriptor) }
@@ -34,7 +41,15 @@ public enum FileAccess {
                 throw Problem("read", path, errno: errno)
             }
             data.append(contentsOf: buffer[0..<count])
+            if data.count > limit { throw Problem("read", path, because: "larger than \(limit >> 20) MiB") }
         }
+    }
+
+    /// True when both paths name one existing file (the same device and inode, whatever the spelling).
+    public static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var a = stat(), b = stat()
+        guard stat(first, &a) == 0, stat(second, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// Writes `data` to `path`, replacing it.

@@ -54,6 +54,11 @@ func runExportCommand(arguments: [String]) -> Int32 {
         printError("moonrunner export: no database at \(path) (use --db PATH)")
         return 1
     }
+    // Writing the export over the database (or its write-ahead log) would destroy every run in it.
+    if let output, [path, path + "-wal", path + "-shm"].contains(where: { FileAccess.isSameFile(output, $0) }) {
+        printError("moonrunner export: \(output) is the database itself: give another file with -o")
+        return 1
+    }
     do {
         let store = try SQLiteRunStore(path: path)
         defer { store.close() }

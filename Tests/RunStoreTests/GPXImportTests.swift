@@ -52,6 +52,28 @@ func fixture(_ name: String) throws -> Data {
         #expect(error?.description == "line 2: track point without a <time>; a run needs the time of its points")
     }
 
+    @Test func aFileOverLibxml2sTenMegabyteLookupLimitIsRead() throws {
+        // Handed over whole, libxml2 refused anything over 10 MB as "huge input" (error 1), and so a 12-hour run
+        // at 1 Hz, or our own export of it, could not be imported.
+        let point = #"<trkpt lat="51.5000000" lon="-0.1200000"><time>2024-06-01T07:00:00Z</time></trkpt>"# + "\n"
+        let count = 140_000
+        var gpx = #"<gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>"# + "\n"
+        gpx.reserveCapacity(point.utf8.count * count + 100)
+        for _ in 0..<count { gpx += point }
+        gpx += "</trkseg></trk></gpx>\n"
+        #expect(gpx.utf8.count > 11_000_000)
+        let activities = try GPXImport.activities(from: Data(gpx.utf8))
+        #expect(activities.map(\.pointCount) == [count])
+    }
+
+    @Test func aHugeNameIsCut() throws {
+        let gpx = #"<gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><name>"#
+            + String(repeating: "B", count: 100_000)
+            + #"</name><trkseg><trkpt lat="1" lon="2"><time>2024-06-01T07:00:00Z</time></trkpt></trkseg></trk></gpx>"#
+        let activities = try GPXImport.activities(from: Data(gpx.utf8))
+        #expect(activities.map { $0.name?.count } == [200])
+    }
+
     @Test func aTrackWithoutTimesBesideRecordedOnesIsSkippedAndCounted() throws {
         // A planned route saved as a track next to two recorded ones: the recorded ones are imported.
         let gpx = """

@@ -58,6 +58,20 @@ import Testing
         return try runProgram(path, arguments)
     }
 
+    @Test func theDatabaseIsNeverWrittenOver() throws {
+        let (database, runID) = try importRealRun()
+        // The same file under another spelling, and its write-ahead log, are refused too.
+        let other = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent(".").path
+        for output in [database, other + "/import.sqlite"] {
+            let exporter = try ChildProcess(["export", String(runID), "--db", database, "-o", output])
+            #expect(exporter.awaitExit() == 1)
+            #expect(exporter.standardError.contains("is the database itself"), "\(exporter.standardError)")
+        }
+        let store = try SQLiteRunStore(path: database)
+        defer { store.close() }
+        #expect(try store.run(id: runID) != nil, "the runs are still there")
+    }
+
     @Test func anUnknownRunIsAClearError() throws {
         let (database, _) = try importRealRun()
         let exporter = try ChildProcess(["export", "999999", "--format", "gpx", "--db", database])

@@ -58,6 +58,14 @@ import Testing
         #expect(copy.movingTime == original.movingTime && copy.elapsed == original.elapsed)
     }
 
+    @Test func aFileThatNeverEndsIsRefusedAtTheLimit() throws {
+        // /dev/zero has no end: it was read until memory ran out.
+        let database = temporaryFolder().appendingPathComponent("zero.sqlite").path
+        let importer = try ChildProcess(["import", "/dev/zero", "--runner", "zed", "--db", database])
+        #expect(importer.awaitExit() == 1)
+        #expect(importer.standardError.contains("cannot read /dev/zero: larger than 512 MiB"), "\(importer.standardError)")
+    }
+
     @Test func unknownOptionsAndHelp() throws {
         let folder = temporaryFolder()
         let database = folder.appendingPathComponent("never.sqlite").path
