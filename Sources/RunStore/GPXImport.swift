@@ -69,8 +69,9 @@ struct GPXReader: XMLEventHandler {
         case "trk" where parent == "gpx" && path.count == 2: tracks.append(ActivityBuilder())
         case "trkseg" where parent == "trk" && path.count == 3 && !tracks.isEmpty: tracks[tracks.count - 1].breakSegment()
         case "trkpt" where parent == "trkseg" && path.count == 4 && !tracks.isEmpty:
-            point = (element.attributes["lat"].flatMap(Double.init), element.attributes["lon"].flatMap(Double.init),
-                     element.line)
+            // xsd:decimal: no exponent.
+            point = (element.attributes["lat"].flatMap { XMLNumber.value($0, exponent: false) },
+                     element.attributes["lon"].flatMap { XMLNumber.value($0, exponent: false) }, element.line)
             time = nil
             hdop = nil
             accuracy = nil
@@ -84,9 +85,9 @@ struct GPXReader: XMLEventHandler {
         if RunExport.extensionNamespaces.contains(namespace), parent == "extensions" {
             let owner = path.dropLast().last
             if name == "accuracy", owner == "trkpt", point != nil {
-                accuracy = Double(text).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+                accuracy = XMLNumber.value(text).flatMap { $0 >= 0 ? $0 : nil }
             } else if name == "deviceDistance", owner == "trk", path.count == 3, !tracks.isEmpty {
-                tracks[tracks.count - 1].deviceDistance = Double(text).flatMap { $0.isFinite ? $0 : nil }
+                tracks[tracks.count - 1].deviceDistance = XMLNumber.value(text)
             }
         }
         guard let local, !local.isEmpty else { return }
@@ -97,7 +98,7 @@ struct GPXReader: XMLEventHandler {
                 }
                 time = parsed
             } else if local == "hdop" {
-                hdop = Double(text)
+                hdop = XMLNumber.value(text, exponent: false)
             }
         } else if local == "name", parent == "trk", path.count == 2, !tracks.isEmpty, !text.isEmpty {
             tracks[tracks.count - 1].name = text

@@ -237,15 +237,26 @@ enum ISO8601 {
                 guard let hours = number(2) else { return nil }
                 _ = expect(":")
                 let minutes = number(2) ?? 0
+                // Zones run from -12:00 to +14:00; +25:99 is no zone.
+                guard hours <= 14, minutes < 60 else { return nil }
                 offset = sign * (hours * 3600 + minutes * 60)
             } else {
                 return nil
             }
         }
-        guard index == bytes.count, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
-              second <= 60 else { return nil }
+        guard index == bytes.count, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second <= 60 else { return nil }
         return Double(daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
             + fraction - Double(offset)
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar (February 30 is no date).
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's civil-from-days, inverted): no
@@ -257,5 +268,21 @@ enum ISO8601 {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// Numbers as GPX and TCX write them (XML Schema's decimal and double): spaces around allowed, a decimal
+/// point, a sign, and an exponent where the schema's type has one; never hex, `inf` or `nan`, which
+/// `Double(String)` would also take.
+enum XMLNumber {
+    /// The finite value of `text`, or nil.
+    static func value(_ text: String, exponent: Bool = true) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let allowed = trimmed.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "+") || exponent && (byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E"))
+        }
+        guard allowed, let value = Double(trimmed), value.isFinite else { return nil }
+        return value
     }
 }

@@ -57,10 +57,10 @@ struct TCXReader: XMLEventHandler {
         if RunExport.extensionNamespaces.contains(namespace), parent == "Extensions", !activities.isEmpty {
             let owner = path.dropLast().last
             if name == "accuracy", owner == "Trackpoint", inPoint {
-                accuracy = Double(text).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+                accuracy = XMLNumber.value(text).flatMap { $0 >= 0 ? $0 : nil }
             } else if name == "deviceDistance", owner == "Activity" {
                 // MoonRunner's own export: its laps are the engine's kilometres, the device's figure is here.
-                deviceDistanceOverride = Double(text).flatMap { $0.isFinite ? $0 : nil }
+                deviceDistanceOverride = XMLNumber.value(text)
             }
         }
         guard let local, !local.isEmpty, !activities.isEmpty else { return }
@@ -69,7 +69,7 @@ struct TCXReader: XMLEventHandler {
         case ("Id", "Activity"):
             if !text.isEmpty { activities[last].name = text }
         case ("DistanceMeters", "Lap"):
-            guard let metres = Double(text), metres.isFinite else {
+            guard let metres = XMLNumber.value(text), metres >= 0 else {
                 throw StoreError.invalidInput("line \(line): cannot read the lap distance \"\(text)\"")
             }
             activities[last].deviceDistance = (activities[last].deviceDistance ?? 0) + metres
@@ -79,9 +79,9 @@ struct TCXReader: XMLEventHandler {
             }
             time = parsed
         case ("LatitudeDegrees", "Position") where inPoint:
-            latitude = Double(text)
+            latitude = XMLNumber.value(text)
         case ("LongitudeDegrees", "Position") where inPoint:
-            longitude = Double(text)
+            longitude = XMLNumber.value(text)
         case ("Activity", "Activities"):
             if let deviceDistanceOverride { activities[last].deviceDistance = deviceDistanceOverride }
         case ("Trackpoint", "Track") where inPoint:

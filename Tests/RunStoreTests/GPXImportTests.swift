@@ -180,11 +180,15 @@ func fixture(_ name: String) throws -> Data {
             <gpx><trk><trkseg>
             <trkpt lat="x" lon="2"><time>2020-01-01T00:00:00Z</time></trkpt>
             <trkpt lat="91" lon="2"><time>2020-01-01T00:00:01Z</time></trkpt>
-            <trkpt lat="1" lon="2"><time>2020-01-01T00:00:02Z</time></trkpt>
+            <trkpt lat="0x33" lon="2"><time>2020-01-01T00:00:01.5Z</time></trkpt>
+            <trkpt lat="inf" lon="2"><time>2020-01-01T00:00:01.6Z</time></trkpt>
+            <trkpt lat="1e1" lon="2"><time>2020-01-01T00:00:01.7Z</time></trkpt>
+            <trkpt lat=" 1 " lon="2"><time>2020-01-01T00:00:02Z</time></trkpt>
             </trkseg></trk></gpx>
             """
+        // Hex, infinity and exponents are no xsd:decimal (Double(String) took `0x33` as 51); spaces around are.
         let activity = try #require(try GPXImport.activities(from: Data(gpx.utf8)).first)
-        #expect(activity.pointsWithoutPosition == 2)
+        #expect(activity.pointsWithoutPosition == 5)
         #expect(activity.fixes == [Fix(latitude: 1, longitude: 2, accuracy: 5, timestamp: 1_577_836_802)])
     }
 
@@ -195,12 +199,16 @@ func fixture(_ name: String) throws -> Data {
         ("2021-05-12T18:55:16+02:00", 1_620_838_516),
         ("2021-05-12T11:55:16-0500", 1_620_838_516),
         ("2021-05-12 16:55:16z", 1_620_838_516),
+        ("2024-02-29T00:00:00Z", 1_709_164_800),
     ])
     func isoTimes(text: String, expected: Double) {
+        // (February 29 of a leap year is a date: 2024-02-29T00:00:00Z below.)
         #expect(ISO8601.parse(text) == expected)
     }
 
-    @Test(arguments: ["2021-13-12T16:55:16Z", "2021-05-12", "2021-05-12T16:55:16Q", "2021-05-12T16:55:16."])
+    @Test(arguments: ["2021-13-12T16:55:16Z", "2021-05-12", "2021-05-12T16:55:16Q", "2021-05-12T16:55:16.",
+                      "2023-02-30T10:00:00Z", "2021-04-31T10:00:00Z", "2023-02-29T10:00:00Z", "2023-11-14T22:13:20+25:99",
+                      "2023-11-14T22:13:20+05:60"])
     func invalidISOTimes(text: String) {
         #expect(ISO8601.parse(text) == nil)
     }
