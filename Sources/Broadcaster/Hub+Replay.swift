@@ -13,10 +13,13 @@ extension Hub {
             output.scheduleReplays(at: nextReplayDue)
             return
         }
-        guard replays[id] != nil || replays.count < configuration.maximumReplays else {
+        // A replay counts from its request: the run is read off the loop, and requests meanwhile must see it.
+        guard replays[id] != nil || loadingReplays.contains(id)
+                || replays.count + loadingReplays.count < configuration.maximumReplays else {
             fail(id, .busy, "at most \(configuration.maximumReplays) replays at once: try again later")
             return
         }
+        loadingReplays.insert(id)
         // Read off the loop with the same checks as `run:ID`: a private runner's run is a missing one to others.
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
         output.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
@@ -29,6 +32,7 @@ extension Hub {
             let zone = viewer == run.record.runner ? 0 : try store.runner(named: run.record.runner)?.privacy.zone ?? 0
             return .success(ReplaySource(run: run, fixes: try store.fixes(ofRun: runID), zone: zone))
         }) { [self] result in
+            loadingReplays.remove(id)
             guard sessions[id] != nil else { return }
             switch result {
             case .failure(let error):
@@ -46,6 +50,12 @@ extension Hub {
     func advanceReplays(now: Double) {
         assertOnLoop()
         for (id, replay) in replays.sorted(by: { $0.key < $1.key }) {
+            // The runner went private meanwhile: to this viewer the run no longer exists.
+            guard mayFollow(replay.runner, id) else {
+                replays[id] = nil
+                fail(id, .notFound, "no run \(replay.runID)")
+                continue
+            }
             for (line, isPace) in replay.lines(dueBy: now) { send(line, to: id, paceOf: isPace ? replay.runner : nil) }
             if replay.nextDue == nil { replays[id] = nil }
         }

@@ -110,6 +110,8 @@ final class Hub {
     var shares: [String: ShareToken] = [:]
     /// Replays in progress, one per connection at most.
     var replays: [ConnectionID: Replay] = [:]
+    /// Connections whose replay's run is being read off the loop: they count toward the cap already.
+    var loadingReplays: Set<ConnectionID> = []
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []

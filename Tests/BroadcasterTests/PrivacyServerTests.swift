@@ -120,6 +120,24 @@ import Wire
         }
     }
 
+    @Test func wrongShareTokensOnTheEventStreamCountTowardTheLimit() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in
+                let port = try #require(server.httpPort)
+                let (ann, _) = try connectRunner("ann", to: server)
+                try ann.send("private:on")
+                try ann.expect("ok:private private=yes")
+                // Each guess opens an empty stream (as for a name nobody has); the fourth is refused.
+                for _ in 0..<3 {
+                    let guess = try HTTPTestClient(port: port)
+                    #expect(try guess.openStream("watch=ann&token=\(String(repeating: "0", count: 32))").status == 200)
+                }
+                #expect(try HTTPTestClient(port: port).get("/events?watch=ann&token=\(String(repeating: "1", count: 32))")
+                    .status == 429)
+            }
+        }
+    }
+
     @Test func aConnectionGuessingKeysIsStoppedAndClosed() async throws {
         try await onItsOwnThread {
             try withServer({ $0.deviceFailuresPerMinute = 3 }) { server in

@@ -32,11 +32,22 @@ final class AnsweringOutput: HubOutput {
     func isGuessingLimited(_ connection: ConnectionID) -> Bool { limited.contains(connection) }
     /// When the hub asked to be called for its replays.
     var replaysDue: Double?
+    /// When set, replays' runs are read only when `readHeldReplays()` is called (as a store thread would, later).
+    var holdsReplayReads = false
+    private var heldReads: [() -> Void] = []
     func loadReplay(for connection: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
-        store.flush()
-        deliver((try? read(store)) ?? .failure(WireError(.storage, "read failed")))
+        let answer = { [store] in
+            store.flush()
+            deliver((try? read(store)) ?? .failure(WireError(.storage, "read failed")))
+        }
+        if holdsReplayReads { heldReads.append(answer) } else { answer() }
+    }
+    func readHeldReplays() {
+        let reads = heldReads
+        heldReads = []
+        for read in reads { read() }
     }
     func scheduleReplays(at time: Double?) { replaysDue = time }
     func guessedWrong(_ connection: ConnectionID) { wrongGuesses[connection, default: 0] += 1 }

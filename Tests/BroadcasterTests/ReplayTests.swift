@@ -15,8 +15,10 @@ import Wire
 
     init() { output = AnsweringOutput(store: store) }
 
-    func hub() -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> Hub {
+        var configuration = ServerConfiguration()
+        configure(&configuration)
+        let hub = Hub(configuration: configuration, store: store, output: output)
         for id in [ann, viewer, other] { hub.connected(id, now: start) }
         return hub
     }
@@ -76,6 +78,35 @@ import Wire
         #expect(output.of(viewer).filter { $0.hasPrefix("pace:") }.count == 9)
         #expect(output.of(viewer).last?.hasPrefix("done:replay") == true, "\(output.of(viewer))")
         #expect(output.replaysDue == nil)
+    }
+
+    @Test func aRunnerGoingPrivateEndsTheReplaysOfOthers() throws {
+        let hub = hub()
+        let (runID, _) = try savedRun(hub)
+        hub.received(.replay(runID: runID, speed: 10), from: viewer, now: start + 1000)
+        hub.received(.replay(runID: runID, speed: 10), from: ann, now: start + 1000)
+        hub.advanceReplays(now: start + 1001)
+        let before = output.of(viewer).count
+        hub.received(.setPrivate(true), from: ann, now: start + 1001)
+        hub.advanceReplays(now: start + 1010)
+        // Not one line more of it: to the viewer the run no longer exists. The runner's own goes on.
+        #expect(Array(output.of(viewer).dropFirst(before)) == ["err:not_found \"no run \(runID)\""])
+        #expect(output.of(ann).last?.hasPrefix("pace:ann") == true || output.of(ann).last?.hasPrefix("split:ann") == true
+                    || output.of(ann).last?.hasPrefix("badge:ann") == true, "\(output.of(ann).suffix(2))")
+    }
+
+    @Test func replaysBeingReadCountTowardTheCap() throws {
+        let hub = hub { $0.maximumReplays = 2 }
+        let (runID, _) = try savedRun(hub)
+        output.holdsReplayReads = true
+        for id in [viewer, other, ConnectionID(4)] {
+            hub.connected(id, now: start + 1000)
+            hub.received(.replay(runID: runID, speed: 1), from: id, now: start + 1000)
+        }
+        #expect(output.of(ConnectionID(4)).last?.hasPrefix("err:busy") == true, "\(output.of(ConnectionID(4)))")
+        output.readHeldReplays()
+        #expect(output.of(viewer).contains { $0.hasPrefix("ok:replay") } && output.of(other).contains { $0.hasPrefix("ok:replay") })
+        #expect(hub.replays.count == 2)
     }
 
     @Test func replayOffStopsAndAPrivateRunIsAMissingOne() throws {
