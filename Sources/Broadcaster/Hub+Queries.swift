@@ -63,16 +63,7 @@ extension Hub {
         let live = liveRun(of: name)
         output.answerFromStore(to: id) { store throws(StoreError) in
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
-            return found.prefix(page).map { stored in
-                var record = stored
-                if let live, record.id == live.runID, record.status == .live {
-                    record.distance = live.distance
-                    record.elapsed = live.elapsed
-                    record.movingTime = live.movingTime
-                    record.rejections = live.rejections
-                }
-                return Self.line(RunListItemEvent(record))
-            }
+            return found.prefix(page).map { stored in Self.line(RunListItemEvent(live?.standing(in: stored) ?? stored)) }
                 + [Self.line(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page))]
         }
     }

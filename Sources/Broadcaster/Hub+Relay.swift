@@ -42,6 +42,18 @@ struct LiveRunView {
     let elapsed: Double
     let movingTime: Double
     let rejections: [FixRejection: Int]
+
+    /// `record` with this run's values so far when it is this run's row: the store's row of a live run holds
+    /// no measurements yet.
+    func standing(in record: RunRecord) -> RunRecord {
+        guard record.id == runID, record.status == .live else { return record }
+        var record = record
+        record.distance = distance
+        record.elapsed = elapsed
+        record.movingTime = movingTime
+        record.rejections = rejections
+        return record
+    }
 }
 
 extension Hub {

@@ -59,9 +59,9 @@ extension Server {
             let visible = visible(name), live = hub.isPrivate(name) && !visible.contains(name) ? nil : hub.liveRunner(name)
             fromStore { store throws(StoreError) in try WebAPI.badges(name, live: live, visible: visible, store: store) }
         case .runs(let name, let offset, let limit):
-            let visible = visible(name)
+            let visible = visible(name), live = hub.liveRun(of: name)
             fromStore { store throws(StoreError) in
-                try WebAPI.runs(name, offset: offset, limit: limit, visible: visible, store: store)
+                try WebAPI.runs(name, offset: offset, limit: limit, live: live, visible: visible, store: store)
             }
         case .run(let id):
             let visible = visible()

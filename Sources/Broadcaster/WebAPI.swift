@@ -50,7 +50,7 @@ enum WebAPI {
     }
 
     /// `GET /api/runners/NAME/runs?offset=&limit=`: `{"runner","offset","runs":[item…],"more"}`.
-    static func runs(_ name: String, offset: Int, limit: Int, visible: Set<String>,
+    static func runs(_ name: String, offset: Int, limit: Int, live: LiveRunView?, visible: Set<String>,
                      store: any RunStore) throws(StoreError) -> HTTPResponse {
         guard try store.runner(named: name) != nil, try Hub.mayRead(name, visible: visible, in: store) else {
             return notFound("runner", name)
@@ -59,7 +59,7 @@ enum WebAPI {
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
         json += Array(#","offset":\#(offset),"limit":\#(limit),"more":\#(found.count > limit),"runs":"#.utf8)
-        json += TrackSnapshot.array(found.prefix(limit).map { Hub.line(RunListItemEvent($0)) })
+        json += TrackSnapshot.array(found.prefix(limit).map { Hub.line(RunListItemEvent(live?.standing(in: $0) ?? $0)) })
         json.append(UInt8(ascii: "}"))
         return .json(json)
     }
@@ -94,9 +94,17 @@ enum WebAPI {
         }
         let name = stored.record.runner
         let zone = try PrivacyZone.of(name, in: store)
-        let track = try smoothedTrack(of: id, store: store, tracker: tracker)
+        let summary = try measured(id, store: store, tracker: tracker)
+        let track = summary.track
+        // A live run's row holds no measurements yet: its stored fixes, measured again, give them so far.
+        var record = stored.record
+        if record.status == .live {
+            record.distance = summary.distance
+            record.movingTime = summary.movingTime
+            record.elapsed = summary.elapsed
+        }
         var json = Array(#"{"summary":"#.utf8)
-        json += Server.eventJSON(Hub.line(RunSummaryEvent(stored.record)))
+        json += Server.eventJSON(Hub.line(RunSummaryEvent(record)))
         json += Array(#","splits":"#.utf8)
         json += TrackSnapshot.array(stored.splits.map { Hub.line(SplitEvent($0, runner: name)) })
         json += Array(#","checkpoints":"#.utf8)
@@ -112,14 +120,15 @@ enum WebAPI {
         return .json(json)
     }
 
-    /// A stored run's smoothed track: its accepted fixes through the engine again, as recovery does.
-    static func smoothedTrack(of id: Int64, store: any RunStore, tracker configuration: TrackerConfiguration)
-        throws(StoreError) -> [Fix] {
+    /// A stored run measured again: its accepted fixes through the engine, as recovery does (the smoothed
+    /// track, and for a live run its values so far).
+    static func measured(_ id: Int64, store: any RunStore, tracker configuration: TrackerConfiguration)
+        throws(StoreError) -> RunSummary {
         var tracker = RunTracker(configuration: configuration)
         for stored in try store.fixes(ofRun: id) where stored.isAccepted {
             _ = tracker.add(stored.fix, now: stored.received)
         }
-        return tracker.finish().track
+        return tracker.finish()
     }
 
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.

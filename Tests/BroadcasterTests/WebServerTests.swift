@@ -91,6 +91,32 @@ import Wire
         }
     }
 
+    @Test func aLiveRunShowsItsValuesSoFarOnTheWebAsOnTheLine() async throws {
+        try await onItsOwnThread {
+            try withServer { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let lines = straightRun(count: 30)
+                for line in lines { try ann.send(line) }
+                let run = try RunStartedEvent(event: Event.parse(ann.expect("run:ann")))
+                // Every fix stored: the web reads the store.
+                let last = try #require(lines.last?.split(separator: ",").last)
+                try ann.expect("ack:ann ts=\(last)")
+                try ann.send("runs:ann")
+                let item = try RunListItemEvent(event: Event.parse(ann.expect("item:ann")))
+                #expect(item.distance > 10, "the line's answer has the values so far")
+                let client = try http(server)
+                func object(_ path: String) throws -> [String: Any]? {
+                    try JSONSerialization.jsonObject(with: Data(client.get(path).body)) as? [String: Any]
+                }
+                let summary = try #require(try object("/api/runs/\(run.runID)")?["summary"] as? [String: Any])
+                #expect(summary["status"] as? String == "live")
+                #expect((summary["dist"] as? Double ?? 0) > 10 && (summary["time"] as? Double ?? 0) > 20, "\(summary)")
+                let runs = try #require(try object("/api/runners/ann/runs")?["runs"] as? [[String: Any]])
+                #expect((runs.first?["dist"] as? Double).map { abs($0 - item.distance) < 0.01 } == true, "\(runs)")
+            }
+        }
+    }
+
     @Test func theJSONAPIMatchesTheLineProtocol() async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
