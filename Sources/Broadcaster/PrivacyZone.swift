@@ -43,12 +43,6 @@ struct PrivacyZone: Sendable {
         return PrivacyZone(metres: metres)
     }
 
-    /// The part of a track others may see: the points at least METRES from each end, along the track.
-    func trim(_ track: [Fix]) -> [Fix] {
-        let shown = visible(track.map(\.coordinate))
-        return track.indices.filter { shown[$0] }.map { track[$0] }
-    }
-
     /// The stored fixes others may see (accepted ones measured along, refused ones kept between them).
     func trim(_ fixes: [StoredFix]) -> [StoredFix] {
         let accepted = fixes.filter(\.isAccepted)
@@ -77,7 +71,7 @@ struct PrivacyZone: Sendable {
     }
 
     /// For each point of a track: whether others may see it.
-    private func visible(_ points: [Coordinate]) -> [Bool] {
+    func visible(_ points: [Coordinate]) -> [Bool] {
         guard let first = points.first, let last = points.last else { return [] }
         let along = Self.distances(points)
         let total = along[along.count - 1]

@@ -25,7 +25,7 @@ struct TrackSnapshot: Sendable {
         var json = Array(#"{"kind":"track","runner":"#.utf8)
         JSONSyntax.appendString(runner, to: &json)
         json += Array(#","run":\#(runID),"points":"#.utf8)
-        json += Self.points(zone?.trim(summary.track) ?? summary.track, started: started)
+        json += Self.points(summary.track, started: started, zone: zone)
         json += Array(#","badges":"#.utf8)
         json += Self.array(badgeLines)
         json += Array(#","splits":"#.utf8)
@@ -39,16 +39,21 @@ struct TrackSnapshot: Sendable {
     }
 
     /// `[[lat,lon,dist,time],…]`: the smoothed track with the distance along it and the seconds since the
-    /// start, what the page draws and colours by pace.
-    static func points(_ track: [Fix], started: Double) -> [UInt8] {
+    /// start, what the page draws and colours by pace. With a privacy zone only the points outside it are
+    /// written, but the distance is still measured along the whole track (the run's own values, unchanged).
+    static func points(_ track: [Fix], started: Double, zone: PrivacyZone? = nil) -> [UInt8] {
         var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(track.count * 40)
+        let shown = zone?.visible(track.map(\.coordinate))
         var distance = 0.0
         var previous: Fix?
+        var written = 0
         for (index, fix) in track.enumerated() {
             if let previous { distance += Geodesy.distance(from: previous.coordinate, to: fix.coordinate) }
             previous = fix
-            if index > 0 { json.append(UInt8(ascii: ",")) }
+            if let shown, !shown[index] { continue }
+            if written > 0 { json.append(UInt8(ascii: ",")) }
+            written += 1
             json += Array(("[" + NumberFormat.string(fix.latitude, decimals: 7) + ","
                 + NumberFormat.string(fix.longitude, decimals: 7) + "," + NumberFormat.string(distance, decimals: 2)
                 + "," + NumberFormat.string(fix.timestamp - started, decimals: 1) + "]").utf8)

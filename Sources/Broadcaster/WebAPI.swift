@@ -115,7 +115,7 @@ enum WebAPI {
                                 ends: [track.first, track.last].compactMap { $0?.coordinate }))
         })
         json += Array(#","points":"#.utf8)
-        json += TrackSnapshot.points(zone?.trim(track) ?? track, started: stored.record.started)
+        json += TrackSnapshot.points(track, started: stored.record.started, zone: zone)
         json.append(UInt8(ascii: "}"))
         return .json(json)
     }

@@ -116,6 +116,12 @@ import Wire
                 // The runner sees all of it.
                 #expect(Self.latitudes(in: ann.received.joined(separator: "\n")).contains { abs($0 - home) < zone / 4 })
                 #expect(end.distance > 1500, "the zone still counts: \(end.distance)")
+                // The points others get keep the run's own distances and times (the zone hides where, not how far).
+                let run = try JSONSerialization.jsonObject(with: Data(web.get("/api/runs/\(end.runID)").body)) as? [String: Any]
+                let points = try #require(run?["points"] as? [[Double]])
+                let first = try #require(points.first), last = try #require(points.last)
+                #expect(first[2] > 150 && first[3] > 40, "the first point shown is some 200 m and 50 s in: \(first)")
+                #expect(last[2] > end.distance - 250 && last[2] < end.distance - 150, "\(last) of \(end.distance) m")
             }
         }
     }
