@@ -11,6 +11,8 @@ extension Hub {
     func setGoal(_ goal: GoalCommand?, for id: ConnectionID) {
         guard let entry = ownEntry(id, for: "goal", asking: "iam:NAME") else { return }
         let name = entry.name
+        var goal = goal
+        if let metres = goal?.distance { goal?.distance = Self.goalDistance(metres) }
         entry.goal = goal
         entry.run?.offPace = offPaceMonitor(for: goal)
         guard let goal else {
@@ -150,9 +152,15 @@ extension Hub {
         }
     }
 
+    /// A goal distance to the centimetre, as `ok:goal` shows it: `leaders:100` finds the runner who typed
+    /// `goal:100.004`, and a goal is the same whatever the digits past it.
+    static func goalDistance(_ metres: Double) -> Double {
+        Double(NumberFormat.string(metres, decimals: NumberFormat.distanceDecimals)) ?? metres
+    }
+
     /// `leaders:` / `leaders:GOAL_M`: the board's first places, then `done:leaders`.
     func answerLeaders(_ id: ConnectionID, goal: Double?) {
-        let (standings, more) = leaderboard.standings(goal: goal, limit: configuration.leaderboardPlaces)
+        let (standings, more) = leaderboard.standings(goal: goal.map(Self.goalDistance), limit: configuration.leaderboardPlaces)
         for (runner, standing) in standings { send(LeaderEvent(runner: runner, standing: standing), to: id) }
         send(DoneEvent(what: "leaders", count: standings.count, more: more), to: id)
     }

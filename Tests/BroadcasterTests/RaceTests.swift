@@ -175,6 +175,20 @@ import Wire
         #expect(lines(coach, "done").last == "done:leaders count=1 more=no")
     }
 
+    @Test func leadersOfAGoalFindItAsOkGoalShowedIt() throws {
+        let hub = hub()
+        hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
+        hub.received(.goal(GoalCommand(distance: 100.004)), from: ann, now: start)
+        #expect(lines(ann, "ok").last?.contains("dist=100.00") == true)
+        var course = Course(start: start)
+        run(hub, ann, &course, seconds: 20, speed: 3)
+        // The goal as shown, or as typed: the same goal.
+        for asked in [100, 100.004] {
+            hub.received(.leaders(goal: asked), from: coach, now: start + 21)
+            #expect(lines(coach, "done").last == "done:leaders count=1 more=no", "leaders:\(asked)")
+        }
+    }
+
     @Test func goalNeedsTheRunnersOwnConnection() {
         let hub = hub()
         hub.received(.goal(GoalCommand(distance: 1_000)), from: spectator, now: start)
