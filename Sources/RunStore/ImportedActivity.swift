@@ -153,7 +153,8 @@ struct ActivityBuilder {
     /// The activity, or nil when it has no usable point; fails when points had positions but none a time.
     func finish() throws(StoreError) -> ImportedActivity? {
         // A name is a title, not a document: a file's 50 MB <name> is cut to what a list can show.
-        let activity = ImportedActivity(name: name.map { String($0.prefix(Self.longestName)) }, segments: segments, pointsWithoutPosition: withoutPosition,
+        let title = name.map { String($0.prefix(Self.longestName)) }
+        let activity = ImportedActivity(name: title, segments: segments, pointsWithoutPosition: withoutPosition,
                                         pointsWithoutTime: withoutTime, deviceDistance: deviceDistance)
         if activity.pointCount == 0, let line = firstTimelessLine {
             throw StoreError.invalidInput("line \(line): track point without a <time>; a run needs the time of "
