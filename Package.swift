@@ -31,15 +31,14 @@ let package = Package(
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses; the headers are in /usr/include.
-        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
         .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "CSQLite"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         // The event bus between the nodes of a cluster, on Redis Streams (`serve --cluster redis://…`), and
-        // the leases that say which node owns a run.
-        .target(name: "ClusterBus", dependencies: ["CHiredis"]),
+        // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C
+        // client), so the binary builds and runs with nothing of Redis installed.
+        .target(name: "ClusterBus", dependencies: ["Reactor"]),
         // Release builds skip the run-time exclusivity checks here (the compiler still proves what it can): the
         // hub's class properties are touched several times for every fix, and the checks cost ~3% of a flood.
         // Loop-thread-only state is the design (each loop owns its hub); the debug builds and the sanitizer jobs

@@ -30,6 +30,7 @@ let package = Package(
         fuzzTarget("FuzzServerEvent", ["Wire"]),
         fuzzTarget("FuzzActivityFile", ["RunStore", "RunCore"]),
         fuzzTarget("FuzzHTTPRequest", ["HTTP"]),
+        fuzzTarget("FuzzRESPReply", ["ClusterBus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for SECONDS: tools/fuzz.sh TARGET SECONDS [extra libFuzzer flags]
-#   TARGET: command | line-framer | server-event | activity-file | http-request | all (each for SECONDS)
+# or, as CI does, as a regression gate: tools/fuzz.sh TARGET --regress [extra libFuzzer flags]
+#   --regress: replays every seed, then a fixed number of runs (FUZZ_RUNS, default 20000) from a fixed seed
+#   (-seed=1) in a throwaway corpus: the same inputs every time on the same code, so it fails only when the
+#   code changed. Open-ended fuzzing (SECONDS) runs outside CI; an input it finds that crashed goes into the
+#   target's seed folder (named crash-*) with its fix, so the gate replays it from then on.
+#   TARGET: command | line-framer | server-event | activity-file | http-request | resp-reply | all (each for SECONDS)
 # Exits non-zero when the target crashed (trap, ASan report, timeout, leak), after printing the reproducer
 # and the command that replays it. Seeds are read from Fuzz/Corpus/<target>/ (http-request: also the HTTP
 # tests' corpus, Tests/HTTPTests/Corpus/) and never written; what the fuzzer finds goes to .build/fuzz/<target>/.
@@ -13,12 +18,17 @@
 # own --sanitize=fuzzer is still needed so it does not rename the executable's (absent) main.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(command line-framer server-event activity-file http-request)
-usage() { local IFS='|'; echo "usage: tools/fuzz.sh {${targets[*]}|all} SECONDS [libFuzzer flags]" >&2; exit 2; }
+targets=(command line-framer server-event activity-file http-request resp-reply)
+usage() { local IFS="|"; echo "usage: tools/fuzz.sh {${targets[*]}|all} SECONDS|--regress [libFuzzer flags]" >&2; exit 2; }
 (($# >= 2)) || usage
 target=$1 seconds=$2
 shift 2
-[[ $seconds =~ ^[0-9]+$ ]] || usage
+regress=false
+if [[ $seconds == --regress ]]; then
+    regress=true
+else
+    [[ $seconds =~ ^[0-9]+$ ]] || usage
+fi
 if [[ $target == all ]]; then
     failed=()
     for each in "${targets[@]}"; do "$0" "$each" "$seconds" "$@" || failed+=("$each"); done
@@ -32,6 +42,7 @@ case $target in
     server-event) product=FuzzServerEvent seeds=Fuzz/Corpus/server-event ;;
     activity-file) product=FuzzActivityFile seeds=Fuzz/Corpus/activity-file ;;
     http-request) product=FuzzHTTPRequest seeds="Fuzz/Corpus/http-request Tests/HTTPTests/Corpus" ;;
+    resp-reply) product=FuzzRESPReply seeds=Fuzz/Corpus/resp-reply ;;
     *) usage ;;
 esac
 
@@ -47,6 +58,15 @@ fi
 binary="Fuzz/.build/debug/$product"
 
 work=.build/fuzz/$target
+if $regress; then
+    # A fresh corpus each time: what an earlier run found must not change what this one tries.
+    rm -rf "$work/corpus"
+    limit=(-runs="${FUZZ_RUNS:-20000}" -seed=1)
+    what="replaying its seeds, then ${FUZZ_RUNS:-20000} runs from seed 1"
+else
+    limit=(-max_total_time="$seconds")
+    what="for ${seconds}s"
+fi
 mkdir -p "$work/corpus" "$work/artifacts"
 rm -f "$work"/artifacts/*
 # The Swift runtime's crash backtracer reads the stack under ASan (a false stack-buffer-underflow) and
@@ -55,16 +75,16 @@ export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:symbolize=1}
 # Leaks are reported (libFuzzer's -detect_leaks), except the toolchain's own listed in Fuzz/lsan.supp.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0}
-echo "fuzz: $target ($product) for ${seconds}s, seeds $seeds, corpus $work/corpus"
+echo "fuzz: $target ($product) $what, seeds $seeds, corpus $work/corpus"
 status=0
-"$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+"$binary" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" $seeds >"$log" 2>&1 || status=$?
 grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|stat::new_units_added)|DONE' "$log" || true
 
 shopt -s nullglob
 artifacts=("$work"/artifacts/*)
 if ((status == 0 && ${#artifacts[@]} == 0)); then
-    echo "fuzz: $target: no crash in ${seconds}s ($(ls "$work/corpus" | wc -l) inputs in the corpus)"
+    echo "fuzz: $target: no crash $what ($(ls "$work/corpus" | wc -l) inputs in the corpus)"
     exit 0
 fi
 echo "fuzz: $target: CRASH (libFuzzer exit $status)" >&2

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import Reactor
 
 /// The cluster's event bus on Redis Streams: what one node publishes, the other nodes read (the layout the
 /// server uses is ``ClusterStreams``). Bytes in, bytes out: an entry is a stream name and fields.
@@ -51,10 +49,10 @@ public final class ClusterBus: @unchecked Sendable {
     var readerClosing = false
     var readCounts = ClusterBusStatistics()
 
-    // Guarded by `sockets`: the connections' descriptors, for close() to shut them down (which makes a
-    // blocked call return at once); each thread clears its own before freeing its connection.
+    // Guarded by `sockets`: the connections' sockets, for close() to shut them down (which makes a blocked
+    // call return at once); each thread clears its own before dropping its connection.
     let sockets = NSCondition()
-    var openSockets: [ClusterBusNotice.Role: Int32] = [:]
+    var openSockets: [ClusterBusNotice.Role: StreamSocket] = [:]
     var socketsClosed = false
     var threadsRunning = 0
 
@@ -80,14 +78,12 @@ public final class ClusterBus: @unchecked Sendable {
         instance = configuration.node + ":" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         threadsRunning = 2
         let publisher = Thread { [self] in
-            RedisConnection.blockSIGPIPEOnThisThread()
             publishLoop()
             threadEnded()
         }
         publisher.name = "ClusterBus publisher"
         publisher.start()
         let reader = Thread { [self] in
-            RedisConnection.blockSIGPIPEOnThisThread()
             readLoop()
             threadEnded()
         }
@@ -236,7 +232,7 @@ public final class ClusterBus: @unchecked Sendable {
         reading.unlock()
         sockets.lock()
         socketsClosed = true
-        for fd in openSockets.values { shutdown(fd, Int32(SHUT_RDWR)) }
+        for socket in openSockets.values { socket.shutdown() }
         while threadsRunning > 0 { sockets.wait() }
         sockets.unlock()
     }
@@ -250,7 +246,7 @@ public final class ClusterBus: @unchecked Sendable {
         sockets.lock()
         defer { sockets.unlock() }
         guard !socketsClosed else { return nil }
-        openSockets[role] = connection.fileDescriptor
+        openSockets[role] = connection.streamSocket
         return connection
     }
 

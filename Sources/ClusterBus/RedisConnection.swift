@@ -1,39 +1,45 @@
-import CHiredis
-#if canImport(Glibc)
-import Glibc
-#endif
+import Reactor
 
-/// One blocking connection to Redis. The object owns the `redisContext*` (freed with `redisFree` when it goes
-/// away) and every reply (``OwnedReply``); every hiredis failure becomes a ``BusError``. Commands go as
-/// binary-safe argument vectors (`redisCommandArgv`, `redisAppendCommandArgv`): Swift cannot call the
-/// variadic `redisCommand`, and values are bytes anyway.
+/// One connection to Redis, speaking RESP2 itself (``RESPEncoder``, ``RESPParser``) on the Reactor's
+/// non-blocking ``StreamSocket``: no C client, so the binary needs no Redis library to build or run.
 ///
-/// Not thread-safe: each owner says which thread uses it (the bus's publisher or reader thread, a lease's
-/// lock). Every call may block on the network, so none may run on a server's event loop. Once hiredis
-/// reports an I/O or protocol error the context is dead (hiredis says so in `err`): the owner drops the
-/// object and connects anew.
+/// Calls block the calling thread, each wait for the socket bounded by the command timeout, so none may run
+/// on a server's event loop: each owner says which thread uses it (the bus's publisher or reader thread, a
+/// lease's lock). Commands can be pipelined: ``append(_:)`` queues them without I/O, the first ``reply()``
+/// sends them all in one write. Once a call fails on the connection itself (I/O, end of file, a timeout,
+/// bytes that are not RESP2) the connection is broken for good: every later call throws the same error, and
+/// the owner drops it and connects anew. An error *reply* (`-ERR …`) is a value; the connection is fine.
 package final class RedisConnection {
-    private let context: UnsafeMutablePointer<redisContext>
+    private let socket: StreamSocket
     /// Where it is connected to.
     package let endpoint: RedisEndpoint
     /// Commands appended and not answered yet (``append(_:)`` then ``reply()``).
     private(set) package var pendingReplies = 0
+    /// Commands encoded and not written yet.
+    private var output: [UInt8] = []
+    private var parser = RESPParser()
+    /// How long one wait for the socket may last, in seconds.
+    private var timeout: Double
+    /// The failure that broke the connection, thrown again by every later call.
+    private var failure: BusError?
+    /// What reads land in before the parser takes them.
+    private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
-    /// Connects to `endpoint` (waiting at most `connectTimeout` seconds), sets `commandTimeout` as the
-    /// socket's read/write timeout, turns TCP keepalive on, then authenticates and selects the database when
-    /// the endpoint says so.
+    /// Connects to `endpoint` (resolving its name; waiting at most `connectTimeout` seconds), turns TCP
+    /// keepalive on, then authenticates and selects the database when the endpoint says so. Every later
+    /// wait for Redis lasts at most `commandTimeout` seconds.
     package init(endpoint: RedisEndpoint, connectTimeout: Double, commandTimeout: Double) throws(BusError) {
         self.endpoint = endpoint
-        guard let context = redisConnectWithTimeout(endpoint.host, Int32(endpoint.port), Self.timeval(connectTimeout)) else {
-            throw BusError(.connection, "cannot connect to \(endpoint): hiredis is out of memory")
+        timeout = commandTimeout
+        guard let port = UInt16(exactly: endpoint.port) else {
+            throw BusError(.badURL, "cannot connect to \(endpoint): no such port")
         }
-        // From here on the object is whole: a throw below deinitializes it, which frees the context.
-        self.context = context
-        guard context.pointee.err == 0 else { throw failure("cannot connect to \(endpoint)") }
-        guard redisSetTimeout(context, Self.timeval(commandTimeout)) == REDIS_OK else {
-            throw failure("cannot set the timeout on \(endpoint)")
+        do {
+            socket = try StreamSocket.connect(resolving: endpoint.host, port: port, timeout: connectTimeout)
+            try socket.setKeepAlive()
+        } catch {
+            throw BusError(.connection, "cannot connect to \(endpoint): \(error)")
         }
-        guard redisEnableKeepAlive(context) == REDIS_OK else { throw failure("cannot enable keepalive on \(endpoint)") }
         if let password = endpoint.password {
             try call(["AUTH", password].map { Array($0.utf8) }, context: "AUTH on \(endpoint)")
         }
@@ -42,31 +48,26 @@ package final class RedisConnection {
         }
     }
 
-    deinit { redisFree(context) }
+    deinit { socket.close() }
 
-    /// The socket (for `shutdown` from another thread, which makes a blocked call fail at once; the
-    /// descriptor itself stays owned by the context).
-    package var fileDescriptor: Int32 { context.pointee.fd }
+    /// The socket, for ``StreamSocket/shutdown()`` from another thread: a call blocked on it fails at once.
+    package var streamSocket: StreamSocket { socket }
 
-    /// True once hiredis has reported an error on this context: it can only be dropped.
-    package var isBroken: Bool { context.pointee.err != 0 }
+    /// True once a call has failed on the connection itself: it can only be dropped.
+    package var isBroken: Bool { failure != nil }
 
-    /// Changes the socket's read/write timeout (the reader sets it above its `XREAD BLOCK` time).
-    package func setTimeout(_ seconds: Double) throws(BusError) {
-        guard redisSetTimeout(context, Self.timeval(seconds)) == REDIS_OK else {
-            throw failure("cannot set the timeout on \(endpoint)")
-        }
+    /// Changes how long one wait for Redis may last (the reader sets it above its `XREAD BLOCK` time).
+    package func setTimeout(_ seconds: Double) {
+        timeout = seconds
     }
 
     /// Sends one command and waits for its reply. An error reply is returned (as ``RedisValue/error(_:)``),
     /// not thrown: the connection is fine. Throws when the connection fails.
     package func command(_ arguments: [[UInt8]]) throws(BusError) -> RedisValue {
+        if let failure { throw failure }
         precondition(pendingReplies == 0, "a command while pipelined replies are pending")
-        let raw = Self.withoutSIGPIPE {
-            Self.withArgv(arguments) { argc, argv, lengths in redisCommandArgv(context, argc, argv, lengths) }
-        }
-        guard let raw else { throw failure("\(Self.name(arguments)) on \(endpoint)") }
-        return OwnedReply(raw).value
+        try append(arguments)
+        return try reply()
     }
 
     /// ``command(_:)`` with text arguments.
@@ -84,97 +85,89 @@ package final class RedisConnection {
         return value
     }
 
-    /// Queues a command in hiredis's output buffer (no I/O): the first ``reply()`` sends everything queued,
-    /// so a batch costs one round trip.
+    /// Queues a command (no I/O): the first ``reply()`` sends everything queued, so a batch costs one round trip.
     package func append(_ arguments: [[UInt8]]) throws(BusError) {
-        let status = Self.withArgv(arguments) { argc, argv, lengths in redisAppendCommandArgv(context, argc, argv, lengths) }
-        guard status == REDIS_OK else { throw failure("\(Self.name(arguments)) on \(endpoint)") }
+        if let failure { throw failure }
+        RESPEncoder.append(arguments, to: &output)
         pendingReplies += 1
     }
 
-    /// The reply to the oldest appended command (sending the buffer first if needed); error replies are
-    /// returned, connection failures thrown.
+    /// The reply to the oldest appended command (sending what is queued first); error replies are returned,
+    /// connection failures thrown.
     package func reply() throws(BusError) -> RedisValue {
+        if let failure { throw failure }
         precondition(pendingReplies > 0, "reply() without an appended command")
-        var raw: UnsafeMutableRawPointer?
-        let status = Self.withoutSIGPIPE { redisGetReply(context, &raw) }
-        guard status == REDIS_OK, let raw else {
-            throw failure("reading a reply from \(endpoint)")
-        }
-        pendingReplies -= 1
-        return OwnedReply(raw).value
-    }
-
-    /// hiredis's error on this context as a ``BusError``.
-    private func failure(_ doing: String) -> BusError {
-        let code = context.pointee.err
-        let text = withUnsafeBytes(of: context.pointee.errstr) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        let kind: BusError.Kind = code == REDIS_ERR_PROTOCOL ? .unexpectedReply : .connection
-        if code == 0 { return BusError(.connection, "\(doing): hiredis failed without saying why") }
-        return BusError(kind, "\(doing): \(text.isEmpty ? "hiredis error \(code)" : text)")
-    }
-
-    /// Calls `body` with argc, argv and the lengths of `arguments`, all pointing into one contiguous copy.
-    private static func withArgv<Result>(
-        _ arguments: [[UInt8]],
-        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> Result
-    ) -> Result {
-        precondition(!arguments.isEmpty, "an empty command")
-        let joined = Array(arguments.joined()) + [0]  // never empty: the base address is never nil
-        let lengths = arguments.map(\.count)
-        return joined.withUnsafeBufferPointer { bytes in
-            let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
-            var pointers: [UnsafePointer<CChar>?] = []
-            pointers.reserveCapacity(arguments.count)
-            var offset = 0
-            for count in lengths {
-                pointers.append(base + offset)
-                offset += count
+        do throws(BusError) {
+            try flushOutput()
+            while true {
+                if let value = try parser.nextReply() {
+                    pendingReplies -= 1
+                    return value
+                }
+                try readMore()
             }
-            return pointers.withUnsafeMutableBufferPointer { argv in
-                lengths.withUnsafeBufferPointer { body(Int32(arguments.count), argv.baseAddress!, $0.baseAddress!) }
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Writes every queued command, waiting for room as long as the timeout allows each time.
+    private func flushOutput() throws(BusError) {
+        var written = 0
+        defer {
+            if written == output.count { output.removeAll(keepingCapacity: output.capacity <= 1 << 20) }
+        }
+        while written < output.count {
+            let result: IOResult<Int>
+            do {
+                result = try output.withUnsafeBytes { bytes throws(IOError) in
+                    try socket.write(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+                }
+            } catch {
+                throw BusError(.connection, "writing to \(endpoint): \(error)")
+            }
+            switch result {
+            case .processed(let count): written += count
+            case .wouldBlock: try waitFor(.writable, doing: "writing to")
             }
         }
     }
 
-    /// Runs `body` (which may write to the socket) with SIGPIPE blocked on this thread: hiredis writes with
-    /// `write`, and a Redis that died makes that raise SIGPIPE, which would end the process; blocked, the
-    /// write fails with EPIPE, hiredis reports it, and a SIGPIPE left pending is taken off before the old mask
-    /// comes back. The bus's own threads block SIGPIPE for good (``blockSIGPIPEOnThisThread()``): then this
-    /// costs one call.
-    static func withoutSIGPIPE<Result>(_ body: () -> Result) -> Result {
-        var pipe = sigset_t(), old = sigset_t()
-        sigemptyset(&pipe)
-        sigaddset(&pipe, SIGPIPE)
-        guard pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0 else { return body() }
-        let result = body()
-        guard sigismember(&old, SIGPIPE) != 1 else { return result }
-        var pending = sigset_t()
-        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 {
-            var now = timespec()
-            _ = sigtimedwait(&pipe, nil, &now)
+    /// Reads what has come (waiting for it as long as the timeout allows) into the parser.
+    private func readMore() throws(BusError) {
+        while true {
+            let result: IOResult<Int>
+            do {
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(IOError) in try socket.read(into: buffer) }
+            } catch {
+                throw BusError(.connection, "reading a reply from \(endpoint): \(error)")
+            }
+            switch result {
+            case .processed(0):
+                let unfinished = parser.isInsideReply ? " in the middle of a reply (\(parser.bufferedBytes) bytes of it)" : ""
+                throw BusError(.connection, "reading a reply from \(endpoint): the server closed the connection\(unfinished)")
+            case .processed(let count):
+                readBuffer.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                return
+            case .wouldBlock:
+                try waitFor(.readable, doing: "reading a reply from")
+            }
         }
-        pthread_sigmask(SIG_SETMASK, &old, nil)
-        return result
     }
 
-    /// Blocks SIGPIPE on the calling thread for good (the bus's publisher and reader threads).
-    static func blockSIGPIPEOnThisThread() {
-        var pipe = sigset_t()
-        sigemptyset(&pipe)
-        sigaddset(&pipe, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &pipe, nil)
+    private func waitFor(_ interest: Interest, doing: String) throws(BusError) {
+        let ready: Bool
+        do {
+            ready = try socket.awaitReadiness(interest, timeout: timeout)
+        } catch {
+            throw BusError(.connection, "\(doing) \(endpoint): \(error)")
+        }
+        guard ready else { throw BusError(.connection, "\(doing) \(endpoint): no answer within \(timeout) s") }
     }
 
     /// The command's name, for messages.
     private static func name(_ arguments: [[UInt8]]) -> String {
         arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? "(empty command)"
-    }
-
-    private static func timeval(_ seconds: Double) -> Glibc.timeval {
-        let whole = max(0, seconds).rounded(.down)
-        return Glibc.timeval(tv_sec: Int(whole), tv_usec: Int((max(0, seconds) - whole) * 1_000_000))
     }
 }

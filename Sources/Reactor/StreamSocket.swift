@@ -77,6 +77,33 @@ public final class StreamSocket: Sendable {
         try? Syscall.shutdown(fileDescriptor, Int32(SHUT_WR))
     }
 
+    /// Shuts down both directions: a thread blocked on this socket (``awaitReadiness(_:timeout:)``) wakes at
+    /// once and its next read sees end of file. Any thread may call it (say, to stop a client thread); the
+    /// descriptor stays open until ``close()``. Errors are ignored, as for ``shutdownWrite()``.
+    public func shutdown() {
+        guard isOpen else { return }
+        try? Syscall.shutdown(fileDescriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Turns TCP keepalive on (`SO_KEEPALIVE`), so that a peer that vanished without a word is found out
+    /// eventually even on a connection that only waits.
+    public func setKeepAlive() throws(IOError) {
+        try checkOpen("setsockopt")
+        try Syscall.setSocketOption(fileDescriptor, SOL_SOCKET, SO_KEEPALIVE, 1)
+    }
+
+    /// Blocks the calling thread until the socket is readable (`.readable`) or writable (`.writable`), or has
+    /// an error or hang-up (the next read or write reports it), at most `timeout` seconds; false when the time
+    /// ran out. For a client's own thread on a non-blocking socket, never on an event loop.
+    public func awaitReadiness(_ interest: Interest, timeout: Double) throws(IOError) -> Bool {
+        try checkOpen("poll")
+        var events: Int16 = 0
+        if interest.contains(.readable) { events |= Int16(POLLIN) }
+        if interest.contains(.writable) { events |= Int16(POLLOUT) }
+        let milliseconds = Int32(clamping: Int64((max(0, min(timeout, 86_400)) * 1000).rounded(.up)))
+        return try Syscall.poll(fileDescriptor, events: events, timeoutMilliseconds: milliseconds)
+    }
+
     /// Closes the socket; later calls do nothing. Deregister it from its loop first.
     public func close() {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) {

@@ -272,6 +272,15 @@ enum Syscall {
         if pending != 0 { throw IOError(operation: "connect", errno: pending) }
     }
 
+    /// Waits until `fd` has one of `events` (`POLLIN`, `POLLOUT`) or an error or hang-up, at most
+    /// `timeoutMilliseconds` (-1: no limit); false when the time ran out. For a client thread that owns a
+    /// non-blocking socket (the cluster bus's connections), never for an event loop. `EINTR` waits again with
+    /// the same time, so a signal can lengthen the wait; the callers' timeouts are ceilings, not measurements.
+    static func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) throws(IOError) -> Bool {
+        var descriptor = pollfd(fd: fd, events: events, revents: 0)
+        return try blocking("poll") { Glibc.poll(&descriptor, 1, timeoutMilliseconds) } > 0
+    }
+
     // MARK: epoll
 
     /// Creates a close-on-exec epoll instance.
