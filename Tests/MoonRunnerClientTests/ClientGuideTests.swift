@@ -8,7 +8,7 @@ import Testing
 
 /// README's "Client library" samples are the code of `ClientGuideSamples.swift`, which compiles with the client library
 /// alone; here they run against a real server.
-@Suite(.mayBlock) struct ClientGuideTests {
+@Suite(.mayBlock, .quietMachine) struct ClientGuideTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

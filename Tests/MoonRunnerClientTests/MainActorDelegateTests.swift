@@ -29,7 +29,7 @@ import Testing
     }
 }
 
-@Suite(.mayBlock) struct MainActorDelegateTests {
+@Suite(.mayBlock, .quietMachine) struct MainActorDelegateTests {
     @MainActor @Test func aMainActorViewModelGetsEveryEventInOrderOnTheMainActor() async throws {
         let fake = try FakeServer()
         defer { fake.close() }

@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// `moonrunner watch`, `coach`, `runs`, `badges` and `demo` as processes, the way README shows them.
-@Suite(.mayBlock) struct WatchCommandTests {
+@Suite(.mayBlock, .quietMachine) struct WatchCommandTests {
     static let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }
