@@ -18,6 +18,9 @@ extension Hub {
         case .stale:
             "first fix is \(age(now - fix.timestamp)) old: a run starts with a current position; "
                 + "send the current time (date +%s)"
+        case .future where looksLikeMilliseconds(fix.timestamp, now: now):
+            "fix time \(String(format: "%.0f", fix.timestamp)) looks like milliseconds; "
+                + "loc: takes unix seconds (date +%s)"
         case .future:
             "fix is \(age(fix.timestamp - now)) ahead of the server's clock: check the phone's clock"
         case .inaccurate:
@@ -29,6 +32,13 @@ extension Hub {
         case .duplicate, .outOfOrder, .jump:
             "fix refused (\(reason.rawValue)): the run starts with the next good fix"
         }
+    }
+
+    /// True for a stamp about a thousand times the clock: a client sending milliseconds (JavaScript's
+    /// `Date.now()`, Java's `currentTimeMillis()`) is told so, rather than that its fix is hundreds of millions
+    /// of hours ahead. The band (100x to 10,000x) leaves out microseconds (a million times) and nonsense.
+    private static func looksLikeMilliseconds(_ stamp: Double, now: Double) -> Bool {
+        now > 0 && stamp >= now * 100 && stamp <= now * 10_000
     }
 
     /// `28 h`, `12 min`, `40 s`; whole units rounded down, never converted to an integer type (a `loc:` stamp

@@ -59,6 +59,20 @@ import Wire
         #expect(note.text.contains(" h "), "\(note.text)")
     }
 
+    /// `Date.now()` of JavaScript is milliseconds: the note names that mistake instead of a clock
+    /// hundreds of millions of hours ahead. A clock merely ahead still gets the clock advice.
+    @Test(arguments: [(1_800_000_000_123.0, true), (1_800_000_000.0 + 30 * 3600, false),
+                      (1_800_000_000_000_000.0, false)])
+    func aStampInMillisecondsIsNamedAsSuch(stamp: Double, isMilliseconds: Bool) throws {
+        let hub = hub()
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
+        hub.received(fix(at: stamp), from: runner, now: now)
+        let note = try NoteEvent(event: Event.parse(try #require(lines(for: runner).last { $0.hasPrefix("note:") })))
+        #expect(note.reason == "future")
+        #expect(note.text.contains("looks like milliseconds; loc: takes unix seconds") == isMilliseconds, "\(note.text)")
+        #expect(note.text.contains("check the phone's clock") == !isMilliseconds, "\(note.text)")
+    }
+
     @Test func aLateFollowerSeesTheRunsBadgesSoFar() throws {
         let hub = hub()
         hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
