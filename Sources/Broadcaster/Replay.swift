@@ -100,10 +100,11 @@ final class Replay {
             let record = source.run.record
             var filtered: [String: Int] = [:]
             for (reason, count) in record.rejections { filtered[reason.rawValue] = count }
-            let reason: RunEndReason = record.status == .timedOut ? .timeout : record.status == .discarded ? .discard : .stop
+            // A discarded run is not in history, so never replayed: every run here was kept.
+            let reason: RunEndReason = record.status == .timedOut ? .timeout : .stop
             lines.append((Hub.line(RunEndedEvent(runner: runner, runID: runID, distance: record.distance,
                                                  elapsed: record.elapsed, moving: record.movingTime,
-                                                 pace: record.averagePace, saved: record.status != .discarded,
+                                                 pace: record.averagePace, saved: true,
                                                  reason: reason, filtered: filtered)), false))
             sent += lines.count
             lines.append((Hub.line(DoneEvent(what: "replay", count: sent, more: false)), false))

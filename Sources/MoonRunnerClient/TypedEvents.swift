@@ -32,7 +32,7 @@ extension RunSummaryEvent {
         case live
         /// Ended with `stop:` (or by the server) and kept.
         case saved
-        /// Ended with `stop:discard`.
+        /// Ended with `stop:discard`: only from older servers (a discarded run is no longer in history).
         case discarded
         /// Ended by the server when the runner did not come back within the resume window.
         case endedByTimeout = "ended_by_timeout"

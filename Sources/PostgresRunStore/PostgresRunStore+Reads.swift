@@ -38,11 +38,11 @@ extension PostgresRunStore {
         }
     }
 
-    /// A runner's runs, newest first.
+    /// A runner's runs in history (not the discarded ones), newest first.
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
         try reader.read { (connection) throws(StoreError) -> [RunRecord] in
             let rows = try connection.query("""
-                SELECT \(Self.runColumns) FROM runs WHERE runner = $1
+                SELECT \(Self.runColumns) FROM runs WHERE runner = $1 AND status <> 'discarded'
                 ORDER BY started DESC, id DESC LIMIT $2::bigint OFFSET $3::bigint
                 """, [runner, String(max(0, limit)), String(max(0, offset))])
             var runs: [RunRecord] = []
@@ -51,11 +51,12 @@ extension PostgresRunStore {
         }
     }
 
-    /// A run with its splits, checkpoints and awards.
+    /// A run in history with its splits, checkpoints and awards (nil for a discarded one).
     public func run(id: Int64) throws(StoreError) -> StoredRun? {
         try reader.read { (connection) throws(StoreError) -> StoredRun? in
-            let rows = try connection.query(
-                "SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = $1::bigint", [String(id)])
+            let rows = try connection.query("""
+                SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = $1::bigint AND status <> 'discarded'
+                """, [String(id)])
             guard rows.rowCount > 0 else { return nil }
             let record = try Self.runRecord(rows, 0)
             let context = "run \(id)"

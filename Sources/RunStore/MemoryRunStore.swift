@@ -57,18 +57,19 @@ public final class MemoryRunStore: RunStore {
         }
     }
 
-    /// A runner's runs, newest first.
+    /// A runner's runs in history (not the discarded ones), newest first.
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
         model.read { state in
-            let runs = state.runs.values.map(\.record).filter { $0.runner == runner }.sorted(by: MemoryModel.newestFirst)
+            let runs = state.runs.values.map(\.record).filter { $0.runner == runner && $0.status != .discarded }
+                .sorted(by: MemoryModel.newestFirst)
             return Array(runs.dropFirst(max(0, offset)).prefix(max(0, limit)))
         }
     }
 
-    /// A run with its splits, checkpoints and awards.
+    /// A run in history with its splits, checkpoints and awards (nil for a discarded one).
     public func run(id: Int64) throws(StoreError) -> StoredRun? {
         model.read { state in
-            guard var run = state.runs[id] else { return nil }
+            guard var run = state.runs[id], run.record.status != .discarded else { return nil }
             run.awards = state.awards.filter { $0.runID == id }
             return run
         }

@@ -6,7 +6,9 @@ public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case live
     /// Ended by the runner and kept.
     case saved
-    /// Ended by the runner and thrown away (kept in storage, marked discarded).
+    /// Ended by the runner and thrown away: kept in storage, marked discarded, but not in history (the
+    /// stores' `runs(of:)` and `run(id:)` leave it out, so every list, page, export and replay does) and its
+    /// badges do not count.
     case discarded
     /// Ended by the server after the runner went silent for too long.
     case timedOut = "ended_by_timeout"

@@ -106,9 +106,10 @@ public protocol RunStore: AnyObject, Sendable {
 
     /// The runner with this name, with its badge history.
     func runner(named name: String) throws(StoreError) -> RunnerRecord?
-    /// A runner's runs, newest first (by start time, then id), skipping `offset` and returning at most `limit`.
+    /// A runner's runs in history, newest first (by start time, then id), skipping `offset` and returning at
+    /// most `limit`. A discarded run is not in history (see ``RunStatus/discarded``).
     func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord]
-    /// A run with its splits, checkpoints and awards.
+    /// A run in history with its splits, checkpoints and awards; nil for an unknown or a discarded run.
     func run(id: Int64) throws(StoreError) -> StoredRun?
     /// All fixes of a run, accepted and rejected, by sequence.
     func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix]

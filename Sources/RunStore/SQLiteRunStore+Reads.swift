@@ -38,11 +38,11 @@ extension SQLiteRunStore {
         }
     }
 
-    /// A runner's runs, newest first.
+    /// A runner's runs in history (not the discarded ones), newest first.
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
         try reader.read { (database) throws(StoreError) -> [RunRecord] in
             let select = try database.cachedStatement("""
-                SELECT \(Self.runColumns) FROM runs WHERE runner = ?1
+                SELECT \(Self.runColumns) FROM runs WHERE runner = ?1 AND status != 'discarded'
                 ORDER BY started DESC, id DESC LIMIT ?2 OFFSET ?3
                 """)
             try select.bind(runner, at: 1)
@@ -54,11 +54,11 @@ extension SQLiteRunStore {
         }
     }
 
-    /// A run with its splits, checkpoints and awards.
+    /// A run in history with its splits, checkpoints and awards (nil for a discarded one).
     public func run(id: Int64) throws(StoreError) -> StoredRun? {
         try reader.read { (database) throws(StoreError) -> StoredRun? in
             let select = try database.cachedStatement(
-                "SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = ?1")
+                "SELECT \(Self.runColumns), splits, checkpoints FROM runs WHERE id = ?1 AND status != 'discarded'")
             try select.bind(id, at: 1)
             guard try select.step() else { return nil }
             let record = try Self.runRecord(select)

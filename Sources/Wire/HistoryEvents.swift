@@ -45,7 +45,7 @@ public struct RunListItemEvent: WireEvent {
     }
 }
 
-/// `summary:NAME run=ID status=live|saved|discarded|ended_by_timeout date=ISO8601 dist=M time=S moving=S pace=S_PER_KM filtered=N`
+/// `summary:NAME run=ID status=live|saved|ended_by_timeout date=ISO8601 dist=M time=S moving=S pace=S_PER_KM filtered=N`
 /// — the first line of a `run:ID` answer.
 public struct RunSummaryEvent: WireEvent {
     /// `summary`.
@@ -54,8 +54,8 @@ public struct RunSummaryEvent: WireEvent {
     public var runner: String
     /// The run's id.
     public var runID: Int64
-    /// `live` while the run is open, then `saved`, `discarded` or `ended_by_timeout` (RunStore's `RunStatus`;
-    /// a word, clients show unknown ones as is).
+    /// `live` while the run is open, then `saved` or `ended_by_timeout` (RunStore's `RunStatus`; a discarded
+    /// run is not in history); a word, clients show unknown ones as is.
     public var status: String
     /// Start time, ISO 8601 UTC.
     public var date: String

@@ -82,6 +82,45 @@ import Wire
         }
     }
 
+    /// `stop:discard` throws a run away: on the line and on the web, no list, answer, export or replay shows
+    /// it, and its badges and distance are not on the board; the saved run before it stays.
+    @Test func aDiscardedRunIsNotInHistoryAnywhere() throws {
+        try withServer { server in
+            let (ann, _) = try connectRunner("ann", to: server)
+            let saved = try run(ann, "ann", fixes: 30)
+            // 1.1 km: the Atmosphere, which only the discarded run reaches.
+            for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
+            try ann.send("stop:discard")
+            let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
+            #expect(!end.saved && end.reason == .discard)
+            let discarded = end.runID
+
+            let asker = try TestClient(port: server.port)
+            let listed = try answer(asker, to: "runs:ann")
+            #expect(listed.compactMap { if case .runListItem(let item) = $0 { item.runID } else { nil } } == [saved])
+            guard case .done(let done) = listed.last else { Issue.record("no done: \(listed)"); return }
+            #expect(done.count == 1 && !done.more)
+            for command in ["run:\(discarded)", "replay:\(discarded) 100"] {
+                guard case .error(let error) = try answer(asker, to: command).last else {
+                    Issue.record("\(command) answered"); continue
+                }
+                #expect(error.code == .notFound, "\(command)")
+            }
+            let board = try answer(asker, to: "badges:ann").compactMap { if case .board(let line) = $0 { line } else { nil } }
+            #expect(board.first { $0.badgeID == "atmosphere" }?.earned == nil)
+
+            let web = try HTTPTestClient(port: try #require(server.httpPort))
+            let runs = try JSONSerialization.jsonObject(with: Data(web.get("/api/runners/ann/runs").body)) as? [String: Any]
+            #expect((runs?["runs"] as? [[String: Any]])?.compactMap { $0["run"] as? Int } == [Int(saved)])
+            let runner = try JSONSerialization.jsonObject(with: Data(web.get("/api/runners/ann").body)) as? [String: Any]
+            #expect(runner?["last_run"] as? Int == Int(saved))
+            for path in ["/api/runs/\(discarded)", "/runs/\(discarded).gpx", "/runs/\(discarded).svg"] {
+                #expect(try web.get(path).status == 404, "\(path)")
+            }
+            #expect(try web.get("/runs/\(saved).gpx").status == 200)
+        }
+    }
+
     @Test func theBadgeBoardHasAll33Badges() throws {
         try withServer { server in
             let (ann, _) = try connectRunner("ann", to: server)

@@ -189,6 +189,37 @@ import Testing
         #expect(try store.liveRuns().count == 8)
     }
 
+    /// A discarded run stays in storage but not in history: the list and its pages skip it, and its id is
+    /// answered as unknown, by every store alike (so `runs:`, the JSON API and the exports all agree).
+    @Test(arguments: StoreKind.allCases)
+    func aDiscardedRunIsNotInHistory(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let store = try kind.make(in: directory)
+        defer { store.close() }
+        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
+        var ids: [RunStatus: Int64] = [:]
+        // Oldest first; the discarded one is the newest, so a page that counted it would come up short.
+        for (index, status) in [RunStatus.saved, .timedOut, .live, .discarded].enumerated() {
+            let id = try store.allocateRunID()
+            ids[status] = id
+            let record = RunRecord(id: id, runner: "ada", started: 1_700_000_000 + Double(index) * 3600,
+                                   ended: status == .live ? nil : 1_700_000_100 + Double(index) * 3600,
+                                   distance: 1000, status: status)
+            store.submit(status == .live ? .runStarted(id: id, runner: "ada", started: record.started)
+                                         : .runFinished(record, splits: [], checkpoints: []))
+            store.submit(.fix(Sample.fix(run: id, sequence: 1), acknowledgement: nil))
+        }
+        store.flush()
+        let discarded = try #require(ids[.discarded])
+        #expect(try store.runs(of: "ada", offset: 0, limit: 10).map(\.id) == [ids[.live], ids[.timedOut], ids[.saved]])
+        #expect(try store.runs(of: "ada", offset: 0, limit: 1).map(\.id) == [ids[.live]])
+        #expect(try store.runs(of: "ada", offset: 2, limit: 10).map(\.id) == [ids[.saved]])
+        #expect(try store.run(id: discarded) == nil)
+        #expect(try store.run(id: try #require(ids[.timedOut]))?.record.status == .timedOut)
+        // Kept in storage all the same: its fixes are still there (the sqlite3 shell shows the row).
+        #expect(try store.fixes(ofRun: discarded).count == 1)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func runIDsAreUniqueAcrossThreads(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
