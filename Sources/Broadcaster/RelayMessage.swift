@@ -68,6 +68,9 @@ struct MigratingPeer: @unchecked Sendable {
     }
 
     let socket: StreamSocket
+    /// The id the connection had on the loop it left, kept on the new one (ids are unique in the whole server):
+    /// the log follows one connection by one id from `connect` to `disconnect`. Nil for a socket just accepted.
+    let id: ConnectionID?
     let output: OutputBuffer
     let hasPeerClosed: Bool
     let connectedAt: Double

@@ -47,8 +47,9 @@ extension Server {
             }
             if !http, let size = configuration.socketReceiveBuffer { try? socket.setReceiveBufferSize(size) }
             if let shard, case let target = shard.router.takeNextLoop(), target != shard.index {
-                shard.router.post([.adopt(MigratingPeer(socket: socket, output: OutputBuffer(), hasPeerClosed: false,
-                                                        connectedAt: Self.now(), kind: .accepted(http: http)))],
+                shard.router.post([.adopt(MigratingPeer(socket: socket, id: nil, output: OutputBuffer(),
+                                                        hasPeerClosed: false, connectedAt: Self.now(),
+                                                        kind: .accepted(http: http)))],
                                   events: 0, to: target)
                 continue
             }
@@ -279,15 +280,15 @@ extension Server {
 }
 
 extension Server {
-    /// Creates the connection for an accepted socket and tells the hub.
-    /// `logged` false for a connection moved from another loop (counted and logged there).
-    func admit(_ socket: StreamSocket, now: Double, logged: Bool = true) -> Connection {
-        let id = takeConnectionID()
+    /// Creates the connection for an accepted socket and tells the hub. `movedAs` is the id of a connection
+    /// moved from another loop, which keeps it (counted and logged there when it was accepted).
+    func admit(_ socket: StreamSocket, now: Double, movedAs: ConnectionID? = nil) -> Connection {
+        let id = movedAs ?? takeConnectionID()
         let connection = Connection(id: id, socket: socket, server: self, now: now)
         connections[id] = connection
         lineConnectionCount += 1
         shard?.router.lineConnections.add(1, ordering: .relaxed)
-        if logged {
+        if movedAs == nil {
             connectionStatistics.connectionsAccepted += 1
             logger.write("connect \(id) \(socket.peerDescription)")
         }

@@ -22,12 +22,15 @@ extension Server {
                   admit: { [unowned self] socket in admitHTTP(socket, now: Self.now()) }, http: true)
     }
 
-    /// Creates the HTTP connection for an accepted (or moved) socket.
-    func admitHTTP(_ socket: StreamSocket, now: Double) -> HTTPConnection {
-        let connection = HTTPConnection(id: takeConnectionID(), socket: socket, server: self, now: now)
+    /// Creates the HTTP connection for an accepted socket, or for one moved from another loop under the id it
+    /// had there (`movedAs`). Logged as a line-protocol connection is, the kind aside: its `disconnect` line
+    /// then closes a `connect` line of the same id.
+    func admitHTTP(_ socket: StreamSocket, now: Double, movedAs: ConnectionID? = nil) -> HTTPConnection {
+        let connection = HTTPConnection(id: movedAs ?? takeConnectionID(), socket: socket, server: self, now: now)
         connections[connection.id] = connection
         httpConnectionCount += 1
         shard?.router.httpConnections.add(1, ordering: .relaxed)
+        if movedAs == nil { logger.write("connect \(connection.id) \(socket.peerDescription) http") }
         return connection
     }
 

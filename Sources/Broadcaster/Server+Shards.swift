@@ -179,7 +179,7 @@ extension Server {
         peer.didClose()
         hub.disconnected(peer.id, now: Self.now())
         logger.write("move \(peer.id) \(peer.socket.peerDescription) to loop \(owner)")
-        shard.router.post([.adopt(MigratingPeer(socket: peer.socket, output: peer.output,
+        shard.router.post([.adopt(MigratingPeer(socket: peer.socket, id: peer.id, output: peer.output,
                                                 hasPeerClosed: peer.hasPeerClosed, connectedAt: connectedAt,
                                                 kind: kind))], events: 0, to: owner)
     }
@@ -192,14 +192,14 @@ extension Server {
         case .accepted(let http):
             peer = http ? admitHTTP(moving.socket, now: now) : admit(moving.socket, now: now)
         case .line(let framer, let budget, let checkedAt, let follows, _):
-            let connection = admit(moving.socket, now: moving.connectedAt, logged: false)
+            let connection = admit(moving.socket, now: moving.connectedAt, movedAs: moving.id)
             connection.framer = framer
             connection.lineBudget = budget
             connection.budgetCheckedAt = checkedAt
             hub.restore(follows, for: connection.id)
             peer = connection
         case .http(let parser, let idleSince, _):
-            let connection = admitHTTP(moving.socket, now: now)
+            let connection = admitHTTP(moving.socket, now: now, movedAs: moving.id)
             connection.parser = parser
             connection.idleSince = idleSince
             peer = connection
