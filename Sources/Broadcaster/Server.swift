@@ -96,9 +96,10 @@ public final class Server: @unchecked Sendable {
         try self.init(configuration: configuration, store: store, log: log, loop: loop, shard: nil)
     }
 
-    /// A server, or one loop of a ``ServerGroup`` (`shard`): a loop after the first does not listen.
+    /// A server, or one loop of a ``ServerGroup`` (`shard`): a loop after the first does not listen. The
+    /// listening one takes `listeners` when they were bound before (``ServerListeners``), else binds its own.
     init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog, loop: EventLoop?,
-         shard: ShardPlacement?) throws(IOError) {
+         shard: ShardPlacement?, listeners: ServerListeners? = nil) throws(IOError) {
         self.configuration = configuration
         self.store = store
         self.logger = log
@@ -111,10 +112,12 @@ public final class Server: @unchecked Sendable {
             port = shard.port
             httpPort = shard.httpPort
         } else {
-            let socket = try ListeningSocket(host: configuration.host, port: configuration.port)
-            listener = socket
-            port = socket.port
-            (httpListener, httpPort) = try Self.listenForHTTP(configuration)
+            let bound: ServerListeners
+            if let listeners { bound = listeners } else { bound = try Self.listen(configuration) }
+            listener = bound.line
+            port = bound.line.port
+            httpListener = bound.http
+            httpPort = bound.http?.port
         }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store, output: self)
@@ -123,13 +126,13 @@ public final class Server: @unchecked Sendable {
         _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
     }
 
-    private static func listenForHTTP(_ configuration: ServerConfiguration) throws(IOError)
-        -> (ListeningSocket?, UInt16?) {
-        if let http = configuration.httpPort {
-            let socket = try ListeningSocket(host: configuration.host, port: http)
-            return (socket, socket.port)
+    /// Binds the configuration's ports; the failed call is the error (this init's callers catch `IOError`).
+    private static func listen(_ configuration: ServerConfiguration) throws(IOError) -> ServerListeners {
+        do throws(ListenError) {
+            return try ServerListeners(configuration: configuration)
+        } catch {
+            throw error.cause
         }
-        return (nil, nil)
     }
 
     deinit {

@@ -24,20 +24,22 @@ public final class ServerGroup: Sendable {
     /// The HTTP port, nil when HTTP is off.
     public var httpPort: UInt16? { servers[0].httpPort }
 
-    /// Binds the listeners and prepares `loops` loops sharing `store`. `loop` is the first loop's event loop
-    /// when one was made earlier (``ShutdownSignals``).
+    /// Binds the listeners (or takes `listeners`, bound earlier) and prepares `loops` loops sharing `store`.
+    /// `loop` is the first loop's event loop when one was made earlier (``ShutdownSignals``).
     public init(configuration: ServerConfiguration, store: any RunStore, loops: Int, log: ServerLog = ServerLog(),
-                loop: EventLoop? = nil) throws(IOError) {
+                loop: EventLoop? = nil, listeners: ServerListeners? = nil) throws(IOError) {
         let count = max(1, loops)
         guard count > 1 else {
-            servers = [try Server(configuration: configuration, store: store, log: log, loop: loop)]
+            servers = [try Server(configuration: configuration, store: store, log: log, loop: loop, shard: nil,
+                                  listeners: listeners)]
             router = nil
             return
         }
         let router = ShardRouter(count: count, inboxHighWater: configuration.relayInboxHighWater,
                                  wrongTokensPerMinute: configuration.deviceFailuresPerMinute)
         let first = try Server(configuration: configuration, store: store, log: log, loop: loop,
-                               shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil))
+                               shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil),
+                               listeners: listeners)
         var servers = [first]
         for index in 1..<count {
             servers.append(try Server(configuration: configuration, store: store, log: log, loop: nil,

@@ -181,6 +181,14 @@ func runServeCommand(arguments: [String]) -> Int32 {
         printError("moonrunner serve: \(error)")
         return 1
     }
+    // Both ports before the store: a port that is taken must not leave a new database file behind.
+    let listeners: ServerListeners
+    do {
+        listeners = try ServerListeners(configuration: configuration)
+    } catch {
+        printError("moonrunner serve: \(error.advice)")
+        return 1
+    }
     let store: any RunStore
     do {
         store = try openStore(at: path)
@@ -190,7 +198,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     }
     do {
         let group = try ServerGroup(configuration: configuration, store: store, loops: loops,
-                                    log: ServerLog(isEnabled: !quiet), loop: signals.loop)
+                                    log: ServerLog(isEnabled: !quiet), loop: signals.loop, listeners: listeners)
         if var cluster {
             if cluster.node.isEmpty { cluster.node = "\(configuration.host):\(group.port)" }
             try group.joinCluster(cluster)

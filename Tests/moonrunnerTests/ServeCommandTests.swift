@@ -1,5 +1,6 @@
 import Foundation
 import MoonRunnerTestSupport
+import Reactor
 import RunStore
 import Testing
 import Wire
@@ -54,6 +55,25 @@ import Wire
         let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", garbage.path])
         #expect(server.awaitExit() == 1)
         #expect(server.standardError.contains("cannot open the database"))
+    }
+
+    /// A port another program holds: `serve` names the port and the flag that moves it, exits 1, and leaves no
+    /// database file behind (it opened the store before it bound, and said only `bind: Address already in use`).
+    @Test(arguments: ["--port", "--http-port"])
+    func aTakenPortIsNamedWithItsFlagAndNoDatabaseIsCreated(taken flag: String) throws {
+        let holder = try ListeningSocket(host: "127.0.0.1", port: 0)
+        defer { holder.close() }
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("new.sqlite").path
+        let ports = flag == "--port" ? ["--port", String(holder.port), "--http-port", "0"]
+            : ["--port", "0", "--http-port", String(holder.port)]
+        let server = try ChildProcess(["serve", "--db", database] + ports)
+        #expect(server.awaitExit() == 1)
+        let expected = flag == "--port"
+            ? "moonrunner serve: port \(holder.port) is taken: choose another with --port N\n"
+            : "moonrunner serve: HTTP port \(holder.port) is taken: choose another with --http-port N, or --http-port off\n"
+        #expect(server.standardError == expected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [], "nothing created")
     }
 
     @Test(arguments: [["--lines-per-loop-turn", "0"], ["--lines-per-turn", "0"], ["--receive-buffer", "12"],
