@@ -11,7 +11,9 @@ usage: moonrunner simulate [--route park|10k|marathon | --gpx FILE] [options]
 
 Replays a route as a runner (or a crowd) against a server: one GPS fix per second of run time, starting now,
 sent at real time or faster. Ends the run with stop: when the route ends, prints the end summary and exits 0.
-A new name's key is printed once: pass it back with --key to run as that name again.
+A new name's key is printed once: pass it back with --key to run as that name again. While it runs it shows
+distance, time and badges: on a terminal one line kept up to date (the runner farthest on, for a crowd),
+else a line per kilometre (mile, in a locale that runs in miles) of each runner.
 
   --host ADDR       server address (default 127.0.0.1)
   --port N          server port (default 4242)
@@ -28,7 +30,7 @@ A new name's key is printed once: pass it back with --key to run as that name ag
                     or 4 when --noise is given alone)
   --seed N          random seed for noise and pace variation (default: random)
   --write-gpx FILE  write the route as GPX (no noise) and exit, without connecting
-  --quiet           print only keys and end summaries
+  --quiet           no progress while it runs: print only keys and end summaries
 """
 
 /// Everything a simulated runner needs.
@@ -95,30 +97,26 @@ func runSimulateCommand(arguments: [String]) -> Int32 {
         printError("moonrunner simulate: \(error)\n\n\(simulateHelp)")
         return 2
     }
-    let (finalHost, finalPort, finalSpeed, finalQuiet, finalPlans) = (host, port, speed, quiet, plans)
+    let (finalHost, finalPort, finalSpeed, finalPlans) = (host, port, speed, plans)
+    let progress = SimulateProgress(style: .forStandardOutput(quiet: quiet))
     return runBlocking {
-        await simulateAll(finalPlans, host: finalHost, port: finalPort, speed: finalSpeed, quiet: finalQuiet)
+        await simulateAll(finalPlans, host: finalHost, port: finalPort, speed: finalSpeed, progress: progress)
     }
 }
 
-/// Runs every plan at once; 0 when every run ended with its summary.
-func simulateAll(_ plans: [RunnerPlan], host: String, port: UInt16, speed: Double, quiet: Bool) async -> Int32 {
-    let report: @Sendable (String) -> Void = { line in
-        if !quiet || line.contains(" key=") {
-            print(line)
-            fflush(nil)  // pipes buffer: show keys as they come
-        }
-    }
-    return await withTaskGroup(of: Bool.self) { group -> Int32 in
+/// Runs every plan at once, showing their progress; 0 when every run ended with its summary.
+func simulateAll(_ plans: [RunnerPlan], host: String, port: UInt16, speed: Double,
+                 progress: SimulateProgress) async -> Int32 {
+    await withTaskGroup(of: Bool.self) { group -> Int32 in
         for plan in plans {
             group.addTask {
                 do {
-                    let end = try await simulateRun(plan, host: host, port: port, speed: speed, report: report)
-                    print(endSummary(end))
-                    fflush(nil)
+                    let end = try await simulateRun(plan, host: host, port: port, speed: speed, progress: progress,
+                                                    report: { progress.say($0) })
+                    progress.end(plan.name, summary: endSummary(end))
                     return true
                 } catch {
-                    printError("moonrunner simulate: \(plan.name): \(error)")
+                    progress.warn("moonrunner simulate: \(plan.name): \(error)")
                     return false
                 }
             }
@@ -192,17 +190,23 @@ func crowd(name: String, key: String?, count: Int, base: [TrackSample], noise: D
 }
 
 /// Runs one plan: join (printing a new key), send each fix on time (scaled by `speed`), stop, return the end.
+/// The run's own events go to `progress` when there is one.
 func simulateRun(_ plan: RunnerPlan, host: String, port: UInt16, speed: Double,
-                 reconnect: ReconnectPolicy = ReconnectPolicy(maximumAttempts: 8),
+                 reconnect: ReconnectPolicy = ReconnectPolicy(maximumAttempts: 8), progress: SimulateProgress? = nil,
                  report: @escaping @Sendable (String) -> Void) async throws -> RunEndedEvent {
     let clock = ContinuousClock()
     if plan.startDelay > 0 { try await Task.sleep(for: .seconds(plan.startDelay / speed)) }
     let client = MoonRunnerClient(configuration: ClientConfiguration(host: host, port: port, reconnect: reconnect))
     defer { client.close() }
     let watcher = Task {
-        for await case .state(.waitingToReconnect(let attempt, let delay, let reason)) in client.events() {
-            printError("\(plan.name): no connection to \(host):\(port): \(reason); retry \(attempt) in "
-                + "\(NumberFormat.string(delay, decimals: 1)) s (Ctrl-C to stop)")
+        for await event in client.events() {
+            guard case .state(.waitingToReconnect(let attempt, let delay, let reason)) = event else {
+                progress?.take(event)
+                continue
+            }
+            let warning = "\(plan.name): no connection to \(host):\(port): \(reason); retry \(attempt) in "
+                + "\(NumberFormat.string(delay, decimals: 1)) s (Ctrl-C to stop)"
+            if let progress { progress.warn(warning) } else { printError(warning) }
         }
     }
     defer { watcher.cancel() }

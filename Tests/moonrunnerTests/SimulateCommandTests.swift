@@ -2,6 +2,7 @@ import Broadcaster
 import Foundation
 import MoonRunnerTestSupport
 @testable import moonrunner
+import MoonRunnerClient
 import RunStore
 import Testing
 import Wire
@@ -37,6 +38,64 @@ import Wire
             let accuracies = fixes.map(\.fix.accuracy)
             #expect(accuracies.min()! > 2 && accuracies.max()! < 12)
             #expect(fixes.filter { !$0.isAccepted }.count < fixes.count / 50)
+        }
+    }
+
+    /// Piped, `simulate` shows a line per kilometre between the key and the summary (it showed nothing for
+    /// minutes); `--quiet` shows neither.
+    @Test func pipedProgressIsALinePerKilometreAndQuietHasNone() async throws {
+        // The child reads the same locale variables: a line per mile where miles are the unit.
+        let unit = RunFormatter().unit.rawValue
+        try await withServer { server in
+            let simulate = try ChildProcess(["simulate", "--route", "park", "--speed", "2000", "--name", "pip",
+                                             "--seed", "3", "--port", String(server.port)])
+            let quiet = try ChildProcess(["simulate", "--route", "park", "--speed", "2000", "--name", "qui",
+                                          "--seed", "3", "--port", String(server.port), "--quiet"])
+            #expect((await exitStatus(simulate, timeout: 60)) == 0, "\(simulate.standardError)")
+            #expect((await exitStatus(quiet, timeout: 60)) == 0, "\(quiet.standardError)")
+
+            let lines = simulate.standardOutput.split(separator: "\n").map(String.init)
+            let park = 4.5 / (unit == "km" ? 1 : 1.609)  // one lap of the park, 4.5 km
+            let splits = (1...Int(park)).map { "pip: \($0) \(unit) in " }
+            #expect(lines.count == splits.count + 2, "key, splits, summary: \(lines)")
+            #expect(lines.first?.hasPrefix("pip key=") == true)
+            for (line, start) in zip(lines.dropFirst(), splits) {
+                #expect(line.hasPrefix(start), "\(line)")
+                #expect(line.contains(#/ in 0:\d\d:\d\d, \d+ badges? \(latest [^()]+\)$/#), "\(line)")
+            }
+            #expect(lines.last?.contains("saved as run") == true)
+
+            let quietLines = quiet.standardOutput.split(separator: "\n")
+            #expect(quietLines.count == 2 && quietLines[0].hasPrefix("qui key=") && quietLines[1].hasPrefix("qui: "),
+                    "\(quietLines)")
+        }
+    }
+
+    /// On a terminal, one line shows the distance, time and badges so far, redrawn in place.
+    @Test(.enabled(if: WatchCommandTests.tmuxPath != nil, "tmux is not installed: the TTY line is not checked"))
+    func onATerminalProgressIsOneLineRedrawnInPlace() async throws {
+        try await withServer { server in
+            let session = "moonrunner-simulate-\(UUID().uuidString.prefix(8))"
+            let command = "'\(moonrunnerExecutable.path)' simulate --route park --speed 50 --name tty "
+                + "--port \(server.port)"
+            try WatchCommandTests.tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])
+            defer { _ = try? WatchCommandTests.tmux(["kill-session", "-t", session]) }
+            // tmux has no "screen changed" event: poll the pane until two different distances have been shown.
+            let file = temporaryFolder().appendingPathComponent("pane.txt")
+            let live = #/tty: (\d+[.,]\d\d) (km|mi) in 0:\d\d:\d\d, \d+ badges? \(latest [^()]+\)/#
+            var distances: Set<String> = []
+            var screen = ""
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, distances.count < 2 {
+                screen = try WatchCommandTests.capture(session, into: file)
+                if let match = screen.firstMatch(of: live) { distances.insert(String(match.1)) }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(distances.count == 2, "\(screen)")
+            // In place: the key's line and the one progress line, nothing scrolled.
+            let shown = screen.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            #expect(shown.count == 2 && shown[0].hasPrefix("tty key="), "\(screen)")
+            #expect(shown.last.map { $0.contains(live) } == true, "\(screen)")
         }
     }
 
