@@ -59,10 +59,10 @@ func runDemoCommand(arguments: [String]) -> Int32 {
             server = try Server(configuration: configuration, store: store, log: ServerLog(isEnabled: false))
         }
         try server.start()
-        if let web = server.httpPort {
-            print("MoonRunner Live demo: open http://\(configuration.host):\(web)/ in a browser")
-            fflush(nil)
-        }
+        // The heading of a pipe too (a terminal's is redrawn with the view): the port to watch from elsewhere.
+        let web = server.httpPort.map { "open http://\(configuration.host):\($0)/ in a browser; " } ?? ""
+        print("MoonRunner Live demo: \(web)\(demoServerText(port: server.port))")
+        fflush(nil)
     } catch {
         printError("moonrunner demo: cannot start the server: \(error)")
         return 1
@@ -112,11 +112,17 @@ func runDemo(port: UInt16, webPort: UInt16?, duration: Double?, speed: Double) a
     })
     let watcher = MoonRunnerClient(host: "127.0.0.1", port: port)
     let web = webPort.map { "web: http://127.0.0.1:\($0)/ · " } ?? ""
-    let title = "\(web)demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
+    let title = web + demoServerText(port: port)
     let status = await watchLive(client: watcher, target: .everyone, view: WatchView(title: title), duration: duration,
                                  isFinal: { _ in false })
     for task in tasks { task.cancel() }
     return status
+}
+
+/// `demo server on 127.0.0.1:PORT (also try: moonrunner watch '*' --port PORT)`: the line-protocol port, in
+/// the heading on a terminal and on a pipe.
+func demoServerText(port: UInt16) -> String {
+    "demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
 }
 
 /// A runner's key, learnt from the simulation's report line, kept for its next lap.

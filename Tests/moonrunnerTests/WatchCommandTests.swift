@@ -126,4 +126,20 @@ import Wire
         for runner in ["ann", "bob", "cat"] { #expect(output.contains("\(runner) started"), "\(runner): \(output)") }
         #expect(output.contains("won Earth"))
     }
+
+    /// Piped, the demo's heading has the line-protocol port as a terminal's has (it had only the web page's),
+    /// and it is the port the demo serves.
+    @Test func demoOnAPipeHeadsWithItsLineProtocolPort() async throws {
+        let demo = try ChildProcess(["demo", "--duration", "5", "--speed", "200"])
+        let output = try await offPool { try demo.awaitOutput(containing: "\n", onStandardError: false) }
+        let heading = try #require(output.split(separator: "\n").first.map(String.init))
+        #expect(heading.hasPrefix("MoonRunner Live demo: "), "\(heading)")
+        let server = #/demo server on 127\.0\.0\.1:(\d+) \(also try: moonrunner watch '\*' --port (\d+)\)/#
+        let match = try #require(heading.firstMatch(of: server), "\(heading)")
+        #expect(match.1 == match.2)
+        let client = try TestClient(port: try #require(UInt16(match.1)))
+        try client.send("ping:")
+        try client.expectNext("ok:ping")
+        #expect((await exitStatus(demo, timeout: 30)) == 0)
+    }
 }
