@@ -137,9 +137,14 @@ private func importSummary(_ outcome: RunImport.Outcome, activity: ImportedActiv
     if activity.segments.count > 1 {
         lines.append("  pauses     \(activity.segments.count - 1)")
     }
+    // One split a line, numbers right-aligned: a marathon's 42 on one line ran far past the terminal's edge.
     let kilometres = outcome.summary.splits.filter { $0.unit == .kilometre }
-    if !kilometres.isEmpty {
-        lines.append("  km splits  " + kilometres.map { clock($0.duration) }.joined(separator: " "))
+    let numberWidth = String(kilometres.last?.number ?? 0).count
+    for split in kilometres {
+        let number = String(split.number)
+        let label = "  km " + String(repeating: " ", count: numberWidth - number.count) + number
+        lines.append(label.padding(toLength: 13, withPad: " ", startingAt: 0)
+            + "\(clock(split.duration))   at \(clock(split.elapsed))")
     }
     for award in outcome.summary.awards {
         lines.append("  badge      \(award.badge.name) (\(award.tier.rawValue)) at \(clock(award.elapsed))")

@@ -58,6 +58,25 @@ import Testing
         #expect(copy.movingTime == original.movingTime && copy.elapsed == original.elapsed)
     }
 
+    /// Each kilometre split on a line of its own, in a column (all of them on one line ran past the edge).
+    @Test func kilometreSplitsAreOneALineAndAligned() throws {
+        let route = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("tools/routes/10k.gpx").path
+        let database = temporaryFolder().appendingPathComponent("splits.sqlite").path
+        let importer = try ChildProcess(["import", route, "--runner", "ten", "--db", database])
+        #expect(importer.awaitExit() == 0, "\(importer.standardError)")
+        let lines = importer.standardOutput.split(separator: "\n").map(String.init)
+        let split = #/^  km +(\d+) +\d:\d\d:\d\d   at \d:\d\d:\d\d$/#
+        let splits = lines.filter { $0.contains(split) }
+        #expect(splits.compactMap { $0.firstMatch(of: split).flatMap { Int($0.1) } } == Array(1...10), "\(lines)")
+        // The label column is the one of `distance`, `elapsed` and `badge` above and below.
+        #expect(splits.first?.hasPrefix("  km  1      0:05:") == true, "\(splits)")
+        #expect(splits.last?.hasPrefix("  km 10      0:05:") == true, "\(splits)")
+        #expect(Set(splits.map(\.count)).count == 1, "aligned: \(splits)")
+        let run = try #require(try runs(of: "ten", in: database).first)
+        #expect(Int(run.distance / 1000) == splits.count)
+    }
+
     @Test func aFileThatNeverEndsIsRefusedAtTheLimit() throws {
         // /dev/zero has no end: it was read until memory ran out.
         let database = temporaryFolder().appendingPathComponent("zero.sqlite").path
