@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "ToolSupport"),
         .executableTarget(
             name: "moonrunner",
-            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "Broadcaster",
+            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "Broadcaster", "WebAssets",
                            "MoonRunnerClient", "ToolSupport"]),
         // The benchmarks, in their own executable (not in the product users run).
         .executableTarget(
@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
         .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
-                                                     "MoonRunnerTestSupport"]),
+                                                     "WebAssets", "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
                                                           "Reactor", "MoonRunnerTestSupport"]),
         .testTarget(name: "moonrunnerTests", dependencies: ["moonrunner", "RunStore", "PostgresRunStore", "RunCore", "Wire", "Reactor", "MoonRunnerClient", "MoonRunnerTestSupport"],

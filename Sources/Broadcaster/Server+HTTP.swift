@@ -70,6 +70,11 @@ extension Server {
     /// Queues a response; without keep-alive the connection closes once it is written.
     func write(_ response: HTTPResponse, to connection: HTTPConnection, keepAlive: Bool, head: Bool = false) {
         guard connection.state == .open else { return }
+        var response = response
+        // A page's requests to other hosts (map tiles) carry only our origin as their referrer, never the page's
+        // URL with a share token in it; and not nothing either, which OpenStreetMap's tile policy asks for.
+        response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin")
+        response.headers.set("X-Content-Type-Options", "nosniff")
         metrics.countResponse(response.status.code)
         let keep = keepAlive && !connection.hasPeerClosed
         _ = connection.output.append(response.encoded(keepAlive: keep, date: httpDate(), includeBody: !head),

@@ -48,6 +48,19 @@ extension Server {
             answer(.json(hub.overviewJSON()))
         case .badgeCatalogue:
             answer(WebAPI.catalogue)
+        case .mapSettings:
+            var response = HTTPResponse(status: .ok, body: configuration.streetMap.json)
+            response.headers.set("Content-Type", "application/json")
+            response.headers.set("Cache-Control", "no-cache")
+            answer(response)
+        case .leaflet(let name):
+            guard let file = configuration.streetMap.leaflet?.file(named: name) else {
+                return answer(.text(.notFound, "no street map here: the server has no Leaflet (\(name))\n"))
+            }
+            var response = HTTPResponse(status: .ok, body: file.bytes)
+            response.headers.set("Content-Type", file.contentType)
+            response.headers.set("Cache-Control", "max-age=86400")
+            answer(response)
         case .runner(let name):
             let visible = visible(name), hidden = hub.isPrivate(name) && !visible.contains(name)
             let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil

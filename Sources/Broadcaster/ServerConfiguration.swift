@@ -1,5 +1,6 @@
 import HTTP
 import RunCore
+import WebAssets
 
 /// Everything `moonrunner serve` can be told, with the defaults it uses. Each field is a flag of `serve`.
 public struct ServerConfiguration: Sendable {
@@ -46,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     /// HTTP port for the web page, its event stream and JSON API, on the same loop and host; nil turns HTTP
     /// off; 0 picks an ephemeral port (tests). Default 8080.
     public var httpPort: UInt16? = 8080
+    /// The street map under the pages' tracks: Leaflet's files (none by default: `moonrunner serve` reads
+    /// Debian's, or `--leaflet DIR`) and the tile server; without Leaflet the pages draw SVG.
+    public var streetMap = StreetMapConfiguration()
     /// Limits on one HTTP request: head 8 KiB (431 past it), body 16 KiB (413), 100 header fields.
     public var httpLimits = HTTPLimits()
     /// Seconds a client may take to send a whole request once it started one (408 and close). Default 10.

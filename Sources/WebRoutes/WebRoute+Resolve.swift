@@ -57,6 +57,11 @@ extension WebRoute {
             guard runID(segments[1]) != nil else { throw notFound(request) }
         case "runners" where segments.count >= 2:
             try requireName(segments[1])
+        case "assets" where segments.count >= 3 && segments[1] == "leaflet":
+            // A fixed list of names: nothing else of Leaflet's folder is reachable.
+            let name = segments.dropFirst(2).joined(separator: "/")
+            guard LeafletFiles.names.contains(name) else { throw notFound(request) }
+            return .leaflet(name)
         default:
             break
         }
@@ -70,6 +75,8 @@ extension WebRoute {
             return .overview
         case ("badges", 1):
             return .badgeCatalogue
+        case ("map", 1):
+            return .mapSettings
         case ("runs", 2):
             guard let id = runID(segments[1]) else { throw notFound(request) }
             return .run(id)

@@ -23,6 +23,10 @@ public enum WebRoute: Sendable, Hashable {
     case badgeBoard(runner: String)
     /// `GET /api/badges`.
     case badgeCatalogue
+    /// `GET /api/map`: what the pages draw the track on (Leaflet there or not, the tile server, its attribution).
+    case mapSettings
+    /// `GET /assets/leaflet/NAME`: one of Leaflet's files (``LeafletFiles/names``), if the server has Leaflet.
+    case leaflet(String)
     /// `GET /runs/ID.gpx`, `.geojson`, `.svg`.
     case export(run: Int64, format: ExportFormat)
     /// `GET /metrics`.

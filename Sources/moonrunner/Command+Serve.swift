@@ -59,6 +59,13 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           per connection) before the guesser is refused and closed (default 20)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
+  --tiles URL|off         map tiles under the pages' tracks: a {z}/{x}/{y} URL template (default
+                          OpenStreetMap's, https://tile.openstreetmap.org/{z}/{x}/{y}.png); off for none
+  --tiles-attribution TEXT  the tiles' attribution shown on the map (default OpenStreetMap's)
+  --tiles-private on|off  whether a private runner's pages (share links) load tiles, telling the tile
+                          server where the runner is (default off)
+  --leaflet DIR           where Leaflet's files are (default /usr/share/javascript/leaflet, Debian's
+                          libjs-leaflet); without them the pages draw tracks without a street map
   --quiet                 no log lines
 """
 
@@ -86,6 +93,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     let path: String
     let quiet: Bool
     let loops: Int
+    var mapNotice: String?
     var cluster: ClusterSettings?
     do {
         var options = try Options(arguments, switches: ["quiet"])
@@ -167,12 +175,15 @@ func runServeCommand(arguments: [String]) -> Int32 {
         configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)
         configuration.deviceFailuresPerMinute = try options.number("device-failures",
                                                                    default: configuration.deviceFailuresPerMinute)
+        (configuration.streetMap, mapNotice) = try options.streetMap()
         quiet = options.flag("quiet")
         try options.finish()
     } catch {
         printError("moonrunner serve: \(error)\n\(serveHelp)")
         return 2
     }
+    // Said once, at start: how to get the street map the pages would draw on.
+    if let mapNotice, configuration.httpPort != nil, !quiet { printError(mapNotice) }
     // Before the store starts its writer thread: signals are blocked per thread and inherited.
     let signals: ShutdownSignals
     do {

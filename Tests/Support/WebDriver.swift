@@ -34,11 +34,16 @@ public final class WebDriver {
             guard Date() < deadline else { throw Failure("chromedriver did not become ready on port \(port)") }
             usleep(50_000)  // polling a process that offers no readiness event
         }
+        var options: [String: Any] = ["binary": Self.browserPath,
+                                      "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                               "--window-size=\(max(width, 500)),\(height)", "--lang=en-GB"]]
+        // Headless Chromium makes no window narrower than 500 px: a phone's width is emulated instead.
+        if width < 500 {
+            options["mobileEmulation"] = ["deviceMetrics": ["width": width, "height": height, "pixelRatio": 1, "touch": true]]
+        }
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome",
-            "goog:chromeOptions": ["binary": Self.browserPath,
-                                   "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                            "--window-size=\(width),\(height)", "--lang=en-GB"]],
+            "goog:chromeOptions": options,
         ]]]
         let created = try Self.call(port, "POST", "/session", capabilities)
         guard let value = created["value"] as? [String: Any], let id = value["sessionId"] as? String else {

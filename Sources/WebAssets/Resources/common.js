@@ -156,6 +156,34 @@ const MR = (() => {
     for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
     return node;
   }
+  // --- Labels that never overlap: each pin's label goes right, left, above or below it, wherever it hits no
+  // other label, pin or edge; a label with no free place is left off (its pin shows it on hover or tap).
+  // Sizes are screen pixels times `scale` (the SVG drawing's units per pixel), so text is 12 px on any screen.
+  let measureContext = null;
+  function textWidth(text) {
+    if (!measureContext) measureContext = document.createElement("canvas").getContext("2d");
+    measureContext.font = "600 12px system-ui, sans-serif";
+    return Math.ceil(measureContext.measureText(text).width) + 8;
+  }
+  function overlaps(a, b) { return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h; }
+  // items: [{x, y, text}] in the drawing's units, in priority order; returns [{dx, dy, w, h} | null].
+  function placeLabels(items, width, height, scale = 1) {
+    const h = 18 * scale, gap = 9 * scale, pin = 7 * scale;
+    const taken = items.map((item) => ({ x: item.x - pin, y: item.y - pin, w: 2 * pin, h: 2 * pin }));
+    return items.map((item, index) => {
+      const w = textWidth(item.text) * scale;
+      const candidates = [[gap, -h / 2], [-gap - w, -h / 2], [-w / 2, -h - gap], [-w / 2, gap]];
+      for (const [dx, dy] of candidates) {
+        const box = { x: item.x + dx, y: item.y + dy, w, h };
+        if (box.x < 2 * scale || box.y < 2 * scale || box.x + w > width - 2 * scale || box.y + h > height - 2 * scale) continue;
+        if (taken.some((other, k) => k !== index && overlaps(box, other))) continue;
+        taken.push(box);
+        return { dx, dy, w, h };
+      }
+      return null;
+    });
+  }
+
   // Draws points (coloured by pace), badge pins and, when `current`, the runner's position.
   function drawTrack(svg, points, badgePins, options = {}) {
     const width = 800, height = 500, padding = 28;
@@ -176,20 +204,29 @@ const MR = (() => {
       run.d += ` L${xb.toFixed(1)} ${yb.toFixed(1)}`;
       run.node.setAttribute("d", run.d);
     }
-    // A privacy zone withholds some positions (null): such a pin is not drawn.
-    for (const badge of badgePins.filter((pin) => pin.lat != null && pin.lon != null)) {
-      const [x, y] = xy(badge.lat, badge.lon);
+    // A privacy zone withholds some positions (null): such a pin is not drawn. Labels are placed where they
+    // overlap nothing, at 12 screen pixels whatever the picture's width (at 390 px wide, 13 units were 6 px).
+    const pins = badgePins.filter((pin) => pin.lat != null && pin.lon != null);
+    const scale = width / Math.max(1, svg.getBoundingClientRect().width || width);
+    const spots = pins.map((badge) => { const [x, y] = xy(badge.lat, badge.lon); return { x, y, text: badge.name }; });
+    const places = placeLabels(spots, width, height, scale);
+    pins.forEach((badge, index) => {
+      const { x, y } = spots[index];
       const group = svgNode("g", { class: `pin tier-${badge.tier}`, "data-badge": badge.id });
-      group.appendChild(svgNode("circle", { cx: x, cy: y, r: 6 }));
-      // Labels stay inside the picture: anchored towards the centre, clamped to the edges.
-      const anchor = x > width * 0.6 ? "end" : x < width * 0.4 ? "start" : "middle";
-      const dx = anchor === "end" ? -9 : anchor === "start" ? 9 : 0;
-      const labelY = Math.min(height - 6, Math.max(16, y - 9));
-      const label = svgNode("text", { x: Math.min(width - 4, Math.max(4, x + dx)), y: labelY, "text-anchor": anchor });
-      label.textContent = badge.name;
-      group.appendChild(label);
+      group.appendChild(svgNode("circle", { cx: x, cy: y, r: 6 * Math.max(1, scale * 0.8) }));
+      const place = places[index];
+      if (place) {
+        const label = svgNode("text", { x: x + place.dx + 4 * scale, y: y + place.dy + place.h * 0.72,
+          "text-anchor": "start", "font-size": (12 * scale).toFixed(1) });
+        label.textContent = badge.name;
+        group.appendChild(label);
+      } else {
+        const title = svgNode("title", {});
+        title.textContent = badge.name;
+        group.appendChild(title);
+      }
       svg.appendChild(group);
-    }
+    });
     if (points.length > 0) {
       const first = xy(points[0][0], points[0][1]);
       svg.appendChild(svgNode("circle", { cx: first[0], cy: first[1], r: 5, class: "start" }));
@@ -241,7 +278,7 @@ const MR = (() => {
 
   return {
     METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
-    pathPart, getJSON, withToken, project, svgNode, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
+    pathPart, getJSON, withToken, project, svgNode, placeLabels, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
     bindUnitSwitch, subscribe,
   };
 })();

@@ -8,29 +8,70 @@
   const $ = (id) => document.getElementById(id);
   const runnerLink = (runner) => MR.element("a", { href: `/runners/${encodeURIComponent(runner)}` }, runner);
 
+  // The street map of where everyone is, when the server has one (no SVG fallback here: the table says it all).
+  const view = await MRMap.create($("map-box"), $("track"));
+  if (view.kind === "street") $("map-box").hidden = false;
+
+  // Rows are kept per runner and moved, not rebuilt: places change in place, and exactly one row leads.
+  const rowsByRunner = new Map();
+  function rowFor(runner) {
+    let row = rowsByRunner.get(runner);
+    if (!row) {
+      row = MR.element("tr", { "data-runner": runner });
+      for (const className of ["place", "name", "gap", "distance", "elapsed", "pace-current", "pace-average", "next"]) {
+        row.appendChild(MR.element("td", { class: className }));
+      }
+      row.querySelector(".name").appendChild(runnerLink(runner));
+      rowsByRunner.set(runner, row);
+    }
+    return row;
+  }
+  // The map is redrawn at most once per animation frame, however many paces came meanwhile.
+  let mapPending = null;
+  function drawMap(rows) {
+    if (view.kind !== "street") return;
+    const pending = mapPending;
+    mapPending = rows;
+    if (pending) return;
+    requestAnimationFrame(() => {
+      const latest = mapPending;
+      mapPending = null;
+      view.drawRunners(latest.map((entry) => ({
+        runner: entry.runner, lat: entry.pace ? entry.pace.lat : null, lon: entry.pace ? entry.pace.lon : null,
+        stale: entry.pace ? Date.now() / 1000 - Number(entry.pace.ts) > 15 : false,
+      })));
+    });
+  }
   function render() {
-    // The server's places; a runner not placed yet (its first rank event still to come) by distance.
+    // The server's places; a runner not placed yet (its first rank event still to come) by distance. Two
+    // runners briefly sharing a place (one rank event has come, the other's not yet) go by distance.
     const dist = (entry) => (entry.pace && entry.pace.dist) || 0;
-    const rows = [...live.values()].sort((a, b) => (a.pos && b.pos ? a.pos - b.pos : 0) || dist(b) - dist(a));
+    const rows = [...live.values()].sort((a, b) =>
+      (a.pos && b.pos ? a.pos - b.pos : a.pos ? -1 : b.pos ? 1 : 0) || dist(b) - dist(a) || (a.runner < b.runner ? -1 : 1));
     // The gap at the leader's own average pace, as leaders: and rank: measure it.
     const leader = rows.length && rows[0].pace;
-    $("overview").tBodies[0].replaceChildren(...rows.map((entry, index) => {
+    const body = $("overview").tBodies[0];
+    for (const runner of [...rowsByRunner.keys()]) {
+      if (!live.has(runner)) { rowsByRunner.get(runner).remove(); rowsByRunner.delete(runner); }
+    }
+    rows.forEach((entry, index) => {
       const pace = entry.pace;
-      const row = MR.element("tr", { "data-runner": entry.runner });
-      const cell = (className, text) => row.appendChild(MR.element("td", { class: className }, text));
-      cell("place", String(index + 1));
-      row.appendChild(MR.element("td", { class: "name" })).appendChild(runnerLink(entry.runner));
-      const gap = leader && pace ? Math.max(0, leader.dist - pace.dist) : null;
+      const row = rowFor(entry.runner);
+      const set = (className, text) => { const cell = row.querySelector(`td.${className}`); if (cell.textContent !== text) cell.textContent = text; };
+      set("place", String(index + 1));
+      const gap = index === 0 || !leader || !pace ? null : Math.max(0, leader.dist - pace.dist);
       const gapTime = gap !== null && leader.dist > 0 ? gap * leader.moving / leader.dist : null;
-      cell("gap", gap === null ? "–" : gap === 0 ? "leader" : `${MR.distance(gap, 2)} · ${MR.duration(gapTime)}`);
-      cell("distance", pace ? MR.distance(pace.dist) : "–");
-      cell("elapsed", pace ? MR.duration(pace.time) : "–");
-      cell("pace-current", pace ? MR.pace(pace.cur) : "–");
-      cell("pace-average", pace ? MR.pace(pace.pace) : "–");
+      set("gap", index === 0 ? "leader" : gap === null ? "–" : gap === 0 ? "level" : `${MR.distance(gap, 2)} · ${MR.duration(gapTime)}`);
+      set("distance", pace ? MR.distance(pace.dist) : "–");
+      set("elapsed", pace ? MR.duration(pace.time) : "–");
+      set("pace-current", pace ? MR.pace(pace.cur) : "–");
+      set("pace-average", pace ? MR.pace(pace.pace) : "–");
       const next = pace && pace.next ? MR.badgeByID(catalogue, pace.next) : null;
-      cell("next", pace && pace.next ? `${next ? next.name : pace.next} in ${MR.distance(pace.left, 1)}` : "–");
-      return row;
-    }));
+      set("next", pace && pace.next ? `${next ? next.name : pace.next} in ${MR.distance(pace.left, 1)}` : "–");
+      // Moved only when out of place: the same row element, now in its new place.
+      if (body.children[index] !== row) body.insertBefore(row, body.children[index] || null);
+    });
+    drawMap(rows);
     $("nobody").hidden = rows.length > 0;
     $("ended").replaceChildren(...ended.slice(0, 20).map((end) => {
       const item = MR.element("li", { "data-runner": end.runner });

@@ -9,9 +9,13 @@
   try {
     run = await MR.getJSON(`/api/runs/${encodeURIComponent(id)}`);
   } catch (error) {
+    // Nothing to replay or download: the page says so and shows none of a run's controls.
     $("status").textContent = "no such run";
+    for (const part of ["summary", "map-box", "replay", "details"]) $(part).hidden = true;
+    document.querySelector(".downloads").hidden = true;
     return;
   }
+  const view = await MRMap.create($("map-box"), $("track"), { privateRunner: new URLSearchParams(location.search).has("token") });
   const summary = run.summary;
   document.title = `${summary.runner} · run ${summary.run} · MoonRunner Live`;
   $("runner-name").textContent = summary.runner;
@@ -51,31 +55,29 @@
   MR.bindUnitSwitch();
   MR.onUnitChange(render);
   render();
-  MR.drawTrack($("track"), run.points, run.badges, { current: false });
+  view.draw(run.points, run.badges, { current: false, replay: run.points.length >= 2 });
 
   // Replay: a marker moving along the track at SPEED times the pace the run was run at (the points carry the
-  // seconds since the start), with the run time and distance beside the control.
+  // seconds since the start), with the run time and distance beside the control (in the unit chosen).
   const points = run.points;
   if (points.length < 2) { $("replay").hidden = true; return; }
-  const { xy } = MR.project(points, 800, 500, 28);
-  const marker = MR.svgNode("circle", { id: "replay-marker", r: 7, class: "replay-marker" });
-  marker.setAttribute("visibility", "hidden");
-  $("track").appendChild(marker);
   const first = points[0][3], last = points[points.length - 1][3];
-  let playing = false, runTime = first, wallStart = 0, runStart = first;
+  let playing = false, runTime = first, wallStart = 0, runStart = first, placed = null;
   const speed = () => Number($("replay-speed").value);
   function place(time) {
     let lo = 0, hi = points.length - 1;
     while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (points[mid][3] <= time) lo = mid; else hi = mid - 1; }
     const a = points[lo], b = points[Math.min(lo + 1, points.length - 1)];
     const f = b[3] > a[3] ? Math.min(1, Math.max(0, (time - a[3]) / (b[3] - a[3]))) : 0;
-    const [x, y] = xy(a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f);
-    marker.setAttribute("cx", x.toFixed(1));
-    marker.setAttribute("cy", y.toFixed(1));
-    marker.setAttribute("visibility", "visible");
-    marker.dataset.time = time.toFixed(1);
-    $("replay-clock").textContent = `${MR.duration(time)} · ${MR.distance(a[2] + (b[2] - a[2]) * f)}`;
+    view.placeReplay(a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, time);
+    placed = { time, dist: a[2] + (b[2] - a[2]) * f };
+    showClock();
   }
+  function showClock() {
+    $("replay-clock").textContent = placed ? `${MR.duration(placed.time)} · ${MR.distance(placed.dist)}` : `0:00 · ${MR.distance(0)}`;
+  }
+  MR.onUnitChange(showClock);
+  showClock();
   function frame(now) {
     if (!playing) return;
     runTime = Math.min(last, runStart + (now - wallStart) / 1000 * speed());

@@ -2,17 +2,20 @@
 // first to a late joiner, and again after a reconnect the server could not resume) replaces the state.
 "use strict";
 (async () => {
+  const $ = (id) => document.getElementById(id);
   const name = MR.pathPart(1);
   document.title = `${name} · MoonRunner Live`;
   document.getElementById("runner-name").textContent = name;
   document.getElementById("board-link").href = MR.withToken(`/runners/${encodeURIComponent(name)}/badges`);
   const catalogue = await MR.badges();
+  // A page opened with a share token shows a private runner: no map tiles unless the operator allows them.
+  const view = await MRMap.create($("map-box"), $("track"),
+    { privateRunner: new URLSearchParams(location.search).has("token") });
   const empty = () => ({ runID: null, points: [], badges: [], splits: [], pace: null, ended: null });
   let state = empty();
   let cheers = [];
   // A badge is toasted once per run, even if a reconnect replays it.
   const toasted = new Set();
-  const $ = (id) => document.getElementById(id);
 
   function setStatus(text, kind) {
     $("status").textContent = text;
@@ -81,19 +84,69 @@
     }));
   }
 
-  // Drawing the whole track is cheap but not free: at most once per animation frame.
+  // How old the newest position is, in seconds (null: none yet). Positions older than STALE seconds are said
+  // to be so, and the marker looks it: a phone without signal, or one sending a backlog.
+  const STALE = 15;
+  function positionAge() {
+    const ts = state.pace ? Number(state.pace.ts) : NaN;
+    return isFinite(ts) ? Math.max(0, Date.now() / 1000 - ts) : null;
+  }
+  function ago(seconds) {
+    const s = Math.round(seconds);
+    if (s < 90) return `${s} s ago`;
+    if (s < 5400) return `${Math.round(s / 60)} min ago`;
+    return `${(s / 3600).toFixed(1)} h ago`;
+  }
+  function clock(unixSeconds) {
+    return new Date(unixSeconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+  // The line under the name: when the run ended, or how long ago the runner was last seen when that is a while.
+  function renderLastSeen() {
+    const line = $("last-seen");
+    const age = positionAge();
+    let text = "";
+    if (state.ended) {
+      // The last position's time, unless the phone's clock runs ahead of ours: then when the end came.
+      const last = state.pace ? Number(state.pace.ts) : NaN;
+      const at = isFinite(last) ? Math.min(last, state.endedAt || last) : state.endedAt;
+      text = `${state.ended.saved ? "Finished" : "Ended"} at ${clock(at)} (${ago(Date.now() / 1000 - at)})`;
+    } else if (age != null && age > STALE) {
+      text = `Last seen ${ago(age)}`;
+    }
+    line.textContent = text;
+    line.hidden = !text;
+    line.classList.toggle("stale", !state.ended && age != null && age > STALE);
+    return !state.ended && age != null && age > STALE;
+  }
+  setInterval(() => {
+    const wasStale = $("last-seen").classList.contains("stale");
+    if (renderLastSeen() !== wasStale) renderTrack();
+  }, 1000);
+
+  // With a privacy zone, positions near the run's ends are withheld (lat and lon null): say why the map has none.
+  function renderPrivacyNote() {
+    const hidden = state.pace && state.pace.lat == null && !state.ended;
+    view.note(!hidden ? "" : state.points.length === 0
+      ? "The start is not shown: this runner keeps positions near the start and finish private (a privacy zone). The map begins where the zone ends."
+      : "Positions near the finish are private (the runner's privacy zone): the map shows the last one outside it.");
+  }
+
+  // Drawing the whole track is cheap but not free: at most once per animation frame. A backlog arriving at
+  // once is drawn once, with the marker at its newest position.
   let drawPending = false;
   function renderTrack() {
     if (drawPending) return;
     drawPending = true;
     requestAnimationFrame(() => {
       drawPending = false;
-      MR.drawTrack($("track"), state.points, state.badges, { current: !state.ended });
+      const age = positionAge();
+      view.draw(state.points, state.badges, { current: !state.ended, stale: !state.ended && age != null && age > STALE });
+      renderPrivacyNote();
     });
   }
 
   function renderAll() {
-    renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderTrack();
+    renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderLastSeen(); renderTrack();
   }
 
   MR.bindUnitSwitch();
@@ -125,6 +178,7 @@
       // A privacy zone withholds positions near the run's ends (lat and lon null): nothing to draw then.
       if (pace.lat != null && (!last || pace.time > last[3])) state.points.push([pace.lat, pace.lon, pace.dist, pace.time]);
       renderNumbers();
+      renderLastSeen();
       renderTrack();
     },
     badge(badge) {
@@ -145,6 +199,7 @@
     },
     end(end) {
       state.ended = end;
+      state.endedAt = Date.now() / 1000;
       setStatus(end.saved ? "finished" : "ended", "ended");
       renderAll();
       if (end.saved) {
