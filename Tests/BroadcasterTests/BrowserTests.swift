@@ -181,6 +181,20 @@ import Wire
             #expect(early != nil && done != nil && early?[1] != done?[1], "\(early ?? []) then \(done ?? [])")
             let clock = try browser.script("return document.getElementById('replay-clock').textContent") as? String
             #expect(clock?.hasPrefix("4:59") == true, "\(clock ?? "")")
+            // The clock's distance follows the km/mi switch, as every other distance on the page.
+            for unit in ["mi", "km"] {
+                try browser.script("document.getElementById('unit-\(unit)').click()")
+                let shown = try browser.script("return document.getElementById('replay-clock').textContent") as? String
+                #expect(shown?.hasPrefix("4:59") == true && shown?.hasSuffix(" \(unit)") == true, "\(unit): \(shown ?? "")")
+            }
+            // A run that is not there: said so, with nothing to replay or download.
+            try browser.open("http://127.0.0.1:\(port)/runs/\(end.runID + 1000)")
+            try browser.waitFor("no such run", "return document.getElementById('status').textContent === 'no such run'")
+            let controls = try browser.script("""
+                return ['replay', 'map-box', 'summary'].map(id => document.getElementById(id).getBoundingClientRect().height)
+                    .concat([document.querySelector('.downloads').getBoundingClientRect().height]);
+                """) as? [Double]
+            #expect(controls == [0, 0, 0, 0], "controls shown for a missing run: \(controls ?? [])")
         }
     }
 

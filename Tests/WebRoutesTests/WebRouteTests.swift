@@ -52,6 +52,10 @@ import Wire
         Good(method: "HEAD", target: "/runs/17.svg", route: .export(run: 17, format: .svg)),
         Good(method: "GET", target: "/metrics", route: .metrics),
         Good(method: "GET", target: "/healthz", route: .health),
+        Good(method: "GET", target: "/api/map", route: .mapSettings),
+        Good(method: "GET", target: "/assets/map.js", route: page("map.js")),
+        Good(method: "GET", target: "/assets/leaflet/leaflet.js", route: .leaflet("leaflet.js")),
+        Good(method: "GET", target: "/assets/leaflet/images/layers-2x.png", route: .leaflet("images/layers-2x.png")),
     ]
 
     @Test(arguments: good) func everyURLHasItsRoute(_ test: Good) throws {
@@ -68,6 +72,12 @@ import Wire
 
     static let bad: [Bad] = [
         Bad(method: "GET", target: "/nothing", status: 404),
+        // Leaflet's folder is reachable only through its fixed list of files.
+        Bad(method: "GET", target: "/assets/leaflet/leaflet.esm.js", status: 404),
+        Bad(method: "GET", target: "/assets/leaflet/../../../etc/passwd", status: 404),
+        Bad(method: "GET", target: "/assets/leaflet/images/%2E%2E/leaflet.js", status: 404),
+        Bad(method: "GET", target: "/assets/leaflet/", status: 404),
+        Bad(method: "POST", target: "/api/map", status: 405),
         Bad(method: "GET", target: "/runners", status: 404),
         Bad(method: "GET", target: "/runners/ann/nothing", status: 404),
         Bad(method: "GET", target: "/runners/no%20spaces", status: 404),
