@@ -4,10 +4,13 @@
 /// `pace:ann dist=12.40 pace=- next=mars` is `{"kind":"pace","runner":"ann","dist":12.40,"pace":null,
 /// "next":"mars"}`. Each field keeps its key and its text; the field's `shape` only decides the JSON
 /// type: numbers stay numbers with the line's decimals, `-` (and `no` for board dates) become null,
-/// `yes`/`no` flags become true/false, and a positional text is under `text`.
+/// `yes`/`no` flags become true/false, and a positional text is under `text`. A field named like a key of the
+/// object's own (`kind`, the subject's key) is under the event's kind word instead, so that it is not lost:
+/// `alert:ann kind=off_pace …` is `{"kind":"alert","runner":"ann","alert":"off_pace",…}`.
 extension Event {
-    /// Appends one JSON object: `kind`, the subject under `subjectKey`, then every field in order
-    /// (a key already written is skipped, so the object never has duplicate names).
+    /// Appends one JSON object: `kind`, the subject under `subjectKey`, then every field in order under its
+    /// JSON key, `jsonKey(of:subjectKey:)` (a key already written is skipped, so the object never has
+    /// duplicate names).
     public func appendJSON(to buffer: inout [UInt8], subjectKey: String = "runner") {
         buffer.append(contentsOf: #"{"kind":"#.utf8)
         JSONSyntax.appendString(kind, to: &buffer)
@@ -16,9 +19,10 @@ extension Event {
         buffer.append(UInt8(ascii: ":"))
         JSONSyntax.appendString(subject, to: &buffer)
         for (index, field) in fields.enumerated() {
-            let key = field.key ?? "text"
+            let key = jsonKey(of: field, subjectKey: subjectKey)
             // Events have about ten fields: a scan of the earlier ones beats building a set.
-            if key == "kind" || key == subjectKey || fields[..<index].contains(where: { ($0.key ?? "text") == key }) {
+            if key == "kind" || key == subjectKey
+                || fields[..<index].contains(where: { jsonKey(of: $0, subjectKey: subjectKey) == key }) {
                 continue
             }
             buffer.append(UInt8(ascii: ","))
@@ -27,6 +31,14 @@ extension Event {
             JSONSyntax.appendValue(field, to: &buffer)
         }
         buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// The key a field has in the JSON object: its own, `text` for a positional text, and the event's kind
+    /// word for a field named `kind` or `subjectKey` (the line's `kind=` of an alert would otherwise collide
+    /// with the event's `kind`, and every alert would read as just `"kind":"alert"`).
+    func jsonKey(of field: Field, subjectKey: String = "runner") -> String {
+        let key = field.key ?? "text"
+        return key == "kind" || key == subjectKey ? kind : key
     }
 
     /// The JSON object as a string.

@@ -42,7 +42,8 @@ import Testing
         #expect(object[subjectKey] as? String == parsedLine.subject)
         var expectedKeys: Set<String> = ["kind", subjectKey]
         for field in parsedLine.fields {
-            let key = field.key ?? "text"
+            // A field named like the object's own keys (an alert's `kind=`) is under the event's kind word.
+            let key = field.key == "kind" || field.key == subjectKey ? parsedLine.kind : field.key ?? "text"
             guard expectedKeys.insert(key).inserted else { continue }
             let value = try #require(object[key], "\(key) missing from \(json)")
             if let text = value as? String {
@@ -78,6 +79,22 @@ import Testing
         #expect(ErrorEvent(code: .notFound, reason: "no runner x").json
             == #"{"kind":"err","subject":"not_found","text":"no runner x"}"#)
         #expect(DoneEvent(what: "runs", count: 2, more: true).json == #"{"kind":"done","subject":"runs","count":2,"more":true}"#)
+    }
+
+    @Test func anAlertSaysWhichAlertItIs() throws {
+        let lines = ["alert:ann kind=off_pace dist=12000.00 time=3720.0 pace=330.0 target=298.6 off=10.5",
+                     "alert:ann kind=back_on_pace dist=12900.00 time=4010.0 pace=305.0 target=298.6 off=2.1",
+                     "alert:ann kind=checkpoint dist=1000.00 time=301.4 pace=301.4"]
+        var alerts: [String] = []
+        for line in lines {
+            let json = try ServerEvent(line: line).json
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            #expect(object["kind"] as? String == "alert", "the event's kind, as the stream's event: says")
+            alerts.append(try #require(object["alert"] as? String, "\(json)"))
+        }
+        #expect(alerts == ["off_pace", "back_on_pace", "checkpoint"])
+        #expect(try ServerEvent(line: lines[0]).json == #"{"kind":"alert","runner":"ann","alert":"off_pace","dist":12000.00,"#
+            + #""time":3720.0,"pace":330.0,"target":298.6,"off":10.5}"#)
     }
 
     @Test func controlCharactersAreEscaped() {
