@@ -81,7 +81,9 @@ extension Server {
             fromStore { store throws(StoreError) in try WebAPI.run(id, visible: visible, store: store, tracker: tracker) }
         case .export(let id, let format):
             let visible = visible()
-            fromStore { store throws(StoreError) in try WebAPI.export(id, format: format, visible: visible, store: store) }
+            fromStore { store throws(StoreError) in
+                try WebAPI.export(id, format: format, visible: visible, store: store, tracker: tracker)
+            }
         case .metrics:
             guard shard != nil else { return answer(metricsResponse(counters: hub.statisticsCounters() + loopGauges())) }
             // With several loops the others' counters are asked for first; later requests wait meanwhile.

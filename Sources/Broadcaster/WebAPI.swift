@@ -132,8 +132,8 @@ enum WebAPI {
     }
 
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.
-    static func export(_ id: Int64, format: ExportFormat, visible: Set<String>,
-                       store: any RunStore) throws(StoreError) -> HTTPResponse {
+    static func export(_ id: Int64, format: ExportFormat, visible: Set<String>, store: any RunStore,
+                       tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
         guard var stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
             return notFound("run", String(id))
         }
@@ -151,8 +151,9 @@ enum WebAPI {
         let body: String
         switch format {
         case .gpx: body = RunExport.gpx(stored, fixes: fixes, source: source)
-        case .geojson: body = RunExport.geoJSON(stored, fixes: fixes, source: source)
-        case .svg: body = RunExport.svg(stored, fixes: fixes, source: source)
+        // Measured with the server's tracker, as `run` measures the track the page draws.
+        case .geojson: body = RunExport.geoJSON(stored, fixes: fixes, source: source, tracker: tracker)
+        case .svg: body = RunExport.svg(stored, fixes: fixes, source: source, tracker: tracker)
         case .tcx: body = RunExport.tcx(stored, fixes: fixes, source: source)
         }
         var response = HTTPResponse(status: .ok, body: Array(body.utf8))

@@ -53,8 +53,15 @@ public enum PaceColours {
 
     /// One colour per segment (track.count - 1 of them; none for fewer than 2 fixes).
     public static func colours(for track: [Fix]) -> [RGBColour] {
-        guard track.count >= 2 else { return [] }
-        let speeds = smoothedSpeeds(for: track)
+        let (distances, times) = cumulative(track)
+        return colours(distances: distances, times: times)
+    }
+
+    /// One colour per segment of a track given as the page gets it, `[lat, lon, dist, time]` points: the
+    /// cumulative distance (metres) and time (seconds) at each point. `common.js`'s `paceColours` is this.
+    public static func colours(distances: [Double], times: [Double]) -> [RGBColour] {
+        guard distances.count >= 2 else { return [] }
+        let speeds = smoothedSpeeds(distances: distances, times: times)
         let known = speeds.compactMap { $0 }.sorted()
         guard !known.isEmpty else { return speeds.map { _ in yellow } }  // no time at all: nothing to tell apart
         let slow = percentile(known, 0.05), median = percentile(known, 0.5), fast = percentile(known, 0.95)
@@ -71,7 +78,15 @@ public enum PaceColours {
 
     /// Each segment's speed over the stretch around it (nil where the track has no usable time).
     public static func smoothedSpeeds(for track: [Fix]) -> [Double?] {
-        // Cumulative distance and time at each fix; unusable segments add nothing.
+        guard track.count >= 2 else { return [] }
+        let (distances, times) = cumulative(track)
+        return smoothedSpeeds(distances: distances, times: times)
+    }
+
+    /// Cumulative distance and time at each fix from the first, what the page's points carry; a segment
+    /// without usable time (not later than the one before, or not finite) adds nothing.
+    static func cumulative(_ track: [Fix]) -> (distances: [Double], times: [Double]) {
+        guard !track.isEmpty else { return ([], []) }
         var distance = [0.0], time = [0.0]
         distance.reserveCapacity(track.count)
         time.reserveCapacity(track.count)
@@ -83,18 +98,26 @@ public enum PaceColours {
             distance.append(distance[index - 1] + (usable ? length : 0))
             time.append(time[index - 1] + (usable ? duration : 0))
         }
-        guard time[time.count - 1] > 0 else { return Array(repeating: nil, count: track.count - 1) }
+        return (distance, time)
+    }
+
+    /// Each segment's speed over the stretch around it, from the cumulative distance and time at each point
+    /// (`common.js`'s `smoothedSpeeds`); nil where there is no time around it.
+    public static func smoothedSpeeds(distances distance: [Double], times time: [Double]) -> [Double?] {
+        let count = min(distance.count, time.count)
+        guard count >= 2 else { return [] }
+        guard time[count - 1] > time[0] else { return Array(repeating: nil, count: count - 1) }
         // Two pointers per side: the stretch's ends only move forward as the segment does.
         var low = 0, high = 0
         var speeds: [Double?] = []
-        speeds.reserveCapacity(track.count - 1)
-        for segment in 0..<(track.count - 1) {
+        speeds.reserveCapacity(count - 1)
+        for segment in 0..<(count - 1) {
             let middleDistance = (distance[segment] + distance[segment + 1]) / 2
             let middleTime = (time[segment] + time[segment + 1]) / 2
             while low < segment, distance[low + 1] <= middleDistance - stretchMetres / 2,
                   time[low + 1] <= middleTime - stretchSeconds / 2 { low += 1 }
             high = max(high, segment + 1)
-            while high < track.count - 1, distance[high] < middleDistance + stretchMetres / 2
+            while high < count - 1, distance[high] < middleDistance + stretchMetres / 2
                     || time[high] < middleTime + stretchSeconds / 2 { high += 1 }
             let span = time[high] - time[low]
             speeds.append(span > 0 ? (distance[high] - distance[low]) / span : nil)

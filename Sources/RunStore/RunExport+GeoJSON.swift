@@ -5,14 +5,16 @@ extension RunExport {
     /// Line width of route segments in GeoJSON (simplestyle `stroke-width`).
     static let routeStrokeWidth = 4
 
-    /// A GeoJSON FeatureCollection: the route as one LineString per segment coloured by pace (simplestyle
-    /// `stroke`, `stroke-width`, plus `speed` in m/s), a Point where each badge was reached (`name`, `badge`,
-    /// `tier`, `distance` in metres, `elapsed`, `time`) and a Point at each kilometre split (`number`, `elapsed`,
-    /// `duration`, `pace` in s/km). No segment is drawn across a pause (from `source`) or a re-anchor.
-    public static func geoJSON(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil) -> String {
-        let track = acceptedFixes(fixes)
+    /// A GeoJSON FeatureCollection: the route as the run page draws it (the measured track, as `tracker`, the
+    /// server's, measures it for the page) as one LineString per segment coloured by ``PaceColours``
+    /// (simplestyle `stroke`, `stroke-width`, plus `speed` in m/s), a Point where each badge was reached
+    /// (`name`, `badge`, `tier`, `distance` in metres, `elapsed`, `time`) and a Point at each kilometre split
+    /// (`number`, `elapsed`, `duration`, `pace` in s/km). No segment is drawn across a pause (from `source`)
+    /// or a re-anchor.
+    public static func geoJSON(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil,
+                               tracker: TrackerConfiguration = .init()) -> String {
+        let (track, breaks) = measuredTrack(of: fixes, pausesBefore: source?.pausesBefore ?? [], configuration: tracker)
         let colours = PaceColours.colours(for: track)
-        let breaks = segmentStarts(of: fixes, pausesBefore: source?.pausesBefore ?? [])
         var features: [[String: Any]] = []
         for index in colours.indices where !breaks.contains(index + 1) {
             let a = track[index], b = track[index + 1]

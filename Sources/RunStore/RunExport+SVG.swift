@@ -2,13 +2,14 @@ import Foundation
 import RunCore
 
 extension RunExport {
-    /// An SVG picture of the run for a browser: the route coloured by pace on an equirectangular projection
-    /// (longitudes scaled by the cosine of the mean latitude, so shapes are true near the run), a marker and
-    /// label where each badge was reached, and a legend (slow, average, fast). The route is not drawn across
-    /// a pause (from `source`) or a re-anchor.
+    /// An SVG picture of the run for a browser: the route as the run page draws it (the measured track,
+    /// coloured by ``PaceColours``; `tracker`, the server's, measures it as for the page) on an equirectangular
+    /// projection (longitudes scaled by the cosine of the mean latitude, so shapes are true near the run), a
+    /// marker and label where each badge was reached, and a legend (slow, average, fast). The route is not
+    /// drawn across a pause (from `source`) or a re-anchor.
     public static func svg(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil,
-                           width: Double = 800) -> String {
-        let track = acceptedFixes(fixes)
+                           tracker: TrackerConfiguration = .init(), width: Double = 800) -> String {
+        let (track, breaks) = measuredTrack(of: fixes, pausesBefore: source?.pausesBefore ?? [], configuration: tracker)
         let escape = ExportFormatting.xmlEscaped
         let number = { (value: Double) in ExportFormatting.decimal(value, places: 1) }
         let margin = 40.0, header = 36.0, legendHeight = 44.0
@@ -31,7 +32,6 @@ extension RunExport {
         ]
         // Consecutive segments of one colour become one polyline, which keeps the file small.
         let colours = PaceColours.colours(for: track)
-        let breaks = segmentStarts(of: fixes, pausesBefore: source?.pausesBefore ?? [])
         var start = 0
         while start < colours.count {
             // Segment `start` joins fixes start and start + 1; one that crosses a break is not drawn.

@@ -20,14 +20,25 @@ extension RunExport {
         return segments
     }
 
-    /// Indices into the accepted fixes (in sequence order) of the first fix of each segment after the first:
-    /// the route is not drawn from the fix before to these.
-    static func segmentStarts(of fixes: [StoredFix], pausesBefore: [Int64] = []) -> Set<Int> {
-        var starts = Set<Int>(), index = 0
-        for segment in segments(of: fixes, pausesBefore: pausesBefore) {
-            if index > 0 { starts.insert(index) }
-            index += segment.count
+    /// The track the run page draws, for the SVG and GeoJSON exports: the stored fixes replayed through a
+    /// tracker as the server measures a run for the page (each with its receiving time), and `points` the
+    /// smoothed position of each fix it accepts, the track's own. The raw fixes zig-zag with GPS noise, which
+    /// adds length to every segment and made the pace colours confetti; these points are what
+    /// `/api/runs/ID` and the event stream's `track` give the page (``PaceColours`` then colours them alike).
+    /// `segmentStarts`: indices of the points that begin a segment after the first (after a pause of an
+    /// imported run, or a re-anchor after a jump); the route is not drawn from the point before to these.
+    static func measuredTrack(of fixes: [StoredFix], pausesBefore: [Int64] = [],
+                              configuration: TrackerConfiguration = .init()) -> (points: [Fix], segmentStarts: Set<Int>) {
+        var tracker = RunTracker(configuration: configuration)
+        let pauses = Set(pausesBefore)
+        var starts = Set<Int>(), accepted = 0
+        for stored in fixes.sorted(by: { $0.sequence < $1.sequence }) {
+            if pauses.contains(stored.sequence) { tracker.pause() }
+            let (outcome, startsSegment) = tracker.addNotingSegment(stored.fix, now: stored.received)
+            guard case .accepted = outcome else { continue }
+            if startsSegment { starts.insert(accepted) }
+            accepted += 1
         }
-        return starts
+        return (tracker.finish().track, starts)
     }
 }

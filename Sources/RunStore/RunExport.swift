@@ -73,11 +73,6 @@ public enum RunExport {
             + "\(ExportFormatting.decimal(award.badge.distance, places: 0)) m"
     }
 
-    /// The accepted fixes in order.
-    static func acceptedFixes(_ fixes: [StoredFix]) -> [Fix] {
-        fixes.filter(\.isAccepted).sorted { $0.sequence < $1.sequence }.map(\.fix)
-    }
-
     /// Where the run was at `elapsed` seconds after its first accepted fix, interpolated between fixes.
     static func position(atElapsed elapsed: Double, on track: [Fix]) -> Coordinate? {
         guard let first = track.first else { return nil }
