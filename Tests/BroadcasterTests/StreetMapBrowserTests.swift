@@ -153,13 +153,19 @@ import Wire
         }
     }
 
+    /// A runner gone private, and a share token for its pages.
+    static func privateRunner(_ name: String, on server: Server) throws -> (TestClient, String) {
+        let (runner, _) = try connectRunner(name, to: server)
+        try runner.send("private:on")
+        try runner.expect("ok:private")
+        try runner.send("share:")
+        let token = try #require(try OkEvent(event: Event.parse(runner.expect("ok:share")))["token"])
+        return (runner, token)
+    }
+
     @Test func aPrivateRunnersShareLinkAsksForNoTiles() async throws {
         try await Self.withStreetMap { server, port, browser, tiles in
-            let (ann, _) = try connectRunner("ann", to: server)
-            try ann.send("private:on")
-            try ann.expect("ok:private")
-            try ann.send("share:")
-            let token = try #require(try OkEvent(event: Event.parse(ann.expect("ok:share")))["token"])
+            let (ann, token) = try Self.privateRunner("ann", on: server)
             for line in Self.loop(start: Date().timeIntervalSince1970.rounded(.down), seconds: 600) { try ann.send(line) }
             try ann.expect("badge:ann id=atmosphere", timeout: 30)
             try browser.open("http://127.0.0.1:\(port)/runners/ann?token=\(token)")
@@ -173,11 +179,7 @@ import Wire
         }
         // Unless the operator allows it.
         try await Self.withStreetMap(private: true) { server, port, browser, tiles in
-            let (ann, _) = try connectRunner("ann", to: server)
-            try ann.send("private:on")
-            try ann.expect("ok:private")
-            try ann.send("share:")
-            let token = try #require(try OkEvent(event: Event.parse(ann.expect("ok:share")))["token"])
+            let (ann, token) = try Self.privateRunner("ann", on: server)
             for line in Self.loop(start: Date().timeIntervalSince1970.rounded(.down), seconds: 300) { try ann.send(line) }
             try ann.expect("badge:ann id=earth", timeout: 30)
             try browser.open("http://127.0.0.1:\(port)/runners/ann?token=\(token)")

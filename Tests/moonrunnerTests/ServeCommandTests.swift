@@ -85,6 +85,30 @@ import Wire
         #expect(server.standardError.contains(flag[0]), "\(server.standardError)")
     }
 
+    @Test func withoutLeafletServeSaysOnceHowToGetTheStreetMapAndThePagesAskForNone() throws {
+        let missing = temporaryFolder().appendingPathComponent("no-leaflet").path
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "0", "--db", ":memory:", "--leaflet", missing])
+        defer { server.terminate() }
+        let port = try server.httpPort()
+        let log = server.standardError
+        #expect(log.components(separatedBy: "street map: no Leaflet in \(missing)").count == 2, "\(log)")
+        let client = try HTTPTestClient(port: port)
+        let settings = try client.get("/api/map")
+        #expect(settings.status == 200)
+        #expect(settings.text
+                == #"{"leaflet":false,"tiles":null,"attribution":null,"attribution_url":null,"tiles_private":false}"#)
+        #expect(try client.get("/assets/leaflet/leaflet.js").status == 404)
+        #expect(settings.headers.first { $0.0.lowercased() == "referrer-policy" }?.1 == "strict-origin-when-cross-origin")
+    }
+
+    @Test(arguments: [["--tiles", "ftp://x/{z}/{x}/{y}"], ["--tiles", "https://tiles.example/{z}/{x}.png"],
+                      ["--tiles-private", "maybe"], ["--tiles-attribution", ""]])
+    func streetMapFlagsOutOfShapeAreRefusedAtStart(flag: [String]) throws {
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:"] + flag)
+        #expect(server.awaitExit() == 2)
+        #expect(server.standardError.contains(flag[0]), "\(server.standardError)")
+    }
+
     @Test func capacityFlagsInRangeServe() throws {
         let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--db", ":memory:",
                                        "--lines-per-loop-turn", "64", "--receive-buffer", "auto", "--memory-return", "off",
