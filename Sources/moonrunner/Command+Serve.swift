@@ -182,8 +182,6 @@ func runServeCommand(arguments: [String]) -> Int32 {
         printError("moonrunner serve: \(error)\n\(serveHelp)")
         return 2
     }
-    // Said once, at start: how to get the street map the pages would draw on.
-    if let mapNotice, configuration.httpPort != nil, !quiet { printError(mapNotice) }
     // Before the store starts its writer thread: signals are blocked per thread and inherited.
     let signals: ShutdownSignals
     do {
@@ -200,6 +198,8 @@ func runServeCommand(arguments: [String]) -> Int32 {
         printError("moonrunner serve: \(error.advice)")
         return 1
     }
+    // Said once, as serving starts (not for a server that could not): how to get the street map.
+    if let mapNotice, configuration.httpPort != nil, !quiet { printError(mapNotice) }
     let store: any RunStore
     do {
         store = try openStore(at: path)

@@ -31,7 +31,9 @@ import Testing
         let accepted = try store.fixes(ofRun: runID).filter { $0.rejection == nil }.count
         #expect(text.components(separatedBy: "<trkpt ").count - 1 == accepted)
         let schema = Self.fixtures.appendingPathComponent("gpx-1.1.xsd").path
-        #expect(try xmllint(["--noout", "--schema", schema, output.path]) == 0, "the export validates against GPX 1.1")
+        if let status = try xmllintStatus(["--noout", "--schema", schema, output.path]) {
+            #expect(status == 0, "the export validates against GPX 1.1")
+        }
     }
 
     @Test func geoJSONAndSVGExportsParse() throws {
@@ -47,16 +49,10 @@ import Testing
         let picture = temporaryFolder().appendingPathComponent("run.svg")
         let svg = try ChildProcess(["export", String(runID), "--format", "svg", "--db", database, "-o", picture.path])
         #expect(svg.awaitExit() == 0)
-        #expect(try xmllint(["--noout", picture.path]) == 0, "the SVG is well-formed XML")
+        if let status = try xmllintStatus(["--noout", picture.path]) { #expect(status == 0, "the SVG is well-formed XML") }
         #expect(try String(contentsOf: picture, encoding: .utf8).contains("<svg"))
     }
 
-    /// Runs xmllint (Debian libxml2-utils, installed by .ci/run) and returns its exit status.
-    func xmllint(_ arguments: [String]) throws -> Int32 {
-        let path = "/usr/bin/xmllint"
-        try #require(FileManager.default.isExecutableFile(atPath: path), "xmllint missing: .ci/run installs libxml2-utils")
-        return try runProgram(path, arguments)
-    }
 
     @Test func theDatabaseIsNeverWrittenOver() throws {
         let (database, runID) = try importRealRun()
@@ -79,3 +75,24 @@ import Testing
         #expect(!exporter.standardError.isEmpty)
     }
 }
+
+/// Runs xmllint (Debian's libxml2-utils, which .ci/run installs) and returns its exit status; nil where it is not
+/// installed (a fresh machine: the schema checks are skipped, said once on stderr), except under `CI=true`,
+/// where a missing xmllint fails the test.
+func xmllintStatus(_ arguments: [String]) throws -> Int32? {
+    let path = "/usr/bin/xmllint"
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            Issue.record("xmllint missing: .ci/run installs libxml2-utils")
+        } else {
+            _ = xmllintSkipNotice
+        }
+        return nil
+    }
+    return try runProgram(path, arguments)
+}
+
+/// Said once per test run, the first time a schema check is skipped.
+private let xmllintSkipNotice: Void = {
+    FileHandle.standardError.write(Data("Schema checks of exports skipped: no /usr/bin/xmllint (apt-get install libxml2-utils)\n".utf8))
+}()
