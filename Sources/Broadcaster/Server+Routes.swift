@@ -49,10 +49,7 @@ extension Server {
         case .badgeCatalogue:
             answer(WebAPI.catalogue)
         case .mapSettings:
-            var response = HTTPResponse(status: .ok, body: configuration.streetMap.json)
-            response.headers.set("Content-Type", "application/json")
-            response.headers.set("Cache-Control", "no-cache")
-            answer(response)
+            answer(WebAPI.mapSettings(configuration.streetMap))
         case .leaflet(let name):
             guard let file = configuration.streetMap.leaflet?.file(named: name) else {
                 return answer(.text(.notFound, "no street map here: the server has no Leaflet (\(name))\n"))

@@ -2,11 +2,28 @@ import HTTP
 import RunCore
 import WebRoutes
 import RunStore
+import WebAssets
 import Wire
 
 /// The JSON API's answers, made off the loop from the store (and what the loop copied for them). Every
 /// object inside is an event's JSON from Wire, so the page reads the same fields as the line protocol.
 enum WebAPI {
+    /// `GET /api/map`: `{"leaflet":true,"tiles":"…"|null,"attribution":"…"|null,"attribution_url":"…"|null,
+    /// "tiles_private":false}`, what the pages draw on (tiles and attribution null when there is no street map).
+    static func mapSettings(_ map: StreetMapConfiguration) -> HTTPResponse {
+        func field(_ name: String, _ text: String?, to json: inout [UInt8]) {
+            json += Array(",\"\(name)\":".utf8)
+            if let text { JSONSyntax.appendString(text, to: &json) } else { json += Array("null".utf8) }
+        }
+        let shown = map.isEnabled
+        var json = Array("{\"leaflet\":\(map.leaflet != nil)".utf8)
+        field("tiles", shown ? map.tiles : nil, to: &json)
+        field("attribution", shown ? map.attribution : nil, to: &json)
+        field("attribution_url", shown ? map.attributionURL : nil, to: &json)
+        json += Array(",\"tiles_private\":\(map.tilesForPrivateRunners)}".utf8)
+        return .json(json)
+    }
+
     /// What the loop knows of a runner, copied for a badge board made off the loop: its history (newer than the
     /// store's during a run) and the live run's distance so far.
     struct LiveRunner: Sendable {

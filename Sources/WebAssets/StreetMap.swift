@@ -42,29 +42,6 @@ public struct StreetMapConfiguration: Sendable, Equatable {
         }
         return nil
     }
-
-    /// `{"leaflet":true,"tiles":"…"|null,"attribution":"…","attribution_url":"…"|null,"tiles_private":false}`:
-    /// what the pages ask (`GET /api/map`) before they draw.
-    public var json: [UInt8] {
-        func string(_ text: String?) -> String {
-            guard let text else { return "null" }
-            var out = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "<": out += "\\u003c"  // never closes a script element, wherever the JSON ends up
-                case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            return out + "\""
-        }
-        let map = isEnabled
-        return Array(("{\"leaflet\":\(leaflet != nil),\"tiles\":\(string(map ? tiles : nil)),"
-            + "\"attribution\":\(string(map ? attribution : nil)),\"attribution_url\":\(string(map ? attributionURL : nil)),"
-            + "\"tiles_private\":\(tilesForPrivateRunners)}").utf8)
-    }
 }
 
 /// Leaflet's files from a folder (Debian: `/usr/share/javascript/leaflet`), read once: a fixed list, served at
