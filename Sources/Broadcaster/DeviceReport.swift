@@ -9,14 +9,23 @@ struct DeviceReport: Equatable {
     var token: String
     /// The user the app names (OwnTracks' Basic-auth user or `X-Limit-U`); it must be the token's runner.
     var user: String?
-    /// The fix (timestamp text: the unix seconds as a plain decimal).
-    var location: LocationCommand
+    /// The positions, in the order the request gives them: one for most requests, every one of a batch.
+    var positions: [DevicePosition]
+    /// The app as the request tells it (for the runner's list of phones): "Traccar Client", "OsmAnd",
+    /// "OwnTracks", or the protocol's name when the request does not say.
+    var app: String = "OsmAnd protocol"
+
+    /// The first position (most requests carry exactly one).
+    var location: LocationCommand { positions[0].location }
 
     /// Why a request is not a position (answered 400 with the reason), or nothing to do (answered as the app
     /// expects: OwnTracks' other message types).
     enum Problem: Error, Equatable {
         case malformed(String)
         case ignored
+        /// An OwnTracks message with `"_type":"encrypted"`: the app encrypts (a secret key is set in it), and the
+        /// server cannot read it. The token and user the request names, so the runner can be told.
+        case encrypted(token: String?, user: String?)
     }
 
     /// The OsmAnd protocol (`/osmand`): query parameters on GET or POST, a form body, or Traccar Client 9's JSON.
@@ -111,7 +120,7 @@ struct DeviceReport: Equatable {
         let text = stampText(time)
         let location = LocationCommand(latitude: latitude, longitude: longitude, accuracy: accuracy,
                                        timestamp: Double(text) ?? time, timestampText: text)
-        return DeviceReport(token: token, user: user, location: location)
+        return DeviceReport(token: token, user: user, positions: [DevicePosition(location: location)])
     }
 
     /// Unix seconds after which a stamp is refused: about the year 5138.
@@ -169,4 +178,16 @@ struct DeviceReport: Equatable {
         }
         return base + fraction - offset
     }
+}
+
+/// One position of a ``DeviceReport``, with what the app said beside it.
+struct DevicePosition: Equatable {
+    /// The fix (timestamp text: the unix seconds as a plain decimal).
+    var location: LocationCommand
+    /// True when the app gave no time and the position carries the time of receipt (as Traccar's server does).
+    var stampedOnReceipt = false
+    /// The alarm the app raised with this position, lowercased (`sos`, …); nil for none.
+    var alarm: String?
+    /// The phone's battery level in percent (0...100), when the app sent it.
+    var battery: Double?
 }

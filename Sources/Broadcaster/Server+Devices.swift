@@ -33,6 +33,9 @@ extension Server {
         } catch {
             switch error {
             case .ignored: return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
+            case .encrypted(let token, _):
+                if let token { hub.deviceSentEncrypted(token: token, now: now) }
+                return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
             }
         }
