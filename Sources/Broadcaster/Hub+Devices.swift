@@ -74,16 +74,6 @@ extension Hub {
         return devices[RunnerKey.hash(token)]
     }
 
-    /// One position from a phone app for a runner the token proved.
-    func placeDeviceFix(_ location: LocationCommand, for entry: RunnerEntry, now: Double) -> FixPlacement {
-        let placement = place(location, for: entry, replyTo: nil, now: now)
-        if let run = entry.run {
-            run.lastDeviceFixAt = now
-            run.disconnectedAt = nil  // the app is its connection now (a recovered run continues)
-        }
-        return placement
-    }
-
     /// Loads every device token (at start), and the runners they post for, so no device request reads the
     /// store on the loop.
     func loadDevices() {

@@ -16,7 +16,8 @@ extension Hub {
     static func explanation(of reason: FixRejection, fix: Fix, now: Double, filter: FilterConfiguration) -> String {
         switch reason {
         case .stale:
-            "first fix is \(age(now - fix.timestamp)) old: a run starts with a current position; "
+            "first fix is \(age(now - fix.timestamp)) old: a run starts with a current position, or with a "
+                + "recording sent late (the next fix within \(String(format: "%.0f", filter.recordingGap)) s of it); "
                 + "send the current time (date +%s)"
         case .future where looksLikeMilliseconds(fix.timestamp, now: now):
             "fix time \(String(format: "%.0f", fix.timestamp)) looks like milliseconds; "

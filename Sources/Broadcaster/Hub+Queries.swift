@@ -48,7 +48,7 @@ extension Hub {
             counters.append(("filtered_\(reason.rawValue)", statistics.fixesFiltered[reason] ?? 0))
         }
         counters += [
-            ("fixes_resent", statistics.fixesResent), ("events_sent", statistics.eventsSent),
+            ("fixes_resent", statistics.fixesResent), ("fixes_late", statistics.fixesLate), ("events_sent", statistics.eventsSent),
         ]
         counters += output.connectionCounters()
         counters.append(("errors_sent", statistics.errorsSent))
@@ -105,7 +105,7 @@ extension Hub {
             guard viewer != stored.record.runner, let zone = try PrivacyZone.of(stored.record.runner, in: store) else {
                 return Self.lines(describing: stored)
             }
-            let fixes = try store.fixes(ofRun: runID).filter(\.isAccepted)
+            let fixes = try store.fixesInTimeOrder(ofRun: runID).filter(\.isAccepted)
             let ends = [fixes.first, fixes.last].compactMap { $0?.fix.coordinate }
             return Self.lines(describing: stored) { award in
                 BadgeEvent(award, runner: stored.record.runner, hiddenBy: zone, total: stored.record.distance, ends: ends)
@@ -124,7 +124,7 @@ extension Hub {
     static func replay(_ runID: Int64, from store: any RunStore, configuration: TrackerConfiguration,
                        history: BadgeHistory) throws(StoreError) -> RunSummary {
         var tracker = RunTracker(configuration: configuration, history: history)
-        for stored in try store.fixes(ofRun: runID) { _ = tracker.add(stored.fix, now: stored.received) }
+        for stored in try store.fixesInTimeOrder(ofRun: runID) { _ = tracker.add(stored.fix, now: stored.received) }
         return tracker.finish()
     }
 

@@ -28,7 +28,7 @@ extension Hub {
             output.log("recovery: run \(record.id) has no runner \(record.runner)")
             return
         }
-        rebuild(record, runner: runner, fixes: try store.fixes(ofRun: record.id), now: now)
+        rebuild(record, runner: runner, fixes: try store.fixesInTimeOrder(ofRun: record.id), now: now)
         output.log("recovered run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
     }
 
@@ -52,31 +52,47 @@ extension Hub {
         var lastProgress: RunProgress?
         var lastAccepted: Fix?
         var shown: Coordinate?
+        // In time order (see ``RunStore/fixesInTimeOrder(ofRun:)``), as the run was measured; the log lets
+        // positions that arrive late from now on be measured in their place too.
+        var log = RunLog()
         for stored in fixes {
+            log.insert(RunLog.Entry(fix: stored.fix, received: stored.received, sequence: stored.sequence))
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
                 lastAccepted = stored.fix
                 shown = run.zoneDelay?.shown(progress.snapshot.coordinate, at: progress.snapshot.distance)
+                run.announcedSplits += progress.splits.count
                 run.badgeLines += progress.awards.map { award in
                     var badge = BadgeEvent(award, runner: runner.name)
                     if run.zoneDelay != nil { (badge.latitude, badge.longitude) = (nil, nil) }
                     return Self.line(badge)
                 }
             }
-            run.nextSequence = stored.sequence + 1
+            run.nextSequence = max(run.nextSequence, stored.sequence + 1)
             if isAcknowledgeable(stored.fix.timestamp, now: stored.received),
                run.newestSubmitted.map({ stored.fix.timestamp > $0.timestamp }) ?? true {
                 run.newestSubmitted = (stored.fix.timestamp, Self.timestampText(stored.fix.timestamp))
             }
         }
-        let acceptedUpTo = run.tracker.lastAcceptedTimestamp ?? -.infinity
-        run.filteredAboveLastAccepted = Set(fixes.filter { $0.rejection != nil && $0.fix.timestamp > acceptedUpTo }
-                                               .map(\.fix.timestamp))
+        run.log = log
+        run.committedSequence = run.nextSequence - 1
+        guard let started = run.tracker.startedAt else {
+            // Only a held stale fix so far: the next fix still decides whether it starts the run.
+            run.phase = .holding(id: record.id)
+            if let held = run.tracker.heldStart, let stored = fixes.last(where: { $0.fix == held }) {
+                run.heldStart = (held, stored.sequence, stored.received, Self.timestampText(held.timestamp))
+            }
+            run.disconnectedAt = now
+            entry.run = run
+            runOwners[record.id] = runner.name
+            return
+        }
+        run.phase = .running(id: record.id, started: started)
         // Everything replayed came from disk, so it is all acknowledged.
         run.committedAcknowledgement = run.newestSubmitted?.text
         run.disconnectedAt = now
         run.startedLine = Self.line(RunStartedEvent(runner: runner.name, runID: record.id,
-                                                    timestamp: Self.timestampText(record.started)))
+                                                    timestamp: Self.timestampText(started)))
         if let lastProgress, let lastAccepted {
             var pace = PaceEvent(lastProgress.snapshot, runner: runner.name,
                                  timestamp: Self.timestampText(lastAccepted.timestamp))
@@ -93,7 +109,7 @@ extension Hub {
         } else {
             rank(runner.name, distance: 0, elapsed: 0, moving: 0, goal: entry.goal?.distance)
         }
-        announceRecovered(run, runner: runner.name, runID: record.id, started: record.started)
+        announceRecovered(run, runner: runner.name, runID: record.id, started: started)
     }
 
     /// With several loops (or nodes), the others learn of a recovered run as of a live one: its start, badges

@@ -30,7 +30,7 @@ extension Hub {
                 return .failure(WireError(.badArgument, "run \(runID) is live: watch:\(run.record.runner)"))
             }
             let zone = viewer == run.record.runner ? 0 : try store.runner(named: run.record.runner)?.privacy.zone ?? 0
-            return .success(ReplaySource(run: run, fixes: try store.fixes(ofRun: runID), zone: zone))
+            return .success(ReplaySource(run: run, fixes: try store.fixesInTimeOrder(ofRun: runID), zone: zone))
         }) { [self] result in
             loadingReplays.remove(id)
             guard sessions[id] != nil else { return }

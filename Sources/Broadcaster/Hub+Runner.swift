@@ -76,19 +76,23 @@ extension Hub {
 
     /// What became of one fix (a phone app's HTTP answer depends on it).
     enum FixPlacement: Equatable {
-        /// Already had: skipped; `stored` tells whether the store has committed it.
+        /// Already had (a resend over TCP): skipped; `stored` tells whether the store has committed it.
         case resent(stored: Bool)
-        /// Filtered out by the engine (before the run started, nothing is stored).
+        /// Filtered out by the engine before the run started: nothing is stored.
         case rejected(FixRejection)
-        /// Accepted into run `runID` and handed to the store: durable once an ack covers its timestamp.
-        case recorded(runID: Int64)
+        /// Handed to the store (now, or already: a resend of a phone app's position) as fix `sequence` of run
+        /// `runID`, accepted or filtered: durable once the store commits that sequence.
+        case recorded(runID: Int64, sequence: Int64)
         /// No run could be started (the store failed): nothing happened, send it again later.
         case failed
     }
 
     /// One fix of a runner through the engine and into the store, from its TCP connection (`replyTo`: acks,
-    /// notes and errors go there) or from a phone app over HTTP (`replyTo` nil).
-    func place(_ location: LocationCommand, for entry: RunnerEntry, replyTo id: ConnectionID?, now: Double) -> FixPlacement {
+    /// notes and errors go there) or from a phone app over HTTP (`replyTo` nil, `fromDevice` true: a run it
+    /// starts keeps its fixes in a ``RunLog``, so positions sent late and in any order are measured in time
+    /// order).
+    func place(_ location: LocationCommand, for entry: RunnerEntry, replyTo id: ConnectionID?, now: Double,
+               fromDevice: Bool = false) -> FixPlacement {
         let name = entry.name
         let run: LiveRun
         if let current = entry.run {
@@ -99,12 +103,26 @@ extension Hub {
                                               history: entry.history))
             run.offPace = offPaceMonitor(for: entry.goal)
             run.zoneDelay = entry.privacy.zone > 0 ? PrivacyZone.Delay(PrivacyZone(metres: entry.privacy.zone)) : nil
+            if fromDevice { run.log = RunLog() }
             entry.run = run
         }
-        // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on disk:
-        // anything not newer than the last accepted fix, or a filtered fix already recorded.
-        if location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity
-            || run.filteredAboveLastAccepted.contains(location.timestamp) {
+        if let log = run.log {
+            // A position the run has (the app did not get the answer): answered once it is on disk.
+            if let stored = log.entry(at: location.timestamp), let runID = run.storedID {
+                statistics.fixesResent += 1
+                if let acknowledged = run.committedAcknowledgement, let id {
+                    send(AckEvent(runner: name, timestamp: acknowledged), to: id)
+                }
+                return .recorded(runID: runID, sequence: stored.sequence)
+            }
+            if let newest = run.tracker.lastAcceptedTimestamp, location.timestamp < newest, !log.isFull {
+                return placeLate(location, in: run, now: now)
+            }
+        } else if location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity
+            || run.filteredAboveLastAccepted.contains(location.timestamp)
+            || location.timestamp == run.heldStart?.fix.timestamp {
+            // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on
+            // disk: anything not newer than the last accepted fix, or a filtered or held fix already recorded.
             statistics.fixesResent += 1
             if let acknowledged = run.committedAcknowledgement, let id {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
@@ -114,54 +132,125 @@ extension Hub {
         }
         let fix = Fix(latitude: location.latitude, longitude: location.longitude,
                       accuracy: location.accuracy, timestamp: location.timestamp)
-        switch run.tracker.add(fix, now: now) {
+        let heldBefore = run.heldStart
+        let outcome = run.tracker.add(fix, now: now)
+        if let held = heldBefore, run.tracker.heldStart != held.fix, run.tracker.startedAt != held.fix.timestamp {
+            dropHeldStart(held, of: run)
+        }
+        switch outcome {
+        case .held:
+            guard let runID = reserve(run, runner: name, started: fix.timestamp, id: id) else {
+                if run.storedID == nil { entry.run = nil }
+                return .failed
+            }
+            run.heldStart = (fix, run.nextSequence, now, location.timestampText)
+            if let id { noteUnstartedRun(.stale, fix: fix, in: run, runner: name, to: id, now: now) }
+            return record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
+                .map { .recorded(runID: runID, sequence: $0) } ?? .failed
         case .rejected(let reason):
             statistics.fixesFiltered[reason, default: 0] += 1
-            if run.id == nil {
+            if run.id == nil, let id { noteUnstartedRun(reason, fix: fix, in: run, runner: name, to: id, now: now) }
+            guard let runID = run.storedID else {
                 // No run yet, so nothing to store: the fix is answered at once so the client can forget it
                 // (unless its stamp is implausibly far ahead: that ack would cover fixes not yet received).
-                if let id {
-                    if isAcknowledgeable(location.timestamp, now: now) {
-                        send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
-                    }
-                    noteUnstartedRun(reason, fix: fix, in: run, runner: name, to: id, now: now)
+                if let id, isAcknowledgeable(location.timestamp, now: now) {
+                    send(AckEvent(runner: name, timestamp: location.timestampText), to: id)
                 }
                 return .rejected(reason)
             }
             run.filteredAboveLastAccepted.insert(location.timestamp)
-            record(fix, rejection: reason, text: location.timestampText, in: run, now: now)
-            return .rejected(reason)
+            return record(fix, rejection: reason, text: location.timestampText, in: run, now: now)
+                .map { .recorded(runID: runID, sequence: $0) } ?? .failed
         case .accepted(let progress):
             statistics.fixesAccepted += 1
             if !run.filteredAboveLastAccepted.isEmpty {
                 run.filteredAboveLastAccepted = run.filteredAboveLastAccepted.filter { $0 > fix.timestamp }
             }
             if progress.started {
-                guard start(run, runner: name, fix: fix, text: location.timestampText, id: id) else {
+                // A held fix this one confirmed starts the run: its time and text are the run's start.
+                let confirmed = heldBefore.flatMap { run.tracker.startedAt == $0.fix.timestamp ? $0 : nil }
+                run.heldStart = nil
+                guard start(run, runner: name, at: run.tracker.startedAt ?? fix.timestamp,
+                            text: confirmed?.text ?? location.timestampText, id: id) else {
                     entry.run = nil  // nothing was stored or announced: the unacked fix is resent later
                     return .failed
                 }
             }
-            record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
-            announce(progress, runner: name, timestampText: location.timestampText, in: entry, at: fix.timestamp)
-            return .recorded(runID: run.id ?? 0)
+            guard let sequence = record(fix, rejection: nil, text: location.timestampText, in: run, now: now),
+                  let runID = run.id else { return .failed }
+            let catchingUp = now - fix.timestamp > configuration.catchUpAge
+            if catchingUp { run.catchUpAt = now }
+            announce(progress, runner: name, timestampText: location.timestampText, in: entry, at: fix.timestamp,
+                     catchingUp: catchingUp)
+            return .recorded(runID: runID, sequence: sequence)
         }
     }
 
-    /// Starts a run under an id from the store; false (and `err:storage`) when the store cannot give one.
-    private func start(_ run: LiveRun, runner name: String, fix: Fix, text: String, id: ConnectionID?) -> Bool {
+    /// A phone app's position older than the run's newest (its queue, sent after a gap or newest first): stored
+    /// now, measured when the burst is over (``remeasure(_:now:)``); the live figures lag it until then.
+    private func placeLate(_ location: LocationCommand, in run: LiveRun, now: Double) -> FixPlacement {
+        guard let runID = run.storedID else { return .failed }
+        let fix = Fix(latitude: location.latitude, longitude: location.longitude,
+                      accuracy: location.accuracy, timestamp: location.timestamp)
+        statistics.fixesLate += 1
+        run.lateArrival = now
+        return record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
+            .map { .recorded(runID: runID, sequence: $0) } ?? .failed
+    }
+
+    /// The next fix showed the held one was a cached position: it is stored again as filtered `stale`.
+    private func dropHeldStart(_ held: (fix: Fix, sequence: Int64, received: Double, text: String), of run: LiveRun) {
+        run.heldStart = nil
+        statistics.fixesFiltered[.stale, default: 0] += 1
+        guard let runID = run.storedID else { return }
+        store.submit(.fix(StoredFix(runID: runID, sequence: held.sequence, fix: held.fix, received: held.received,
+                                    rejection: .stale), acknowledgement: nil))
+    }
+
+    /// A run id for a run holding a stale first fix, nobody told of it yet (the store gets its row, so the fix
+    /// can be stored); for a run already holding one, its row's start moves to the newly held fix. Nil (and
+    /// `err:storage`) when the store cannot give an id.
+    private func reserve(_ run: LiveRun, runner name: String, started: Double, id: ConnectionID?) -> Int64? {
         let runID: Int64
-        do {
-            runID = try store.allocateRunID()
-        } catch {
-            if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
-            output.log("run id allocation failed for \(name): \(error)")
-            return false
+        switch run.phase {
+        case .running(let current, _):
+            return current
+        case .holding(let current):
+            runID = current
+        case .waiting:
+            do {
+                runID = try store.allocateRunID()
+            } catch {
+                if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
+                output.log("run id allocation failed for \(name): \(error)")
+                return nil
+            }
+            run.phase = .holding(id: runID)
+            runOwners[runID] = name
         }
-        run.phase = .running(id: runID, started: fix.timestamp)
+        store.submit(.runStarted(id: runID, runner: name, started: started))
+        return runID
+    }
+
+    /// Starts a run under an id from the store (the one it holds under, if any) at `started`, the time of its
+    /// first accepted fix (`text` as the runner sent it); false (and `err:storage`) when the store cannot give one.
+    private func start(_ run: LiveRun, runner name: String, at started: Double, text: String, id: ConnectionID?) -> Bool {
+        let runID: Int64
+        if case .holding(let held) = run.phase {
+            runID = held
+        } else {
+            do {
+                runID = try store.allocateRunID()
+            } catch {
+                if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
+                output.log("run id allocation failed for \(name): \(error)")
+                return false
+            }
+        }
+        run.phase = .running(id: runID, started: started)
         runOwners[runID] = name
         statistics.runsStarted += 1
-        store.submit(.runStarted(id: runID, runner: name, started: fix.timestamp))
+        store.submit(.runStarted(id: runID, runner: name, started: started))
         // The other loops (and nodes) may never have read this runner: its privacy goes before its events.
         if let entry = runners[name] {
             output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
@@ -169,15 +258,17 @@ extension Hub {
         let line = Self.line(RunStartedEvent(runner: name, runID: runID, timestamp: text))
         run.startedLine = line
         broadcast(line, about: name, to: .everyone,
-                  relaying: .started(runID: runID, started: fix.timestamp, startHistory: run.startHistory))
+                  relaying: .started(runID: runID, started: started, startHistory: run.startHistory))
         rank(name, distance: 0, elapsed: 0, moving: 0, goal: runners[name]?.goal?.distance)
         output.log("run \(runID) started by \(name)")
         return true
     }
 
-    /// Hands one fix to the store; the ack goes out when its batch commits.
-    private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: LiveRun, now: Double) {
-        guard let runID = run.id else { return }
+    /// Hands one fix to the store (and the run's log); the ack goes out when its batch commits. The fix's
+    /// sequence, nil when the run has no id.
+    @discardableResult
+    private func record(_ fix: Fix, rejection: FixRejection?, text: String, in run: LiveRun, now: Double) -> Int64? {
+        guard let runID = run.storedID else { return nil }
         var acknowledgement: String?
         if isAcknowledgeable(fix.timestamp, now: now), run.newestSubmitted.map({ fix.timestamp > $0.timestamp }) ?? true {
             run.newestSubmitted = (fix.timestamp, text)
@@ -185,7 +276,9 @@ extension Hub {
         }
         let stored = StoredFix(runID: runID, sequence: run.nextSequence, fix: fix, received: now, rejection: rejection)
         run.nextSequence += 1
+        run.log?.insert(RunLog.Entry(fix: fix, received: now, sequence: stored.sequence))
         store.submit(.fix(stored, acknowledgement: acknowledgement))
+        return stored.sequence
     }
 
     /// True when a fix's stamp may serve as an ack mark: not beyond the filter's future allowance.
@@ -194,11 +287,15 @@ extension Hub {
     }
 
     /// The events one accepted fix causes: pace, then badges and splits.
-    /// `time` is the fix's unix time (what a goal's predicted finish counts from).
+    /// `time` is the fix's unix time (what a goal's predicted finish counts from). A fix `catchingUp` on a
+    /// backlog (received long after it was taken) moves the marker and the distance, but its pace is not the
+    /// runner's now: its `pace:` has no `cur=`, it feeds no off-pace alert, and the board waits for the burst
+    /// to end.
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry,
-                  at time: Double) {
+                  at time: Double, catchingUp: Bool = false) {
         let snapshot = progress.snapshot
         var event = PaceEvent(snapshot, runner: name, timestamp: timestampText)
+        if catchingUp { event.current = nil }
         if let goal = entry.goal { event.forecast = Self.forecast(goal, snapshot, at: time) }
         // With a privacy zone, everyone but the runner gets the position the zone lets them see (or none).
         var own: [UInt8]?
@@ -216,11 +313,13 @@ extension Hub {
                       : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
                               rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance))
         guard let run = entry.run, let runID = run.id else { return }
-        rank(name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
-             goal: entry.goal?.distance)
+        if !catchingUp {
+            rank(name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
+                 goal: entry.goal?.distance)
+        }
         passCheckpoints(of: name, runID: runID, from: run.lastAnnounced, to: (snapshot.distance, snapshot.elapsed))
         run.lastAnnounced = (snapshot.distance, snapshot.elapsed)
-        watchPace(of: entry, snapshot, at: time)
+        if !catchingUp { watchPace(of: entry, snapshot, at: time) }
         for award in progress.awards {
             store.submit(.award(StoredAward(runner: name, runID: runID, award: award)))
             var badge = BadgeEvent(award, runner: name)
@@ -235,6 +334,7 @@ extension Hub {
             entry.run?.badgeLines.append(line)
             broadcast(line, about: name, to: .everyone, ownLine: own, relaying: .badge)
         }
+        run.announcedSplits += progress.splits.count
         for split in progress.splits {
             broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)
         }
@@ -245,6 +345,7 @@ extension Hub {
         guard let entry = ownEntry(id, for: "stop", asking: "iam:NAME") else { return }
         guard entry.run?.id != nil else {
             let refused = entry.run?.notedReasons.map(\.rawValue).sorted() ?? []
+            if let run = entry.run, case .holding = run.phase { finish(entry, status: .discarded, reason: .discard, now: now) }
             entry.run = nil
             fail(id, .noRun, refused.isEmpty ? "no run in progress: send loc: fixes first"
                  : "no run in progress: no fix was accepted yet (refused: \(refused.joined(separator: ", ")))")
@@ -255,6 +356,16 @@ extension Hub {
 
     /// Ends a run: final measurements to the store, `end:` to everyone who follows the runner.
     func finish(_ entry: RunnerEntry, status: RunStatus, reason: RunEndReason, now: Double) {
+        if let run = entry.run, case .holding(let runID) = run.phase {
+            // Only a held stale fix, never confirmed: no run to speak of; its row is kept as discarded.
+            let held = run.heldStart?.fix.timestamp ?? now
+            store.submit(.runFinished(RunRecord(id: runID, runner: entry.name, started: held, ended: held,
+                                                status: .discarded, rejections: run.tracker.rejections),
+                                      splits: [], checkpoints: []))
+            finishedRuns.append((runID, now))
+            output.log("run \(runID) of \(entry.name) dropped: it held only a stale first fix")
+        }
+        if entry.run?.lateArrival != nil { remeasure(entry, now: now) }
         guard let run = entry.run, case .running(let runID, let started) = run.phase else {
             entry.run = nil
             return
@@ -288,9 +399,13 @@ extension Hub {
     /// A batch reached the disk: acks to the runners, or `err:storage` when it failed.
     func committed(_ receipt: CommitReceipt) {
         assertOnLoop()
+        for (runID, sequence) in receipt.committedSequences {
+            guard let name = runOwners[runID], let run = runners[name]?.run, run.storedID == runID else { continue }
+            run.committedSequence = max(run.committedSequence, sequence)
+        }
         for (runID, text) in receipt.acknowledgements {
             guard let name = runOwners[runID], let entry = runners[name] else { continue }
-            if entry.run?.id == runID { entry.run?.committedAcknowledgement = text }
+            if entry.run?.storedID == runID { entry.run?.committedAcknowledgement = text }
             if let connection = entry.connection {
                 send(AckEvent(runner: name, timestamp: text), to: connection)
             }

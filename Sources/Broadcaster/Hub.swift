@@ -153,7 +153,9 @@ final class Hub {
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
         entry.connection = nil
         guard let run = entry.run else { return }
-        if run.id == nil {
+        if case .holding = run.phase {
+            finish(entry, status: .discarded, reason: .discard, now: now)  // only a held stale fix: nothing to resume
+        } else if run.id == nil {
             entry.run = nil  // nothing started: nothing to resume
         } else {
             run.disconnectedAt = now
@@ -221,6 +223,13 @@ final class Hub {
         finishedRuns.removeFirst(forgetBefore)
         for entry in runners.values {
             guard let run = entry.run else { continue }
+            if let late = run.lateArrival, now - late >= 1 { remeasure(entry, now: now) }
+            if let caughtUp = run.catchUpAt, now - caughtUp >= 1, let snapshot = run.tracker.snapshot {
+                // The burst of a backlog is over: the board takes the run where it now is.
+                run.catchUpAt = nil
+                rank(entry.name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
+                     goal: entry.goal?.distance)
+            }
             if let last = run.lastDeviceFixAt, entry.connection == nil, now - last >= configuration.deviceIdle {
                 finish(entry, status: .saved, reason: .idle, now: now)
                 continue

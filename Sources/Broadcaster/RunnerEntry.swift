@@ -34,9 +34,12 @@ final class RunnerEntry {
 
 /// One run in progress. A class, so the engine inside it is changed in place on every fix, never copied.
 final class LiveRun {
-    /// Lifecycle of a run: waiting for the first accepted fix, then running under a run id.
+    /// Lifecycle of a run: waiting for the first accepted fix, then running under a run id. In between it may
+    /// be holding: a stale first fix is stored under a run id nobody has been told of yet, until the next fix
+    /// says whether it starts the run (see ``RunCore/FixOutcome/held``).
     enum Phase {
         case waiting
+        case holding(id: Int64)
         case running(id: Int64, started: Double)
     }
 
@@ -82,6 +85,23 @@ final class LiveRun {
     /// The runner's badge history when the run began (what its awards are judged against).
     let startHistory: BadgeHistory
 
+    /// The tracker's held stale first fix as stored: to store it again as `stale` when the next fix shows it was
+    /// a cached position, and its text for `run:` when it starts the run.
+    var heldStart: (fix: Fix, sequence: Int64, received: Double, text: String)?
+    /// Every fix stored for the run, in time order (runs fed by phone apps, and recovered runs): what the run is
+    /// measured again from when positions arrive late. Nil for a run fed only over TCP, whose fixes older than
+    /// the newest are filtered `out_of_order` as ever.
+    var log: RunLog?
+    /// When a position older than the run's newest last arrived: the run is measured again from ``log`` once
+    /// they stop coming for a second, and before it ends.
+    var lateArrival: Double?
+    /// The highest fix sequence the store has committed (phone apps' answers wait for theirs).
+    var committedSequence: Int64 = 0
+    /// Splits announced so far (a run measured again announces only the ones it did not have).
+    var announcedSplits = 0
+    /// When a position caught up on a backlog was last announced: the board is updated once the burst is over.
+    var catchUpAt: Double?
+
     init(tracker: RunTracker) {
         self.tracker = tracker
         startHistory = tracker.history
@@ -91,5 +111,13 @@ final class LiveRun {
     var id: Int64? {
         if case .running(let id, _) = phase { return id }
         return nil
+    }
+
+    /// The id its fixes are stored under: once started, or while holding a stale first fix.
+    var storedID: Int64? {
+        switch phase {
+        case .waiting: nil
+        case .holding(let id), .running(let id, _): id
+        }
     }
 }

@@ -41,7 +41,7 @@ extension ClusterNode {
                 _ = try? lease.release(name)
                 return .nothingLive(nil)
             }
-            return .adopt(record, runnerRecord, try store.fixes(ofRun: record.id))
+            return .adopt(record, runnerRecord, try store.fixesInTimeOrder(ofRun: record.id))
         } catch {
             return .failed("\(error)")
         }

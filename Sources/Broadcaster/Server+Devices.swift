@@ -2,14 +2,15 @@ import HTTP
 import RunStore
 import Wire
 
-/// `/osmand` and `/owntracks`: phone apps posting one position per request. A position is answered 200 only
-/// once the store committed it (as `ack:` is), so the app's own retry queue and the store lose nothing
-/// between them; a position the filter refuses is answered at once (retrying would not help).
+/// `/osmand` and `/owntracks`: phone apps posting positions, one per request or a batch. A request is answered
+/// 200 only once the store committed every position in it (as `ack:` is), so the app's own retry queue and the
+/// store lose nothing between them; a request whose positions were all refused before a run started is answered
+/// at once (retrying would not help).
 extension Server {
-    /// One app's answer waiting for a commit.
+    /// One app's answer waiting for a commit: the run's fix `sequence` (its request's highest) must be on disk.
     struct PendingDeviceAnswer {
         let connection: ConnectionID
-        let timestamp: Double
+        let sequence: Int64
         let keepAlive: Bool
         let isOwnTracks: Bool
     }
@@ -20,7 +21,7 @@ extension Server {
         case ownTracks
     }
 
-    /// Reads a position, puts it through the runner's run, and answers now or after the commit.
+    /// Reads a request's positions, puts them through the runner's run, and answers now or after the commit.
     func receiveDevicePosition(_ request: HTTPRequest, on connection: HTTPConnection, format: DeviceFormat, now: Double) {
         let address = Self.address(of: connection)
         if wrongTokens.isLimited(address, now: now) {
@@ -29,11 +30,16 @@ extension Server {
         }
         let report: DeviceReport
         do throws(DeviceReport.Problem) {
-            report = format == .osmAnd ? try DeviceReport.osmAnd(request) : try DeviceReport.ownTracks(request)
+            report = format == .osmAnd ? try DeviceReport.osmAnd(request, now: now)
+                : try DeviceReport.ownTracks(request, now: now)
         } catch {
             switch error {
             case .ignored: return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .encrypted(let token, _):
+                if let token, let name = hub.runnerName(forDeviceToken: token), let owner = otherOwner(of: name) {
+                    return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
+                                                             request: request))
+                }
                 if let token { hub.deviceSentEncrypted(token: token, now: now) }
                 return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
@@ -49,20 +55,36 @@ extension Server {
             return write(.text(.forbidden, "unknown device token: get one with device: (see README)\n"), to: connection,
                          keepAlive: request.keepAlive)
         }
-        let answered = HTTPResponse.json(Array((format == .ownTracks ? "[]\n" : "{}\n").utf8))
-        switch hub.placeDeviceFix(report.location, for: entry, now: now) {
-        case .rejected, .resent(stored: true):
-            write(answered, to: connection, keepAlive: request.keepAlive)
-        case .failed:
-            write(.text(.serviceUnavailable, "storage is failing: send it again later\n"), to: connection,
-                  keepAlive: request.keepAlive)
-        case .recorded, .resent(stored: false):
-            guard let runID = entry.run?.id else { return write(answered, to: connection, keepAlive: request.keepAlive) }
-            connection.isAwaitingResponse = true
-            pendingDeviceAnswers[runID, default: []].append(PendingDeviceAnswer(
-                connection: connection.id, timestamp: report.location.timestamp, keepAlive: request.keepAlive,
-                isOwnTracks: format == .ownTracks))
+        let battery = report.positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
+        hub.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now)
+        // An alarm first: an SOS is never held behind the positions it came with.
+        for position in report.positions {
+            if let alarm = position.alarm { hub.raiseAlarm(alarm, at: position.location, for: entry, now: now) }
         }
+        let placements = hub.placeDevicePositions(report.positions.map(\.location), for: entry, now: now)
+        if let battery, let level = battery.battery {
+            hub.noteBattery(level, at: battery.location.timestamp, for: entry, now: now)
+        }
+        let isOwnTracks = format == .ownTracks
+        if placements.contains(.failed) {
+            return write(.text(.serviceUnavailable, "storage is failing: send it again later\n"), to: connection,
+                         keepAlive: request.keepAlive)
+        }
+        var waiting: (runID: Int64, sequence: Int64)?
+        for case .recorded(let runID, let sequence) in placements where sequence > waiting?.sequence ?? 0 {
+            waiting = (runID, sequence)
+        }
+        guard let waiting, waiting.sequence > hub.committedSequence(ofRun: waiting.runID) ?? .max else {
+            return write(Self.deviceAnswer(isOwnTracks), to: connection, keepAlive: request.keepAlive)
+        }
+        connection.isAwaitingResponse = true
+        pendingDeviceAnswers[waiting.runID, default: []].append(PendingDeviceAnswer(
+            connection: connection.id, sequence: waiting.sequence, keepAlive: request.keepAlive, isOwnTracks: isOwnTracks))
+    }
+
+    /// What an app gets for positions taken: OwnTracks expects a JSON array (of messages for it), OsmAnd an object.
+    static func deviceAnswer(_ isOwnTracks: Bool) -> HTTPResponse {
+        .json(Array((isOwnTracks ? "[]\n" : "{}\n").utf8))
     }
 
     /// `POST /runners/NAME/devices` and `POST /runners/NAME/stop`, for the runner's page: the key comes as
@@ -106,11 +128,11 @@ extension Server {
     /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
     func answerDevices(after receipt: CommitReceipt) {
         guard !pendingDeviceAnswers.isEmpty else { return }
-        for (runID, text) in receipt.acknowledgements {
-            guard let waiting = pendingDeviceAnswers[runID], let acknowledged = Double(text) else { continue }
-            let (done, left) = (waiting.filter { $0.timestamp <= acknowledged }, waiting.filter { $0.timestamp > acknowledged })
+        for (runID, committed) in receipt.committedSequences {
+            guard let waiting = pendingDeviceAnswers[runID] else { continue }
+            let (done, left) = (waiting.filter { $0.sequence <= committed }, waiting.filter { $0.sequence > committed })
             pendingDeviceAnswers[runID] = left.isEmpty ? nil : left
-            for answer in done { finish(answer, with: .json(Array((answer.isOwnTracks ? "[]\n" : "{}\n").utf8))) }
+            for answer in done { finish(answer, with: Self.deviceAnswer(answer.isOwnTracks)) }
         }
         for runID in receipt.affectedRuns {
             guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }

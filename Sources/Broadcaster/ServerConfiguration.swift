@@ -70,6 +70,11 @@ public struct ServerConfiguration: Sendable {
     /// Seconds without a position after which a run fed by a phone app over HTTP ends (saved): the apps never
     /// say a run ended. Default 600.
     public var deviceIdle: Double = 600
+    /// A fix received more than this many seconds after it was taken is catching up on a backlog (a phone that
+    /// was offline sending its queue): spectators see it move the marker and the distance, but its `pace:` has
+    /// no current pace (`cur=`), it raises no off-pace alert, and the board takes the run once the burst is
+    /// over. Default 30.
+    public var catchUpAge: Double = 30
     /// Wrong device tokens, runner keys and share tokens one source address may send per minute before it is
     /// refused for the rest of it (HTTP 429; on the line protocol `err:wrong_key` and close), and wrong keys and
     /// share tokens one connection may send at all before it is closed. Default 20.

@@ -8,6 +8,8 @@ public struct ServerStatistics: Sendable, Hashable {
     public var fixesFiltered: [FixRejection: Int] = [:]
     /// Fixes skipped because the run already had them (a resend after a reconnect).
     public var fixesResent = 0
+    /// Phone apps' positions older than their run's newest (a queue sent late): stored, and measured in time order.
+    public var fixesLate = 0
     /// Event lines queued to clients.
     public var eventsSent = 0
     /// Runs started since start.

@@ -142,7 +142,7 @@ enum WebAPI {
     static func measured(_ id: Int64, store: any RunStore, tracker configuration: TrackerConfiguration)
         throws(StoreError) -> RunSummary {
         var tracker = RunTracker(configuration: configuration)
-        for stored in try store.fixes(ofRun: id) where stored.isAccepted {
+        for stored in try store.fixesInTimeOrder(ofRun: id) where stored.isAccepted {
             _ = tracker.add(stored.fix, now: stored.received)
         }
         return tracker.finish()
@@ -154,7 +154,7 @@ enum WebAPI {
         guard var stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
             return notFound("run", String(id))
         }
-        var fixes = try store.fixes(ofRun: id)
+        var fixes = try store.fixesInTimeOrder(ofRun: id)
         if let zone = try PrivacyZone.of(stored.record.runner, in: store) {
             // Others get the track without its ends, and no badge pin inside them.
             let ends = [fixes.first { $0.isAccepted }, fixes.last { $0.isAccepted }].compactMap { $0?.fix.coordinate }

@@ -125,7 +125,7 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
         case .runStarted(let id, let runner, let started):
             try connection.query("""
                 INSERT INTO runs (id, runner, started, status) VALUES ($1::bigint, $2, $3::double precision, 'live')
-                ON CONFLICT (id) DO NOTHING
+                ON CONFLICT (id) DO UPDATE SET started = excluded.started WHERE runs.status = 'live'
                 """, [String(id), runner, PostgresValue.double(started)])
         case .fix(let fix, _):
             try insert([fix], on: connection)
@@ -136,7 +136,9 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                     badge_name, badge_distance, badge_information)
                 VALUES ($1, $2::bigint, $3, $4, $5::double precision, $6::double precision, $7::double precision,
                     $8::double precision, $9::double precision, $10, $11::double precision, $12)
-                ON CONFLICT (run, badge, tier) DO NOTHING
+                ON CONFLICT (run, badge, tier) DO UPDATE SET timestamp = excluded.timestamp,
+                    latitude = excluded.latitude, longitude = excluded.longitude, speed = excluded.speed,
+                    elapsed = excluded.elapsed
                 """, [stored.runner, String(stored.runID), award.badge.id, award.tier.rawValue,
                       PostgresValue.double(award.timestamp), PostgresValue.double(award.coordinate.latitude),
                       PostgresValue.double(award.coordinate.longitude), PostgresValue.double(award.speed),

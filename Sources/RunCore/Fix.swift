@@ -59,4 +59,8 @@ public enum FixOutcome: Sendable {
     case rejected(FixRejection)
     /// The fix was accepted; the progress says what changed.
     case accepted(RunProgress)
+    /// A stale first fix, held as the run's possible start: the next fix says whether it began a recording sent
+    /// late (the run starts at it) or was a cached position (then counted `stale`). See
+    /// ``FilterConfiguration/recordingGap``.
+    case held
 }

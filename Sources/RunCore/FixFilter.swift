@@ -54,7 +54,7 @@ struct FixFilter: Sendable {
     }
 
     /// The rules that need no run history, plus the start-of-run staleness rule.
-    private func staticRejection(of fix: Fix, now: Double) -> FixRejection? {
+    func staticRejection(of fix: Fix, now: Double) -> FixRejection? {
         let validCoordinates = fix.latitude.isFinite && fix.longitude.isFinite
             && (-90...90).contains(fix.latitude) && (-180...180).contains(fix.longitude)
             && !(fix.latitude == 0 && fix.longitude == 0)
@@ -70,7 +70,7 @@ struct FixFilter: Sendable {
     /// Metres per second between two fixes, judged over at least one second so 5 Hz jitter is not a sprint.
     /// A threshold test needs no geodesic precision: a flat-earth distance with the local scale, refreshed
     /// when the latitude moves by a tenth of a degree, is within a fraction of a percent.
-    private mutating func impliedSpeed(from a: Fix, to b: Fix) -> Double {
+    mutating func impliedSpeed(from a: Fix, to b: Fix) -> Double {
         if abs(a.latitude - scale.latitude) > 0.1 { scale = (a.latitude, LocalScale(latitude: a.latitude)) }
         let east = Geodesy.normalisedDegrees(b.longitude - a.longitude) * scale.metres.metresPerDegreeEast
         let north = (b.latitude - a.latitude) * scale.metres.metresPerDegreeNorth

@@ -29,9 +29,11 @@ public struct RunTracker: Sendable {
     /// The runner's badge history, updated as awards are made.
     public internal(set) var history: BadgeHistory
     /// Fixes rejected so far, by reason.
-    public private(set) var rejections: [FixRejection: Int] = [:]
+    public internal(set) var rejections: [FixRejection: Int] = [:]
     /// Timestamp of the last accepted fix, nil before the run started.
     public private(set) var lastAcceptedTimestamp: Double?
+    /// A stale first fix waiting for the next fix to say whether it starts the run (see ``FixOutcome/held``).
+    public internal(set) var heldStart: Fix?
 
     var filter: FixFilter
     var smoother: KalmanSmoother
@@ -94,8 +96,8 @@ public struct RunTracker: Sendable {
         settling = SettlingTrack(configuration)
     }
 
-    /// Offers one fix; `now` is the receiving clock (unix seconds) for the staleness and future rules.
-    public mutating func add(_ fix: Fix, now: Double) -> FixOutcome {
+    /// One fix through the filter and, when accepted, the measurements (``add(_:now:)`` without the held start).
+    mutating func admit(_ fix: Fix, now: Double) -> FixOutcome {
         let verdict = filter.judge(fix, now: now)
         if case .reject(let reason) = verdict {
             rejections[reason, default: 0] += 1

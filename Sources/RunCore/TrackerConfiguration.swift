@@ -5,10 +5,16 @@ public struct FilterConfiguration: Sendable, Hashable {
     public var maximumAccuracy: Double = 20
     /// How far ahead of the clock a fix's timestamp may be, in seconds. Default 24 h, so fast-replayed runs work.
     public var futureAllowance: Double = 86_400
-    /// A first fix older than this many seconds against the clock is a cached position and does not start
-    /// the run. After the start fixes are judged by order, not age, so a backlog resent after a reconnect
-    /// is accepted. Default 10.
+    /// A first fix older than this many seconds against the clock may be a cached position: it is held, not
+    /// accepted, and the next fix decides (see ``recordingGap``). After the start fixes are judged by order, not
+    /// age, so a backlog resent after a reconnect is accepted. Default 10.
     public var staleStartAge: Double = 10
+    /// A held stale first fix begins the run when the next fix is within this many seconds of it (either
+    /// side, and within ``maximumSpeed``): the two are one recording sent late, as a phone that was offline
+    /// sends its queue. Otherwise it was a cached position from an earlier GPS session (counted `stale`) and
+    /// the next fix is judged as a first fix. Default 60: phone apps record every 1 to 60 s; a cached position
+    /// is minutes to hours old.
+    public var recordingGap: Double = 60
     /// The fastest plausible running speed in m/s; faster implied speeds from the last accepted fix are jumps.
     /// The speed is judged over the time since the last accepted fix (at least 1 s), so one rejected spike
     /// does not make the next good fix look like a jump. Default 12.5.

@@ -173,14 +173,20 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
                 state.runners[name] = RunnerRecord(name: name, keyHash: keyHash, created: created)
             }
         case .runStarted(let id, let runner, let started):
-            if state.runs[id] == nil {
+            if state.runs[id] == nil || state.runs[id]?.record.status == .live {
                 state.runs[id] = StoredRun(record: RunRecord(id: id, runner: runner, started: started))
             }
         case .fix(let fix, _):
             state.fixes[fix.runID, default: [:]][fix.sequence] = fix
         case .award(let award):
             let key = AwardKey(run: award.runID, badge: award.award.badge.id, tier: award.award.tier)
-            if state.awardKeys.insert(key).inserted { state.awards.append(award) }
+            if state.awardKeys.insert(key).inserted {
+                state.awards.append(award)
+            } else if let index = state.awards.firstIndex(where: {
+                AwardKey(run: $0.runID, badge: $0.award.badge.id, tier: $0.award.tier) == key
+            }) {
+                state.awards[index] = award  // a run measured again: the badge's time and place as now measured
+            }
         case .runFinished(let record, let splits, let checkpoints):
             var stored = record
             stored.rejections = record.rejections.filter { $0.value != 0 }

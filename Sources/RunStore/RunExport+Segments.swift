@@ -10,7 +10,7 @@ extension RunExport {
         var tracker = RunTracker()
         let pauses = Set(pausesBefore)
         var segments: [[Fix]] = []
-        for stored in fixes.sorted(by: { $0.sequence < $1.sequence }) {
+        for stored in StoredFix.inTimeOrder(fixes) {
             if pauses.contains(stored.sequence) { tracker.pause() }
             let startsSegment = tracker.addNotingSegment(stored.fix, now: stored.received).startsSegment
             guard stored.isAccepted else { continue }
@@ -32,7 +32,7 @@ extension RunExport {
         var tracker = RunTracker(configuration: configuration)
         let pauses = Set(pausesBefore)
         var starts = Set<Int>(), accepted = 0
-        for stored in fixes.sorted(by: { $0.sequence < $1.sequence }) {
+        for stored in StoredFix.inTimeOrder(fixes) {
             if pauses.contains(stored.sequence) { tracker.pause() }
             let (outcome, startsSegment) = tracker.addNotingSegment(stored.fix, now: stored.received)
             guard case .accepted = outcome else { continue }

@@ -106,8 +106,10 @@ public enum RunImport {
                 switch tracker.addNotingSegment(fix, now: fix.timestamp).outcome {
                 case .rejected(let reason):
                     rejection = reason
+                case .held:
+                    break  // never: each fix is judged at its own time, so none is stale
                 case .accepted(let progress):
-                    if firstAccepted == nil { firstAccepted = fix.timestamp }
+                    if firstAccepted == nil { firstAccepted = tracker.startedAt }
                     for award in progress.awards {
                         store.submit(.award(StoredAward(runner: runner, runID: id, award: award)))
                     }

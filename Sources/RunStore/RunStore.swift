@@ -62,6 +62,9 @@ public enum StoreWrite: Sendable {
 public struct CommitReceipt: Sendable {
     /// Per run, the acknowledgement text of the last fix committed in this batch (one ack per run per commit).
     public var acknowledgements: [Int64: String]
+    /// Per run, the highest fix sequence committed in this batch. Batches commit in order, so every fix of the
+    /// run submitted before it is on disk too (what a phone app's answer, or a late fix's, waits for).
+    public var committedSequences: [Int64: Int64] = [:]
     /// Why the batch failed; nil when it committed.
     public var failure: StoreError?
     /// Runs with writes in a failed batch (empty when it committed).
@@ -146,4 +149,24 @@ extension RunStore {
 public enum StoreDefaults {
     /// The database file used when no `--db` is given: `moonrunner.sqlite` in the current directory.
     public static let path = "moonrunner.sqlite"
+}
+
+extension RunStore {
+    /// A run's fixes in the order they are measured in: by timestamp (ties in the order received), without the
+    /// ones filtered `out_of_order` (older than the run's newest when they came over TCP: never measured).
+    /// A phone that was offline sends its positions late and in any order; the run's figures are those of
+    /// its positions in time order, so replays, exports, recovery and the page all read them so.
+    public func fixesInTimeOrder(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
+        StoredFix.inTimeOrder(try fixes(ofRun: id))
+    }
+}
+
+extension StoredFix {
+    /// `fixes` by timestamp (ties by sequence), without those filtered `out_of_order` (see
+    /// ``RunStore/fixesInTimeOrder(ofRun:)``).
+    public static func inTimeOrder(_ fixes: [StoredFix]) -> [StoredFix] {
+        fixes.filter { $0.rejection != .outOfOrder }.sorted {
+            ($0.fix.timestamp, $0.sequence) < ($1.fix.timestamp, $1.sequence)
+        }
+    }
 }

@@ -34,12 +34,17 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
         insertRunner = try database.prepare(
             "INSERT INTO runners (name, key_hash, created) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING")
         insertRun = try database.prepare(
-            "INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'live') ON CONFLICT (id) DO NOTHING")
+            """
+            INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'live')
+            ON CONFLICT (id) DO UPDATE SET started = excluded.started WHERE runs.status = 'live'
+            """)
         chunks = try FixChunkWriter(database: database)
         insertAward = try database.prepare("""
-            INSERT OR IGNORE INTO badge_awards (runner, run, badge, tier, timestamp, latitude, longitude, speed,
+            INSERT INTO badge_awards (runner, run, badge, tier, timestamp, latitude, longitude, speed,
                 elapsed, badge_name, badge_distance, badge_information)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            ON CONFLICT (run, badge, tier) DO UPDATE SET timestamp = excluded.timestamp, latitude = excluded.latitude,
+                longitude = excluded.longitude, speed = excluded.speed, elapsed = excluded.elapsed
             """)
         let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
         let rejectionPlaceholders = rejectionColumns.indices.map { "?\(11 + $0)" }

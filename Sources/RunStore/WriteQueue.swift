@@ -181,6 +181,7 @@ package final class WriteQueue: @unchecked Sendable {
             do throws(StoreError) {
                 try sink.commit(writes)
                 receipt.acknowledgements = Self.acknowledgements(of: writes)
+                receipt.committedSequences = Self.committedSequences(of: writes)
                 break
             } catch {
                 if !error.isTransient {
@@ -215,6 +216,9 @@ package final class WriteQueue: @unchecked Sendable {
         for (index, write) in writes.enumerated() {
             do throws(StoreError) {
                 try sink.commit([write])
+                if let fix = write.storedFix {
+                    receipt.committedSequences[fix.runID] = max(receipt.committedSequences[fix.runID] ?? 0, fix.sequence)
+                }
                 if case .fix(let fix, let acknowledgement?) = write { receipt.acknowledgements[fix.runID] = acknowledgement }
             } catch {
                 if error.isTransient {
@@ -231,6 +235,16 @@ package final class WriteQueue: @unchecked Sendable {
             }
         }
         return receipt
+    }
+
+    /// Per run, the highest sequence of its fixes in the writes.
+    static func committedSequences(of writes: [StoreWrite]) -> [Int64: Int64] {
+        var sequences: [Int64: Int64] = [:]
+        for index in writes.indices {
+            guard let fix = writes[index].storedFix else { continue }
+            if fix.sequence > sequences[fix.runID] ?? 0 { sequences[fix.runID] = fix.sequence }
+        }
+        return sequences
     }
 
     /// Per run, the acknowledgement of the last fix that carries one.

@@ -30,7 +30,7 @@ func runCoreBenchmark(arguments: [String]) -> Int32 {
             accepted += 1
             awards += progress.awards.count
             splits += progress.splits.count
-        case .rejected:
+        case .rejected, .held:
             break
         }
     }

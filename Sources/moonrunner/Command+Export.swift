@@ -66,7 +66,7 @@ func runExportCommand(arguments: [String]) -> Int32 {
             printError("moonrunner export: there is no run \(runID) in \(path)")
             return 1
         }
-        let fixes = try store.fixes(ofRun: runID)
+        let fixes = try store.fixesInTimeOrder(ofRun: runID)
         let source = try store.importRecord(ofRun: runID)
         let text: String
         switch format {

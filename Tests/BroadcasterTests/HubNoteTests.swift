@@ -31,7 +31,8 @@ import Wire
         hub.received(.watch(.everyone), from: spectator, now: now)
         hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
         let dayOld = now - 28 * 3600
-        for second in 0..<5 { hub.received(fix(at: dayOld + Double(second)), from: runner, now: now) }
+        // Each more than the recording gap after the one before: each a cached position, not a recording.
+        for step in 0..<5 { hub.received(fix(at: dayOld + Double(step) * 120), from: runner, now: now) }
         hub.received(fix(at: now, accuracy: 80), from: runner, now: now)
         hub.received(fix(at: now + 1, accuracy: 90), from: runner, now: now + 1)
         let notes = lines(for: runner).filter { $0.hasPrefix("note:") }

@@ -52,7 +52,6 @@ struct FixFilterTests {
         Case(name: "future beyond 24 h", before: [], fix: after(86_401), now: t0, expected: .future),
         Case(name: "future within 24 h accepted", before: [], fix: after(86_399), now: t0, expected: nil),
         Case(name: "future after the start", before: [start], fix: after(90_000), now: t0 + 1, expected: .future),
-        Case(name: "stale first fix (11 s old)", before: [], fix: start, now: t0 + 11, expected: .stale),
         Case(name: "first fix 9 s old starts the run", before: [], fix: start, now: t0 + 9, expected: nil),
         Case(name: "old fix after the start is a backlog, accepted", before: [start],
              fix: after(1, north: 3), now: t0 + 3600, expected: nil),
@@ -105,14 +104,55 @@ struct FixFilterTests {
         #expect(outcomes.enumerated().allSatisfy { $0.offset == 10 || $0.element == nil })
     }
 
-    @Test("a stale start is skipped and the next fresh fix starts the run")
+    @Test("a stale start is held, and dropped as stale when the next fix is a fresh session's")
     func staleThenFresh() {
         var tracker = RunTracker()
-        #expect(tracker.add(Self.start, now: Self.t0 + 300).rejection == .stale)
+        #expect(tracker.add(Self.start, now: Self.t0 + 300).isHeld)
+        #expect(tracker.heldStart == Self.start && tracker.startedAt == nil && tracker.rejections.isEmpty)
         let fresh = Self.after(300, north: 10)
         let progress = tracker.add(fresh, now: Self.t0 + 300).progress
         #expect(progress?.started == true)
         #expect(progress?.snapshot.elapsed == 0)
+        #expect(tracker.startedAt == fresh.timestamp && tracker.heldStart == nil)
+        #expect(tracker.rejections == [.stale: 1])
+    }
+
+    @Test("a stale fix followed by the next of its recording starts the run at the stale one: a queue sent late")
+    func staleBacklogStartsAtItsFirstFix() {
+        var tracker = RunTracker()
+        let now = Self.t0 + 480  // the phone was offline for 8 minutes
+        #expect(tracker.add(Self.start, now: now).isHeld)
+        let second = tracker.add(Self.after(4, north: 12), now: now + 0.1).progress
+        #expect(second?.started == true)
+        #expect(second?.snapshot.elapsed == 4)
+        #expect(second?.awards.map(\.badge.name) == ["Earth"])
+        #expect(tracker.startedAt == Self.t0 && tracker.rejections.isEmpty)
+        for step in 2...120 {
+            let fix = Self.after(Double(step * 4), north: Double(step) * 12)
+            #expect(tracker.add(fix, now: now + Double(step) * 0.1).progress != nil)
+        }
+        #expect(tracker.finish().elapsed == 480)
+        #expect(abs(tracker.finish().distance - 1440) < 30)
+    }
+
+    @Test("a held fix is confirmed by an older fix of its recording too (a queue sent newest first)")
+    func heldConfirmedByAnOlderFix() {
+        var tracker = RunTracker()
+        #expect(tracker.add(Self.after(8, north: 24), now: Self.t0 + 600).isHeld)
+        let progress = tracker.add(Self.after(4, north: 12), now: Self.t0 + 600).progress
+        #expect(progress?.started == true && progress?.snapshot.elapsed == 4)
+        #expect(tracker.startedAt == Self.t0 + 4 && tracker.lastAcceptedTimestamp == Self.t0 + 8)
+    }
+
+    @Test("a held fix is not confirmed by one too far from it, in time or in space")
+    func heldRefuted() {
+        for next in [Self.after(61, north: 100), Self.after(4, north: 500)] {
+            var tracker = RunTracker()
+            #expect(tracker.add(Self.start, now: Self.t0 + 900).isHeld)
+            // Both are stale too: the first is dropped, the second held in its place.
+            #expect(tracker.add(next, now: Self.t0 + 900).isHeld)
+            #expect(tracker.heldStart == next && tracker.rejections == [.stale: 1] && tracker.startedAt == nil)
+        }
     }
 
     @Test("a wrong first fix is left behind: agreeing fixes re-anchor the track")

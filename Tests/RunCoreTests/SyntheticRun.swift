@@ -94,6 +94,11 @@ extension FixOutcome {
         if case .rejected(let reason) = self { return reason }
         return nil
     }
+
+    var isHeld: Bool {
+        if case .held = self { return true }
+        return false
+    }
 }
 
 extension SyntheticRun {

@@ -1,0 +1,171 @@
+import Broadcaster
+import Foundation
+import HTTP
+import MoonRunnerTestSupport
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// Phones in the field (issue 25): a phone offline at the start, or mid-run, keeps its positions and sends
+/// them later, oldest first (Traccar Client, OwnTracks) or in another order. Every position answered 200 is
+/// stored and measured: the saved run equals its positions measured in time order, as if sent live.
+@Suite(.mayBlock) struct PhoneBacklogTests {
+    /// The recorded run's positions every `step` seconds, `count` of them, the last taken `endingAgo` seconds ago.
+    static func queue(count: Int, step: Int = 4, endingAgo: Double = 0) -> [Fix] {
+        let track = DeviceAppTests.track
+        let picked = stride(from: 0, to: min(count * step, track.count), by: step).map { track[$0] }
+        let end = Date().timeIntervalSince1970.rounded(.down) - endingAgo
+        let shift = end - (picked.last?.timestamp ?? 0)
+        return picked.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift) }
+    }
+
+    /// The positions measured in time order, each as it was taken: what sending them live gives.
+    static func measuredLive(_ fixes: [Fix]) -> RunSummary {
+        var tracker = RunTracker(configuration: ServerConfiguration().tracker.keepingTrack(false))
+        for fix in fixes.sorted(by: { $0.timestamp < $1.timestamp }) { _ = tracker.add(fix, now: fix.timestamp) }
+        return tracker.finish()
+    }
+
+    static func osmAnd(_ fix: Fix, token: String) -> String {
+        "/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5"
+    }
+
+    /// A runner with a phone token, a TCP spectator of them, and the app's connection.
+    struct Field {
+        let key: String
+        let token: String
+        let spectator: TestClient
+        let app: HTTPTestClient
+    }
+
+    static func field(_ server: Server) throws -> Field {
+        let (ann, key) = try connectRunner("ann", to: server)
+        let token = try DeviceAppTests.deviceToken(ann)
+        ann.close()  // the phone app takes over
+        let spectator = try TestClient(port: server.port)
+        try spectator.send("watch:ann")
+        try spectator.expectNext("ok:watch")
+        return Field(key: key, token: token, spectator: spectator,
+                     app: try HTTPTestClient(port: try #require(server.httpPort)))
+    }
+
+    /// Sends each position as its own request, as Traccar Client sends its queue: every one answered 200.
+    static func send(_ fixes: [Fix], _ field: Field) throws {
+        for fix in fixes {
+            let answer = try field.app.get(osmAnd(fix, token: field.token))
+            #expect(answer.status == 200, "\(answer)")
+        }
+    }
+
+    /// Ends the run from the runner's page and gives it as stored, with the lines the spectator got.
+    /// `seen`: the spectator's lines already read.
+    static func stop(_ field: Field, store: MemoryRunStore, seen: [String] = []) throws -> (StoredRun, [String]) {
+        let stopped = try field.app.post("/runners/ann/stop", body: "key=\(field.key)", type: "application/x-www-form-urlencoded")
+        #expect(stopped.status == 200, "\(stopped)")
+        let lines = try seen + field.spectator.lines(until: "end:ann", timeout: 10) { $0.hasPrefix("end:ann") }
+        store.flush()
+        let runID = try RunStartedEvent(event: Event.parse(try #require(lines.first { $0.hasPrefix("run:ann") }))).runID
+        return (try #require(try store.run(id: runID)), lines)
+    }
+
+    /// The stored run has the figures of its positions measured in time order, every position is stored and
+    /// exported in time order.
+    static func expectMeasuredInTimeOrder(_ stored: StoredRun, _ fixes: [Fix], store: MemoryRunStore,
+                                          _ server: Server) throws {
+        let live = measuredLive(fixes)
+        let record = stored.record
+        #expect(record.distance == live.distance, "stored \(record.distance) m, measured live \(live.distance) m")
+        #expect(record.elapsed == live.elapsed && record.movingTime == live.movingTime)
+        #expect(record.started == fixes.map(\.timestamp).min())
+        #expect(stored.splits == live.splits)
+        #expect(stored.awards.map(\.award) == live.awards)
+        let kept = try store.fixes(ofRun: record.id)
+        #expect(kept.count == fixes.count && kept.allSatisfy(\.isAccepted))
+        let web = try HTTPTestClient(port: try #require(server.httpPort))
+        let gpx = try web.get("/runs/\(record.id).gpx").text
+        let times = gpx.components(separatedBy: "<time>").dropFirst().map { $0.prefix(20) }
+        #expect(times.count >= fixes.count)
+        #expect(times.suffix(fixes.count) == fixes.sorted { $0.timestamp < $1.timestamp }
+                    .map { ISODate.string(unixSeconds: $0.timestamp).prefix(20) }[...])
+    }
+
+    @Test func aPhoneOfflineForTheFirstEightMinutesKeepsTheStart() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let field = try Self.field(server)
+                let fixes = Self.queue(count: 121)  // 8 minutes at one every 4 s, the last current
+                try Self.send(fixes, field)
+                let (stored, lines) = try Self.stop(field, store: store)
+                #expect(stored.record.distance > 1000, "the whole 8 minutes, not a few metres")
+                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+                // Spectators saw the run start when it did, and the marker end where the phone is now; the burst's
+                // paces have no current pace (it is not the runner's now).
+                let started = try RunStartedEvent(event: Event.parse(try #require(lines.first { $0.hasPrefix("run:") })))
+                #expect(started.timestamp == String(Int64(fixes[0].timestamp)))
+                let paces = try lines.filter { $0.hasPrefix("pace:") }.map { try PaceEvent(event: Event.parse($0)) }
+                #expect(paces.last?.timestamp == String(Int64(fixes.last!.timestamp)))
+                let now = Date().timeIntervalSince1970
+                let caughtUp = paces.filter { Double($0.timestamp)! < now - 60 }
+                #expect(!caughtUp.isEmpty && caughtUp.allSatisfy { $0.current == nil })
+            }
+        }
+    }
+
+    @Test func oneStalePositionBeforeAFreshSessionIsNotTheStart() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let field = try Self.field(server)
+                let fresh = Self.queue(count: 3)
+                // The phone's last known position, from an earlier session 10 minutes ago and 300 m away.
+                let cached = Fix(latitude: fresh[0].latitude + 0.0027, longitude: fresh[0].longitude, accuracy: 5,
+                                 timestamp: fresh[0].timestamp - 600)
+                try Self.send([cached] + fresh, field)
+                let (stored, _) = try Self.stop(field, store: store)
+                #expect(stored.record.started == fresh[0].timestamp)
+                #expect(stored.record.rejections == [.stale: 1])
+                #expect(stored.record.distance == Self.measuredLive(fresh).distance)
+            }
+        }
+    }
+
+    @Test func aFiveMinuteGapMidRunIsFilledByTheQueueSentAfterTheCurrentPositions() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let field = try Self.field(server)
+                let fixes = Self.queue(count: 295)  // 20 minutes, one every 4 s, the last current
+                let (before, gap, after) = (fixes[..<150], fixes[150..<225], fixes[225...])
+                try Self.send(Array(before), field)
+                // Back online: the phone's current positions first, then the 5 minutes it kept.
+                try Self.send(Array(after), field)
+                try Self.send(Array(gap), field)
+                // Measured again once the burst is over: a pace for where the run stands, without a current pace.
+                let remeasured = try field.spectator.lines(until: "the run measured again", timeout: 10) { line in
+                    guard line.hasPrefix("pace:"), let pace = try? PaceEvent(event: Event.parse(line)) else { return false }
+                    return pace.distance >= Self.measuredLive(fixes).distance - 50
+                }
+                #expect(try PaceEvent(event: Event.parse(remeasured.last!)).current == nil)
+                let (stored, _) = try Self.stop(field, store: store, seen: remeasured)
+                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+            }
+        }
+    }
+
+    @Test func aQueueSentNewestFirstIsMeasuredInTimeOrder() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let field = try Self.field(server)
+                let fixes = Self.queue(count: 121)
+                try Self.send(fixes.reversed(), field)
+                // A resend of one already stored is answered 200 and not stored again.
+                try Self.send([fixes[40]], field)
+                let (stored, _) = try Self.stop(field, store: store)
+                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+            }
+        }
+    }
+}
