@@ -211,42 +211,29 @@ extension Hub {
     /// can be stored); for a run already holding one, its row's start moves to the newly held fix. Nil (and
     /// `err:storage`) when the store cannot give an id.
     private func reserve(_ run: LiveRun, runner name: String, started: Double, id: ConnectionID?) -> Int64? {
-        let runID: Int64
-        switch run.phase {
-        case .running(let current, _):
-            return current
-        case .holding(let current):
-            runID = current
-        case .waiting:
-            do {
-                runID = try store.allocateRunID()
-            } catch {
-                if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
-                output.log("run id allocation failed for \(name): \(error)")
-                return nil
-            }
-            run.phase = .holding(id: runID)
-            runOwners[runID] = name
-        }
+        if case .running(let current, _) = run.phase { return current }
+        guard let runID = run.storedID ?? newRunID(for: name, replyTo: id) else { return nil }
+        run.phase = .holding(id: runID)
+        runOwners[runID] = name
         store.submit(.runStarted(id: runID, runner: name, started: started))
         return runID
+    }
+
+    /// A new run id from the store; nil (and `err:storage` to `id`) when the store cannot give one.
+    private func newRunID(for name: String, replyTo id: ConnectionID?) -> Int64? {
+        do {
+            return try store.allocateRunID()
+        } catch {
+            if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
+            output.log("run id allocation failed for \(name): \(error)")
+            return nil
+        }
     }
 
     /// Starts a run under an id from the store (the one it holds under, if any) at `started`, the time of its
     /// first accepted fix (`text` as the runner sent it); false (and `err:storage`) when the store cannot give one.
     private func start(_ run: LiveRun, runner name: String, at started: Double, text: String, id: ConnectionID?) -> Bool {
-        let runID: Int64
-        if case .holding(let held) = run.phase {
-            runID = held
-        } else {
-            do {
-                runID = try store.allocateRunID()
-            } catch {
-                if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
-                output.log("run id allocation failed for \(name): \(error)")
-                return false
-            }
-        }
+        guard let runID = run.storedID ?? newRunID(for: name, replyTo: id) else { return false }
         run.phase = .running(id: runID, started: started)
         runOwners[runID] = name
         statistics.runsStarted += 1

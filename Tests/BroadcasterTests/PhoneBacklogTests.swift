@@ -50,6 +50,14 @@ import Wire
                      app: try HTTPTestClient(port: try #require(server.httpPort)))
     }
 
+    /// A server with a fresh store, and the field on it.
+    static func withField(_ body: @escaping @Sendable (Server, Field, MemoryRunStore) throws -> Void) async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in try body(server, try Self.field(server), store) }
+        }
+    }
+
     /// Sends each position as its own request, as Traccar Client sends its queue: every one answered 200.
     static func send(_ fixes: [Fix], _ field: Field) throws {
         for fix in fixes {
@@ -91,81 +99,65 @@ import Wire
     }
 
     @Test func aPhoneOfflineForTheFirstEightMinutesKeepsTheStart() async throws {
-        try await onItsOwnThread {
-            let store = MemoryRunStore()
-            try withServer(store: store) { server in
-                let field = try Self.field(server)
-                let fixes = Self.queue(count: 121)  // 8 minutes at one every 4 s, the last current
-                try Self.send(fixes, field)
-                let (stored, lines) = try Self.stop(field, store: store)
-                #expect(stored.record.distance > 1000, "the whole 8 minutes, not a few metres")
-                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
-                // Spectators saw the run start when it did, and the marker end where the phone is now; the burst's
-                // paces have no current pace (it is not the runner's now).
-                let started = try RunStartedEvent(event: Event.parse(try #require(lines.first { $0.hasPrefix("run:") })))
-                #expect(started.timestamp == String(Int64(fixes[0].timestamp)))
-                let paces = try lines.filter { $0.hasPrefix("pace:") }.map { try PaceEvent(event: Event.parse($0)) }
-                #expect(paces.last?.timestamp == String(Int64(fixes.last!.timestamp)))
-                let now = Date().timeIntervalSince1970
-                let caughtUp = paces.filter { Double($0.timestamp)! < now - 60 }
-                #expect(!caughtUp.isEmpty && caughtUp.allSatisfy { $0.current == nil })
-            }
+        try await Self.withField { server, field, store in
+            let fixes = Self.queue(count: 121)  // 8 minutes at one every 4 s, the last current
+            try Self.send(fixes, field)
+            let (stored, lines) = try Self.stop(field, store: store)
+            #expect(stored.record.distance > 1000, "the whole 8 minutes, not a few metres")
+            try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+            // Spectators saw the run start when it did, and the marker end where the phone is now; the burst's
+            // paces have no current pace (it is not the runner's now).
+            let started = try RunStartedEvent(event: Event.parse(try #require(lines.first { $0.hasPrefix("run:") })))
+            #expect(started.timestamp == String(Int64(fixes[0].timestamp)))
+            let paces = try lines.filter { $0.hasPrefix("pace:") }.map { try PaceEvent(event: Event.parse($0)) }
+            #expect(paces.last?.timestamp == String(Int64(fixes.last!.timestamp)))
+            let now = Date().timeIntervalSince1970
+            let caughtUp = paces.filter { Double($0.timestamp)! < now - 60 }
+            #expect(!caughtUp.isEmpty && caughtUp.allSatisfy { $0.current == nil })
         }
     }
 
     @Test func oneStalePositionBeforeAFreshSessionIsNotTheStart() async throws {
-        try await onItsOwnThread {
-            let store = MemoryRunStore()
-            try withServer(store: store) { server in
-                let field = try Self.field(server)
-                let fresh = Self.queue(count: 3)
-                // The phone's last known position, from an earlier session 10 minutes ago and 300 m away.
-                let cached = Fix(latitude: fresh[0].latitude + 0.0027, longitude: fresh[0].longitude, accuracy: 5,
-                                 timestamp: fresh[0].timestamp - 600)
-                try Self.send([cached] + fresh, field)
-                let (stored, _) = try Self.stop(field, store: store)
-                #expect(stored.record.started == fresh[0].timestamp)
-                #expect(stored.record.rejections == [.stale: 1])
-                #expect(stored.record.distance == Self.measuredLive(fresh).distance)
-            }
+        try await Self.withField { server, field, store in
+            let fresh = Self.queue(count: 3)
+            // The phone's last known position, from an earlier session 10 minutes ago and 300 m away.
+            let cached = Fix(latitude: fresh[0].latitude + 0.0027, longitude: fresh[0].longitude, accuracy: 5,
+                             timestamp: fresh[0].timestamp - 600)
+            try Self.send([cached] + fresh, field)
+            let (stored, _) = try Self.stop(field, store: store)
+            #expect(stored.record.started == fresh[0].timestamp)
+            #expect(stored.record.rejections == [.stale: 1])
+            #expect(stored.record.distance == Self.measuredLive(fresh).distance)
         }
     }
 
     @Test func aFiveMinuteGapMidRunIsFilledByTheQueueSentAfterTheCurrentPositions() async throws {
-        try await onItsOwnThread {
-            let store = MemoryRunStore()
-            try withServer(store: store) { server in
-                let field = try Self.field(server)
-                let fixes = Self.queue(count: 295)  // 20 minutes, one every 4 s, the last current
-                let (before, gap, after) = (fixes[..<150], fixes[150..<225], fixes[225...])
-                try Self.send(Array(before), field)
-                // Back online: the phone's current positions first, then the 5 minutes it kept.
-                try Self.send(Array(after), field)
-                try Self.send(Array(gap), field)
-                // Measured again once the burst is over: a pace for where the run stands, without a current pace.
-                let remeasured = try field.spectator.lines(until: "the run measured again", timeout: 10) { line in
-                    guard line.hasPrefix("pace:"), let pace = try? PaceEvent(event: Event.parse(line)) else { return false }
-                    return pace.distance >= Self.measuredLive(fixes).distance - 50
-                }
-                #expect(try PaceEvent(event: Event.parse(remeasured.last!)).current == nil)
-                let (stored, _) = try Self.stop(field, store: store, seen: remeasured)
-                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+        try await Self.withField { server, field, store in
+            let fixes = Self.queue(count: 295)  // 20 minutes, one every 4 s, the last current
+            let (before, gap, after) = (fixes[..<150], fixes[150..<225], fixes[225...])
+            try Self.send(Array(before), field)
+            // Back online: the phone's current positions first, then the 5 minutes it kept.
+            try Self.send(Array(after), field)
+            try Self.send(Array(gap), field)
+            // Measured again once the burst is over: a pace for where the run stands, without a current pace.
+            let remeasured = try field.spectator.lines(until: "the run measured again", timeout: 10) { line in
+                guard line.hasPrefix("pace:"), let pace = try? PaceEvent(event: Event.parse(line)) else { return false }
+                return pace.distance >= Self.measuredLive(fixes).distance - 50
             }
+            #expect(try PaceEvent(event: Event.parse(remeasured.last!)).current == nil)
+            let (stored, _) = try Self.stop(field, store: store, seen: remeasured)
+            try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
         }
     }
 
     @Test func aQueueSentNewestFirstIsMeasuredInTimeOrder() async throws {
-        try await onItsOwnThread {
-            let store = MemoryRunStore()
-            try withServer(store: store) { server in
-                let field = try Self.field(server)
-                let fixes = Self.queue(count: 121)
-                try Self.send(fixes.reversed(), field)
-                // A resend of one already stored is answered 200 and not stored again.
-                try Self.send([fixes[40]], field)
-                let (stored, _) = try Self.stop(field, store: store)
-                try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
-            }
+        try await Self.withField { server, field, store in
+            let fixes = Self.queue(count: 121)
+            try Self.send(fixes.reversed(), field)
+            // A resend of one already stored is answered 200 and not stored again.
+            try Self.send([fixes[40]], field)
+            let (stored, _) = try Self.stop(field, store: store)
+            try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
         }
     }
 }
