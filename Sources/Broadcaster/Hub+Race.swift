@@ -58,7 +58,8 @@ extension Hub {
         guard let change, let pace = snapshot.currentPace else { return }
         let alert = AlertEvent(runner: entry.name, alert: change == .offPace ? "off_pace" : "back_on_pace",
                                distance: snapshot.distance, elapsed: snapshot.elapsed, pace: pace,
-                               target: monitor.targetPace, off: monitor.deviation(of: pace) * 100)
+                               target: monitor.targetPace, off: monitor.deviation(of: pace) * 100,
+                               battery: run.battery?.level)
         broadcast(Self.line(alert), about: entry.name, entry: entry, to: .coaches)
     }
 
@@ -98,6 +99,7 @@ extension Hub {
         else { return }
         var ids = checkpointCoaches[runner] ?? []
         ids.formUnion(everyoneCheckpointCoaches)
+        let battery = batteryLevel(of: runner)
         for id in ids.sorted() where mayFollow(runner, id) {
             guard var session = sessions[id],
                   let every = session.checkpointEvery[runner] ?? session.everyoneCheckpointEvery else { continue }
@@ -111,8 +113,8 @@ extension Hub {
                     * (to.elapsed - from.elapsed)
                 // The stretch's pace needs its start: unknown for the first checkpoint after a mid-run join.
                 let pace = mark.elapsed.map { (elapsed - $0) / every * 1000 }
-                send(AlertEvent(runner: runner, alert: "checkpoint", distance: distance, elapsed: elapsed, pace: pace),
-                     to: id)
+                send(AlertEvent(runner: runner, alert: "checkpoint", distance: distance, elapsed: elapsed, pace: pace,
+                                battery: battery), to: id)
                 mark.passed = index
                 mark.elapsed = elapsed
             }

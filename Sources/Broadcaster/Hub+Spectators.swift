@@ -59,6 +59,7 @@ extension Hub {
         send(started, to: id)
         for badge in run.badgeLines { send(badge, to: id) }
         if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
+        catchUpDeviceAlerts(id, on: name)
     }
 
     /// A connection moved here from another loop: what it followed there, it follows here (nothing is sent).

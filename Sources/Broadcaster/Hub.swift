@@ -115,6 +115,8 @@ final class Hub {
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []
+    /// Alarms raised lately, so a resent one alerts once (see ``Hub/raiseAlarm(_:at:for:now:)``).
+    var recentAlarms = RecentAlarms()
 
     /// Checks that the caller runs on the loop thread (the server's loop in production; nothing in tests).
     var assertOnLoop: () -> Void = {}

@@ -20,6 +20,9 @@ struct PrivacyZone: Sendable {
 
         init(_ zone: PrivacyZone) { self.zone = zone }
 
+        /// The run's first position since the zone applies: the centre of the zone at its start.
+        var origin: Coordinate? { start }
+
         /// The run is at `coordinate`, `distance` metres in: the position others may see now, if any.
         mutating func shown(_ coordinate: Coordinate, at distance: Double) -> Coordinate? {
             if start == nil { start = coordinate }

@@ -81,6 +81,15 @@ final class LiveRun {
     var zoneDelay: PrivacyZone.Delay?
     /// Distance and elapsed time of the previous `pace:`, where checkpoint crossings are interpolated from.
     var lastAnnounced: (distance: Double, elapsed: Double) = (0, 0)
+    /// The phone's newest battery level (percent) and the timestamp of the position that carried it.
+    var battery: (level: Double, time: Double)?
+    /// True once `battery_low` was raised, until the level is back to 20 % (so it is raised once per fall).
+    var isBatteryLow = false
+    /// The level the last `battery` / `battery_low` alert carried.
+    var announcedBattery: Double?
+    /// The run's newest `alert: kind=sos` and `kind=battery|battery_low`, for late followers.
+    var sosAlert: DeviceAlertLines?
+    var batteryAlert: DeviceAlertLines?
 
     /// The runner's badge history when the run began (what its awards are judged against).
     let startHistory: BadgeHistory

@@ -16,32 +16,46 @@ public struct PaceForecast: Sendable, Hashable {
     }
 }
 
-/// `alert:NAME kind=K dist=M time=S pace=P [target=P off=PCT]`: for coaches, a checkpoint passed
-/// (`coach:NAME every=M`), or the current pace off the goal's target pace for a while (`off_pace`) and back
-/// within its margin (`back_on_pace`).
+/// `alert:NAME kind=K dist=M time=S pace=P [target=P off=PCT] [lat=DEG lon=DEG ts=TS] [batt=PCT]`: for coaches, a
+/// checkpoint passed (`coach:NAME every=M`), or the current pace off the goal's target pace for a while
+/// (`off_pace`) and back within its margin (`back_on_pace`); for everyone who follows the runner, what the
+/// runner's phone says: an SOS (`sos`, with where and when), its battery level (`battery`) and a low battery
+/// (`battery_low`).
 public struct AlertEvent: WireEvent {
     /// `alert`.
     public static let kind = "alert"
     /// The alert kinds.
-    public static let kinds = ["checkpoint", "off_pace", "back_on_pace"]
+    public static let kinds = ["checkpoint", "off_pace", "back_on_pace", "sos", "battery", "battery_low"]
+    /// The kinds a phone raises (to everyone who may follow the runner, not to coaches only).
+    public static let deviceKinds: Set<String> = ["sos", "battery", "battery_low"]
     /// The runner.
     public var runner: String
-    /// `checkpoint`, `off_pace` or `back_on_pace`.
+    /// `checkpoint`, `off_pace`, `back_on_pace`, `sos`, `battery` or `battery_low`.
     public var alert: String
-    /// Metres: the checkpoint's distance, or the distance when the pace alert was raised.
+    /// Metres: the checkpoint's distance, or the distance when the alert was raised (0 before a run starts).
     public var distance: Double
     /// Elapsed seconds at that distance.
     public var elapsed: Double
-    /// s/km: over the stretch since the previous checkpoint, or the current pace for pace alerts.
+    /// s/km: over the stretch since the previous checkpoint, or the current pace for pace alerts; nil (`-`) for
+    /// the phone's alerts.
     public var pace: Double?
     /// The goal's target pace, s/km (pace alerts only).
     public var target: Double?
     /// How far `pace` is off `target`, in percent (positive: slower), pace alerts only.
     public var off: Double?
+    /// Where the runner was at the SOS (`sos` only); nil (`-`) when withheld by the runner's privacy zone.
+    public var latitude: Double?
+    /// See ``latitude``.
+    public var longitude: Double?
+    /// The SOS position's timestamp exactly as the phone's position carried it (`sos` only).
+    public var timestamp: String?
+    /// The phone's battery level in percent, when it reported one (`batt=`; absent otherwise).
+    public var battery: Double?
 
     /// Creates the event.
     public init(runner: String, alert: String, distance: Double, elapsed: Double, pace: Double?,
-                target: Double? = nil, off: Double? = nil) {
+                target: Double? = nil, off: Double? = nil, latitude: Double? = nil, longitude: Double? = nil,
+                timestamp: String? = nil, battery: Double? = nil) {
         self.runner = runner
         self.alert = alert
         self.distance = distance
@@ -49,17 +63,27 @@ public struct AlertEvent: WireEvent {
         self.pace = pace
         self.target = target
         self.off = off
+        self.latitude = latitude
+        self.longitude = longitude
+        self.timestamp = timestamp
+        self.battery = battery
     }
 
     /// Reads the event.
     public init(event: Event) throws(WireError) {
         try event.expect(kind: Self.kind)
         let alert = try event.oneOf("kind", Self.kinds)
-        let isPaceAlert = alert != "checkpoint"
+        let isPaceAlert = alert == "off_pace" || alert == "back_on_pace"
+        let isSOS = alert == "sos"
+        var battery: Double?
+        if event["batt"] != nil { battery = try event.double("batt") }
         self.init(runner: event.subject, alert: alert, distance: try event.double("dist"),
                   elapsed: try event.double("time"), pace: try event.optionalDouble("pace"),
                   target: isPaceAlert ? try event.double("target") : nil,
-                  off: isPaceAlert ? try event.double("off") : nil)
+                  off: isPaceAlert ? try event.double("off") : nil,
+                  latitude: isSOS ? try event.optionalDouble("lat") : nil,
+                  longitude: isSOS ? try event.optionalDouble("lon") : nil,
+                  timestamp: isSOS ? try event.string("ts") : nil, battery: battery)
     }
 
     /// The generic form.
@@ -74,6 +98,12 @@ public struct AlertEvent: WireEvent {
             fields.append(.number("target", target, NumberFormat.paceDecimals))
             fields.append(.number("off", off, NumberFormat.paceDecimals))
         }
+        if let timestamp {
+            fields.append(.number("lat", latitude, NumberFormat.coordinateDecimals))
+            fields.append(.number("lon", longitude, NumberFormat.coordinateDecimals))
+            fields.append(Event.Field("ts", timestamp))
+        }
+        if let battery { fields.append(.number("batt", battery, 0)) }
         return Event(kind: Self.kind, subject: runner, fields: fields)
     }
 }

@@ -97,6 +97,17 @@ import Testing
             + #""time":3720.0,"pace":330.0,"target":298.6,"off":10.5}"#)
     }
 
+    @Test func aPhonesAlertsCarryWhereWhenAndTheBattery() throws {
+        let sos = "alert:ann kind=sos dist=4210.50 time=1500.0 pace=- lat=48.8566140 lon=2.3522190 ts=1732951500 batt=57"
+        #expect(try ServerEvent(line: sos).json == #"{"kind":"alert","runner":"ann","alert":"sos","dist":4210.50,"#
+            + #""time":1500.0,"pace":null,"lat":48.8566140,"lon":2.3522190,"ts":"1732951500","batt":57}"#)
+        let withheld = "alert:ann kind=sos dist=0.00 time=0.0 pace=- lat=- lon=- ts=1732950000"
+        #expect(try ServerEvent(line: withheld).json.contains(#""lat":null,"lon":null,"ts":"1732950000"}"#))
+        let low = try AlertEvent(line: "alert:ann kind=battery_low dist=9000.00 time=2900.0 pace=- batt=14")
+        #expect(low.battery == 14 && low.latitude == nil && low.timestamp == nil)
+        #expect(throws: WireError.self) { try AlertEvent(line: "alert:ann kind=sos dist=0.00 time=0.0 pace=- batt=14") }
+    }
+
     @Test func controlCharactersAreEscaped() {
         let json = CheerEvent(runner: "ann", from: "x", text: "a\u{1}b\u{7F}c\r").json
         #expect(json == #"{"kind":"msg","runner":"ann","from":"x","text":"a\u0001b\u007fc\r"}"#)
