@@ -48,3 +48,53 @@ extension OkEvent: CustomStringConvertible {
     /// The line as the server sent it, e.g. `ok:msg count=1`.
     public var description: String { line }
 }
+
+extension AlertEvent {
+    /// What an alert is about.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A checkpoint passed (`coach:NAME every=M`).
+        case checkpoint
+        /// The current pace off the goal's target pace for a while.
+        case offPace = "off_pace"
+        /// Back within the goal's margin.
+        case backOnPace = "back_on_pace"
+        /// The runner's phone raised an SOS.
+        case sos
+        /// The phone's battery level moved (by 5 points, or its first report of the run).
+        case battery
+        /// The phone's battery fell below 15 %.
+        case batteryLow = "battery_low"
+    }
+
+    /// The kind as an enum; nil for a word this build does not know (`alert` keeps the text).
+    public var alertKind: Kind? { Kind(rawValue: alert) }
+
+    /// What a runner's phone says, typed: nil for the race alerts (checkpoints, pace).
+    public var phoneAlert: PhoneAlert? {
+        switch alertKind {
+        case .sos:
+            return .sos(runner: runner, latitude: latitude, longitude: longitude,
+                        time: timestamp.flatMap { Double($0) } ?? 0)
+        case .battery: return battery.map { .battery(runner: runner, level: $0) }
+        case .batteryLow: return battery.map { .batteryLow(runner: runner, level: $0) }
+        default: return nil
+        }
+    }
+}
+
+/// An alert a runner's phone raised (``AlertEvent/phoneAlert``).
+public enum PhoneAlert: Sendable, Hashable {
+    /// An SOS: where (nil when the runner's privacy zone withholds it from this follower) and when (unix seconds,
+    /// the time of the position that carried it).
+    case sos(runner: String, latitude: Double?, longitude: Double?, time: Double)
+    /// The battery level in percent.
+    case battery(runner: String, level: Double)
+    /// The battery fell below 15 % (raised once, again only after it was back at 20 %).
+    case batteryLow(runner: String, level: Double)
+
+    /// OpenStreetMap at a position: `https://www.openstreetmap.org/?mlat=LAT&mlon=LON#map=17/LAT/LON`.
+    public static func mapLink(latitude: Double, longitude: Double) -> String {
+        let lat = NumberFormat.string(latitude, decimals: 5), lon = NumberFormat.string(longitude, decimals: 5)
+        return "https://www.openstreetmap.org/?mlat=\(lat)&mlon=\(lon)#map=17/\(lat)/\(lon)"
+    }
+}

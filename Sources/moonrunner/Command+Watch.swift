@@ -22,7 +22,9 @@ let coachHelp = """
 usage: moonrunner coach NAME|'*' [options]
 
 Badge alerts for a runner (or every runner: '*'), one line each, with the run's start and end, and the
-coach alerts: off pace / back on pace (for a runner with a goal time) and checkpoints (--every).
+coach alerts: off pace / back on pace (for a runner with a goal time) and checkpoints (--every), and
+what the runner's phone says: an SOS (a line starting with !!! SOS, with the time, the position and a map
+link), its battery level and a low battery.
 
   --host ADDR      server address (default 127.0.0.1)
   --port N         server port (default 4242)
@@ -85,16 +87,37 @@ struct FollowOptions {
     }
 }
 
-/// One coach alert as a line: `ann: checkpoint 2.00 km at 9:58 (4:59 /km)`, `ann: off pace at 5:30 /km …`.
+/// One coach alert as a line: `ann: checkpoint 2.00 km at 9:58 (4:59 /km)`, `ann: off pace at 5:30 /km …`,
+/// `ann: battery low, 14%`; an SOS stands out on a line of its own, with when, where and a map link:
+/// `!!! SOS ann at 2024-11-30T07:25:00Z, 48.85661, 2.35222 https://www.openstreetmap.org/?mlat=…` (then the run).
 func alertLine(_ alert: AlertEvent, formatter: RunFormatter) -> String {
     let at = "\(formatter.distance(alert.distance)) at \(formatter.duration(alert.elapsed))"
-    switch alert.alert {
-    case "checkpoint":
-        return "\(alert.runner): checkpoint \(at)" + (alert.pace.map { " (\(formatter.pace($0)))" } ?? "")
-    default:
+    let battery = alert.battery.map { ", battery \(NumberFormat.string($0, decimals: 0))%" } ?? ""
+    switch alert.alertKind {
+    case .checkpoint:
+        return "\(alert.runner): checkpoint \(at)" + (alert.pace.map { " (\(formatter.pace($0)))" } ?? "") + battery
+    case .offPace, .backOnPace:
         let what = alert.alert == "off_pace" ? "off pace" : "back on pace"
         let off = alert.off.map { " \($0 >= 0 ? "+" : "")\(NumberFormat.string($0, decimals: 1))%" } ?? ""
         return "\(alert.runner): \(what) at \(formatter.pace(alert.pace)) (target \(formatter.pace(alert.target))\(off)), \(at)"
+            + battery
+    case .sos:
+        let when = alert.timestamp.flatMap { Double($0) }.map { ISODate.string(unixSeconds: $0) } ?? alert.timestamp ?? "?"
+        let position: String
+        if let latitude = alert.latitude, let longitude = alert.longitude {
+            position = "\(NumberFormat.string(latitude, decimals: 5)), \(NumberFormat.string(longitude, decimals: 5)) "
+                + PhoneAlert.mapLink(latitude: latitude, longitude: longitude)
+        } else {
+            position = "position withheld (privacy zone: ask \(alert.runner) for a share link)"
+        }
+        let run = alert.distance > 0 || alert.elapsed > 0 ? "\n!!! \(alert.runner) had run \(at)\(battery)" : ""
+        return "!!! SOS \(alert.runner) at \(when), \(position)\(run)"
+    case .battery:
+        return "\(alert.runner): battery \(NumberFormat.string(alert.battery, decimals: 0))%"
+    case .batteryLow:
+        return "\(alert.runner): battery low, \(NumberFormat.string(alert.battery, decimals: 0))%"
+    case nil:
+        return "\(alert.runner): \(alert.alert) \(at)"
     }
 }
 

@@ -65,6 +65,8 @@ struct WatchView {
         case .cheer(let cheer):
             update(cheer.runner) { $0.cheer = cheer }
             line = "\(cheer.runner) cheered by \(cheer.from): \"\(cheer.text)\""
+        case .alert(let alert) where alert.alertKind == .sos || alert.alertKind == .batteryLow:
+            line = alertLine(alert, formatter: formatter)  // what a runner's phone says that a spectator must see
         case .error(let error):
             line = "error: \(error)"
         case .state(.connected):

@@ -54,3 +54,19 @@ import Testing
         #expect(String(describing: ClientEvent.ok(ok)) == "ok(ok:msg count=1)")
     }
 }
+
+/// A phone's alerts, typed, with the client library alone.
+@Suite struct PhoneAlertTypesTests {
+    @Test func alertKindsAndPhoneAlertsAreTyped() throws {
+        let sos = try AlertEvent(line: "alert:ann kind=sos dist=0.00 time=0.0 pace=- lat=- lon=- ts=1732950000.5")
+        #expect(sos.alertKind == .sos)
+        #expect(sos.phoneAlert == .sos(runner: "ann", latitude: nil, longitude: nil, time: 1_732_950_000.5))
+        let low = try AlertEvent(line: "alert:ann kind=battery_low dist=9000.00 time=2900.0 pace=- batt=14")
+        #expect(low.alertKind == .batteryLow && low.phoneAlert == .batteryLow(runner: "ann", level: 14))
+        let offPace = try AlertEvent(line: "alert:ann kind=off_pace dist=12000.00 time=3720.0 pace=330.0 target=298.6 off=10.5 batt=40")
+        #expect(offPace.alertKind == .offPace && offPace.phoneAlert == nil && offPace.battery == 40)
+        #expect(AlertEvent.Kind.allCases.map(\.rawValue) == AlertEvent.kinds)
+        #expect(PhoneAlert.mapLink(latitude: 51.5, longitude: -0.12)
+                == "https://www.openstreetmap.org/?mlat=51.50000&mlon=-0.12000#map=17/51.50000/-0.12000")
+    }
+}

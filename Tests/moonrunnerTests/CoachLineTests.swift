@@ -40,3 +40,34 @@ import Wire
         #expect(!watch.standardOutput.contains("connection lost"))
     }
 }
+
+/// A phone's alerts in `moonrunner coach`: an SOS stands out, with when, where and a map link.
+@Suite struct PhoneAlertLineTests {
+    let formatter = RunFormatter(locale: Locale(identifier: "en_GB"), unit: .kilometres)
+
+    @Test func anSOSStandsOutWithTheTimeThePositionAndAMapLink() throws {
+        let sos = try AlertEvent(line: "alert:ann kind=sos dist=4210.50 time=1500.0 pace=- lat=48.8566140 lon=2.3522190 ts=1732951500 batt=57")
+        let lines = alertLine(sos, formatter: formatter).split(separator: "\n").map(String.init)
+        #expect(lines == ["!!! SOS ann at 2024-11-30T07:25:00Z, 48.85661, 2.35222 "
+                              + "https://www.openstreetmap.org/?mlat=48.85661&mlon=2.35222#map=17/48.85661/2.35222",
+                          "!!! ann had run 4.21 km at 0:25:00, battery 57%"])
+        let withheld = try AlertEvent(line: "alert:ann kind=sos dist=0.00 time=0.0 pace=- lat=- lon=- ts=1732950000")
+        #expect(alertLine(withheld, formatter: formatter)
+                == "!!! SOS ann at 2024-11-30T07:00:00Z, position withheld (privacy zone: ask ann for a share link)")
+        #expect(sos.phoneAlert == .sos(runner: "ann", latitude: 48.856614, longitude: 2.352219, time: 1_732_951_500))
+        var view = WatchView(title: "watching ann", formatter: formatter)
+        #expect(view.apply(.alert(sos))?.hasPrefix("!!! SOS ann at ") == true)
+    }
+
+    @Test func batteryLinesSayTheLevel() throws {
+        let low = try AlertEvent(line: "alert:ann kind=battery_low dist=9000.00 time=2900.0 pace=- batt=14")
+        #expect(alertLine(low, formatter: formatter) == "ann: battery low, 14%")
+        #expect(low.phoneAlert == .batteryLow(runner: "ann", level: 14))
+        let level = try AlertEvent(line: "alert:ann kind=battery dist=100.00 time=30.0 pace=- batt=80")
+        #expect(alertLine(level, formatter: formatter) == "ann: battery 80%")
+        let checkpoint = try AlertEvent(line: "alert:ann kind=checkpoint dist=2000.00 time=598.9 pace=297.5 batt=41")
+        #expect(alertLine(checkpoint, formatter: formatter).hasSuffix(", battery 41%"))
+        var view = WatchView(title: "watching ann", formatter: formatter)
+        #expect(view.apply(.alert(level)) == nil, "a level is no news for a spectator's log")
+    }
+}
