@@ -262,7 +262,7 @@ const MR = (() => {
   }
 
   // --- Server-Sent Events: one listener per event kind; data is the event's JSON object. ---
-  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank"];
+  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank", "alert"];
   function subscribe(query, handlers, onState) {
     const source = new EventSource(withToken(`/events?${query}`));
     for (const kind of KINDS) {

@@ -55,6 +55,13 @@ const MRMap = (() => {
         replay.dataset.time = time.toFixed(1);
       },
       drawRunners() {},
+      // An SOS's position: a red ring where the track's projection puts it (nothing before there is a track).
+      placeSOS(lat, lon) {
+        svg.querySelectorAll(".sos-marker").forEach((node) => node.remove());
+        if (!projection) return;
+        const [x, y] = projection.xy(lat, lon);
+        svg.appendChild(MR.svgNode("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 11, class: "sos-marker" }));
+      },
     };
   }
 
@@ -78,7 +85,7 @@ const MRMap = (() => {
       box.classList.add("no-tiles");
     }
     const trackLayer = L.layerGroup().addTo(map), pinLayer = L.layerGroup().addTo(map), labelLayer = L.layerGroup().addTo(map);
-    let markerLayer = null, replayMarker = null, labelled = [];
+    let markerLayer = null, replayMarker = null, sosMarker = null, labelled = [];
     // The view follows the run until the viewer pans or zooms by hand.
     let viewerMoved = false, hasView = false;
     const moved = () => { viewerMoved = true; };
@@ -182,6 +189,15 @@ const MRMap = (() => {
           replayMarker.setLatLng([lat, lon]);
         }
         replayMarker.getElement().dataset.time = time.toFixed(1);
+      },
+      // An SOS's position: a red ring, and the map brought to it.
+      placeSOS(lat, lon) {
+        if (!sosMarker) {
+          sosMarker = L.circleMarker([lat, lon], { radius: 11, className: "sos-marker", interactive: false }).addTo(map);
+        } else {
+          sosMarker.setLatLng([lat, lon]);
+        }
+        map.setView([lat, lon], Math.max(map.getZoom() || 0, 15));
       },
       // The overview: every live runner's newest position, named.
       drawRunners(runners) {

@@ -149,6 +149,31 @@
     renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderLastSeen(); renderTrack();
   }
 
+  // What the runner's phone says: an SOS (a banner that stays, with when and where) and its battery. Kept apart
+  // from the run's state: a reconnect's track does not make an SOS go away.
+  let sos = null;
+  function renderSOS() {
+    $("sos").hidden = !sos;
+    if (!sos) return;
+    const at = Number(sos.ts);
+    const when = isFinite(at) ? new Date(at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }) : sos.ts;
+    const where = sos.lat == null ? " (where is withheld: the runner's privacy zone)" : "";
+    $("sos-text").textContent = `${name} raised an SOS at ${when}${where}.`;
+    $("sos-show").hidden = sos.lat == null;
+    $("sos-geo").hidden = sos.lat == null;
+    if (sos.lat != null) $("sos-geo").href = `geo:${sos.lat},${sos.lon}`;
+  }
+  $("sos-show").addEventListener("click", () => {
+    if (!sos || sos.lat == null) return;
+    if (view.placeSOS) view.placeSOS(sos.lat, sos.lon);
+    $("map-box").scrollIntoView({ behavior: "smooth", block: "center" });
+  });
+  function renderBattery(level, low) {
+    $("battery-box").hidden = false;
+    $("battery").textContent = `${Math.round(level)} %`;
+    $("battery").classList.toggle("low", Boolean(low));
+  }
+
   MR.bindUnitSwitch();
   MR.onUnitChange(() => { renderNumbers(); renderSplits(); });
 
@@ -205,6 +230,17 @@
       if (end.saved) {
         const link = MR.element("a", { href: MR.withToken(`/runs/${end.run}`), id: "saved-run" }, "the saved run");
         $("status").append(" · ", link);
+      }
+    },
+    alert(alert) {
+      if (alert.batt != null) renderBattery(alert.batt, alert.batt < 15);
+      if (alert.alert === "sos") {
+        const isNew = !sos || sos.ts !== alert.ts;
+        sos = alert;
+        renderSOS();
+        if (isNew && alert.lat != null && view.placeSOS) view.placeSOS(alert.lat, alert.lon);
+      } else if (alert.alert === "battery_low") {
+        MR.toast("Phone battery low", `${name}'s phone is at ${Math.round(alert.batt)} %.`);
       }
     },
     msg(cheer) {
