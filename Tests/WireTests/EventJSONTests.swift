@@ -6,7 +6,7 @@ import Testing
 /// the JSON with Foundation gives the same keys and the same values.
 @Suite struct EventJSONTests {
     /// Keys whose values look like numbers but are texts echoed as sent (the runner's own timestamps).
-    static let textKeys: [String: Set<String>] = ["run": ["ts"], "pace": ["ts"], "ack": ["ts"]]
+    static let textKeys: [String: Set<String>] = ["run": ["ts"], "pace": ["ts"], "ack": ["ts"], "alert": ["ts"]]
 
     /// Events beyond protocol.md's examples: odd texts, every null, every flag.
     static let extraEvents: [ServerEvent] = [
