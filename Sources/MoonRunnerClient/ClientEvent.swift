@@ -18,7 +18,8 @@ public enum ClientEvent: Sendable, Hashable {
     case ack(AckEvent)
     /// `note:` — why the client's fixes start no run yet (a cached position, a poor accuracy…).
     case note(NoteEvent)
-    /// `alert:` — for a coach: a checkpoint passed, or a runner off (or back on) the goal's pace.
+    /// `alert:` — for a coach: a checkpoint passed, or a runner off (or back on) the goal's pace; for anyone
+    /// following a runner: its phone's SOS, battery level or low battery (``AlertEvent/phoneAlert``).
     case alert(AlertEvent)
     /// `rank:` — for a `watch:*` spectator: a live runner's place on the leaderboard changed.
     case rank(RankEvent)

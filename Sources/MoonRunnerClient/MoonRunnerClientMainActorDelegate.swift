@@ -33,7 +33,8 @@ public protocol MoonRunnerClientMainActorDelegate: AnyObject, Sendable {
     func client(_ client: MoonRunnerClient, didReceiveAck event: AckEvent)
     /// The server explained why the client's fixes start no run yet (`note:`).
     func client(_ client: MoonRunnerClient, didReceiveNote event: NoteEvent)
-    /// A coach's alert: a checkpoint passed, or a runner off (or back on) the goal's pace (`alert:`).
+    /// An alert (`alert:`): for a coach, a checkpoint passed, or a runner off (or back on) the goal's pace; for
+    /// anyone following a runner, its phone's SOS, battery level or low battery (``AlertEvent/phoneAlert``).
     func client(_ client: MoonRunnerClient, didReceiveAlert event: AlertEvent)
     /// A live runner's place on the leaderboard changed (`rank:`, for `watch:*`).
     func client(_ client: MoonRunnerClient, didReceiveRank event: RankEvent)
