@@ -7,8 +7,9 @@ import RunStore
 ///
 /// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone, `c` coaches), `k` kind (`started`,
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
-///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), and `x=1` for a recovered run's catch-up (mirrors
-///   only, nobody hears it again);
+///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), `f` a phone
+///   alert's whole line (kind `other`, so a node without it delivers the line as it is), and `x=1` for a
+///   recovered run's catch-up (mirrors only, nobody hears it again);
 /// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON;
 /// - a device token issued: `m=d`, `r` runner, `h` the token's hash; tokens revoked: `m=u`, `h` hashes.
 ///
@@ -35,6 +36,7 @@ enum ClusterCoding {
             case .cheer: fields.append(("k", bytes("cheer")))
             case .ended(let runID): fields += [("k", bytes("ended")), ("d", bytes("\(runID)"))]
             case .other: fields.append(("k", bytes("other")))
+            case .deviceAlert(let fullLine): fields += [("k", bytes("other")), ("f", fullLine)]
             }
             return (event.runner, fields)
         case .runner(let name, let keyHash, let history, let privacy):
@@ -87,7 +89,7 @@ enum ClusterCoding {
             case "ended":
                 guard numbers.count == 1 else { return nil }
                 kind = .ended(runID: Int64(numbers[0]))
-            case "other": kind = .other
+            case "other": kind = entry["f"].map { .deviceAlert(fullLine: $0) } ?? .other
             default: return nil
             }
             guard let audience = Self.audience(coded: audience) else { return nil }

@@ -99,7 +99,7 @@ extension Hub {
 
     /// Sends a phone's alert to everyone who may follow the runner here, at once and never droppable: `fullLine`
     /// to the runner and its share tokens' holders, `line` to the others. Numbered, remembered for resuming
-    /// streams and relayed to other loops (as `line`) like any broadcast.
+    /// streams and relayed to other loops (both lines) like any broadcast.
     private func broadcastDeviceAlert(_ line: [UInt8], fullLine: [UInt8], of entry: RunnerEntry) -> DeviceAlertLines {
         let name = entry.name
         let sequence = sharedSequence?() ?? eventSequence + 1
@@ -115,27 +115,40 @@ extension Hub {
                 backlogs[name] = backlog
             }
         }
+        deliverDeviceAlert(line, fullLine: fullLine, about: name, own: entry.connection)
+        if sharedSequence != nil {
+            output.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,
+                                             kind: .deviceAlert(fullLine: fullLine))))
+        }
+        return DeviceAlertLines(sequence: sequence, line: line, fullLine: fullLine)
+    }
+
+    /// Delivers a phone's alert to everyone here who may follow the runner (`own`: the runner's connection, if
+    /// here): `fullLine` to the runner and its share tokens' holders, `line` to the others; never droppable.
+    func deliverDeviceAlert(_ line: [UInt8], fullLine: [UInt8], about name: String, own: ConnectionID?) {
         var recipients: Set<ConnectionID> = []
-        if let own = entry.connection { recipients.insert(own) }
+        if let own { recipients.insert(own) }
         recipients.formUnion(watchers[name] ?? [])
         recipients.formUnion(everyoneWatchers)
         recipients.formUnion(coaches[name] ?? [])
         recipients.formUnion(everyoneCoaches)
-        for id in recipients.sorted() where id == entry.connection || mayFollow(name, id) {
+        for id in recipients.sorted() where id == own || mayFollow(name, id) {
             send(line == fullLine || !seesThroughZone(name, id) ? line : fullLine, to: id)
         }
-        if sharedSequence != nil {
-            output.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,
-                                             kind: .other)))
-        }
-        return DeviceAlertLines(sequence: sequence, line: line, fullLine: fullLine)
     }
 
     /// A late follower of a live run here gets its latest SOS and battery alert at once, under the numbers they
     /// were broadcast with (so an event stream keeps them after its snapshot, and never shows them twice).
     func catchUpDeviceAlerts(_ id: ConnectionID, on name: String) {
-        guard let run = runners[name]?.run else { return }
-        for alert in [run.sosAlert, run.batteryAlert].compactMap(\.self).sorted(by: { $0.sequence < $1.sequence }) {
+        let alerts: [DeviceAlertLines?]
+        if let run = runners[name]?.run {
+            alerts = [run.sosAlert, run.batteryAlert]
+        } else if let remote = remoteRuns[name] {
+            alerts = [remote.sosAlert, remote.batteryAlert]
+        } else {
+            return
+        }
+        for alert in alerts.compactMap(\.self).sorted(by: { $0.sequence < $1.sequence }) {
             broadcastSequence = alert.sequence
             send(seesThroughZone(name, id) ? alert.fullLine : alert.line, to: id)
         }
@@ -148,6 +161,21 @@ struct DeviceAlertLines {
     let sequence: UInt64
     let line: [UInt8]
     let fullLine: [UInt8]
+
+    /// True for an `alert: kind=sos` (the others are the battery's).
+    var isSOS: Bool { line.starts(with: Array("alert:".utf8)) && Self.contains(line, Array(" kind=sos ".utf8)) }
+
+    private static func contains(_ line: [UInt8], _ part: [UInt8]) -> Bool {
+        guard line.count >= part.count else { return false }
+        return (0...(line.count - part.count)).contains { line[$0..<($0 + part.count)].elementsEqual(part) }
+    }
+}
+
+extension RemoteRun {
+    /// Keeps another loop's phone alert for late followers here.
+    func keep(_ alert: DeviceAlertLines) {
+        if alert.isSOS { sosAlert = alert } else { batteryAlert = alert }
+    }
 }
 
 /// The alarms raised lately (runner, alarm, position timestamp), so a phone resending a position that carries

@@ -20,6 +20,9 @@ final class RemoteRun {
     var rejections: [FixRejection: Int] = [:]
     /// The goal distance as the owner's paces relay it.
     var goal: Double?
+    /// The run's newest SOS and battery alert, for late followers.
+    var sosAlert: DeviceAlertLines?
+    var batteryAlert: DeviceAlertLines?
 
     init(runID: Int64, started: Double, startHistory: BadgeHistory, startedLine: [UInt8]) {
         self.runID = runID
@@ -119,6 +122,9 @@ extension Hub {
             if !isLocalRun(runID) { finishedRuns.append((runID, now)) }
             recentlyEnded.append(event.line)
             if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
+        case .deviceAlert(let fullLine):
+            if let remote = remoteRuns[name] { remote.keep(DeviceAlertLines(sequence: event.sequence, line: event.line,
+                                                                            fullLine: fullLine)) }
         case .other:
             break
         }
@@ -126,6 +132,9 @@ extension Hub {
         if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
             backlogs[name, default: EventBacklog(capacity: configuration.eventBacklog)]
                 .append(event.sequence, event.line, isPace: isPace)
+        }
+        if case .deviceAlert(let fullLine) = event.kind {
+            return deliverDeviceAlert(event.line, fullLine: fullLine, about: name, own: runners[name]?.connection)
         }
         deliver(event.line, about: name, own: local == nil ? nil : runners[name]?.connection, to: event.audience,
                 droppable: isPace)

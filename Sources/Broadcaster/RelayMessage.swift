@@ -40,6 +40,9 @@ struct RelayedEvent: Sendable {
         case cheer
         /// `end:`.
         case ended(runID: Int64)
+        /// A phone's alert (`alert:` of kind `sos`, `battery`, `battery_low`): the event's line is what those
+        /// without the runner's share token see, `fullLine` what the runner and its share tokens' holders see.
+        case deviceAlert(fullLine: [UInt8])
         /// Anything else (`split:`).
         case other
     }

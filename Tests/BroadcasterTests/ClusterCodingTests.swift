@@ -45,6 +45,29 @@ import Testing
         #expect(runner == "ann" && added == share && removed == ["h0"])
     }
 
+    @Test func aPhonesAlertCrossesTheBusWithBothItsLines() throws {
+        let shown = Array("alert:ann kind=sos dist=0.00 time=0.0 pace=- lat=- lon=- ts=5\n".utf8)
+        let full = Array("alert:ann kind=sos dist=0.00 time=0.0 pace=- lat=51.5000000 lon=-0.1200000 ts=5\n".utf8)
+        let sos = RelayedEvent(runner: "ann", line: shown, audience: .everyone, sequence: 5, kind: .deviceAlert(fullLine: full))
+        guard case .event(let read)? = Self.roundTrip(.event(sos)), case .deviceAlert(let fullLine) = read.kind else {
+            Issue.record("not a phone's alert")
+            return
+        }
+        #expect(read.line == shown && fullLine == full && read.audience == .everyone)
+        #expect(DeviceAlertLines(sequence: 1, line: shown, fullLine: full).isSOS)
+        #expect(!DeviceAlertLines(sequence: 1, line: Array("alert:ann kind=battery_low dist=0.00\n".utf8), fullLine: []).isSOS)
+        // A node that knows no phone alerts reads it as another event and delivers the line as it is.
+        var fields = try #require(ClusterCoding.fields(of: .event(sos))).fields
+        #expect(fields.first { $0.0 == "k" }.map { String(decoding: $0.1, as: UTF8.self) } == "other")
+        fields.removeAll { $0.0 == "f" }
+        let old = ClusterCoding.message(of: BusEntry(stream: "s", id: StreamID(milliseconds: 1, sequence: 0), node: "a",
+                                                     fields: fields))
+        guard case .event(let plain)? = old, case .other = plain.kind else {
+            Issue.record("not an other event")
+            return
+        }
+    }
+
     @Test func aGoalDistanceAndACoachesOnlyAlertCrossTheBus() throws {
         let pace = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
                                 sequence: 2, kind: .pace(distance: 3, elapsed: 4, movingTime: 4, rejections: [:],

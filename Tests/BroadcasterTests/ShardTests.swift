@@ -351,3 +351,45 @@ extension ShardTests {
         }
     }
 }
+
+extension ShardTests {
+    /// A phone's SOS raised on the loop that owns the runner reaches followers on the other loop at once: the
+    /// position for a share link's holder, withheld by the privacy zone for the others; a late follower there
+    /// gets it too.
+    @Test func anSOSReachesTheOtherLoopWithThePositionOnlyForShareLinks() throws {
+        try withServerGroup(loops: 2) { group in
+            let name = group.runnerName(ownedBy: 1, prefix: "ann")
+            let phone = try Self.client(on: 0, of: group)
+            _ = try Self.claim(name, on: phone)
+            try phone.send("privacy:200")
+            try phone.expect("ok:privacy")
+            try phone.send("share:3600")
+            let token = try #require(try OkEvent(event: Event.parse(phone.expect("ok:share")))["token"])
+            let friend = try Self.client(on: 0, of: group)
+            try friend.send("coach:\(name) \(token)")
+            try friend.expectNext("ok:coach")
+            let stranger = try Self.client(on: 0, of: group)
+            try stranger.send("coach:\(name)")
+            try stranger.expectNext("ok:coach")
+            let run = straightRun(count: 5, speed: 4)
+            for line in run { try phone.send(line) }
+            _ = try friend.expect("run:\(name)")
+            let owner = group.servers[1]
+            let time = Double(Int(Date().timeIntervalSince1970))
+            let raised = Self.onLoop(owner) { server -> Bool in
+                guard let entry = server.hub.runners[name] else { return false }
+                server.hub.raiseAlarm("sos", at: LocationCommand(latitude: 51.5001, longitude: -0.12, accuracy: 5,
+                                                                 timestamp: time, timestampText: String(Int(time))),
+                                      for: entry, now: time)
+                return true
+            }
+            #expect(raised, "loop 1 owns \(name)")
+            #expect(try friend.expect("alert:\(name) kind=sos").contains("lat=51.5001000 lon=-0.1200000"))
+            #expect(try stranger.expect("alert:\(name) kind=sos").contains("lat=- lon=-"))
+            #expect(try phone.expect("alert:\(name) kind=sos").contains("lat=51.5001000"), "the runner's own")
+            let late = try Self.client(on: 0, of: group)
+            try late.send("watch:\(name)")
+            #expect(try late.expect("alert:\(name) kind=sos").contains("lat=- lon=-"))
+        }
+    }
+}
