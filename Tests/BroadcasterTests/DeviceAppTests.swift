@@ -160,7 +160,7 @@ import Wire
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
                 let app = try HTTPTestClient(port: try #require(server.httpPort))
-                for query in ["id=\(token)&lat=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
+                for query in ["id=\(token)&timestamp=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
                     let answer = try app.get("/osmand?\(query)")
                     #expect(answer.status == 400 && !answer.text.isEmpty, "\(query): \(answer)")
                 }
