@@ -142,14 +142,14 @@ struct DeviceReport: Equatable {
     /// `.encrypted`, since the server holds no key to read it.
     static func ownTracks(_ request: HTTPRequest, now: Double) throws(Problem) -> DeviceReport {
         let body = try json(request.body)
-        var user: String?, token: String?
+        let user: String?
+        var token: String?
         if let credentials = request.basicCredentials {
             (user, token) = (credentials.user, credentials.password)
         } else {
             (user, token) = (request.headers["X-Limit-U"], request.headers["X-Limit-D"])
         }
         if token?.isEmpty == true { token = nil }
-        if user?.isEmpty == true { user = nil }
         var encrypted = false
         func read(_ message: [String: Any]) throws(Problem) -> DevicePosition? {
             switch message["_type"] as? String {
@@ -176,7 +176,9 @@ struct DeviceReport: Equatable {
             throw .malformed("the body is not a JSON object or array")
         }
         // Readable positions are kept even beside an encrypted message (apps do not mix them).
-        guard let token, !positions.isEmpty else { throw encrypted ? .encrypted(token: token, user: user) : .ignored }
+        guard let token, !positions.isEmpty else {
+            throw encrypted ? .encrypted(token: token, user: user?.isEmpty == true ? nil : user) : .ignored
+        }
         return DeviceReport(token: token, user: user, positions: positions, app: appName(request, otherwise: "OwnTracks"))
     }
 

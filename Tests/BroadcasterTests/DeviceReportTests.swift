@@ -199,6 +199,8 @@ import Wire
         (#"[{"id":"a","lat":1,"lon":2,"alarm":"s o s"}]"#, "position 1: alarm is not a word"),
         (#"[{"id":"a","lat":1,"lon":2,"alarm":1}]"#, "position 1: alarm is not a word"),
         (#"[{"id":"a","lat":95,"lon":2}]"#, "position 1: lat must be within -90...90"),
+        (#"[{"id":"a","lat":1,"lon":2,"batt":true}]"#, "position 1: batt is not a number"),
+        (#"[{"id":"a","lat":1,"lon":false}]"#, "position 1: lon is not a number"),
         (#"[{"id":[1],"lat":1,"lon":2}]"#, "position 1: id is not a device token"),
         ("[]", "the batch is empty"),
         (#"{"location":[],"device_id":"t"}"#, "the batch is empty"),
