@@ -48,8 +48,12 @@ enum ClusterCoding {
                                                ("u", bytes(removed.joined(separator: " ")))]
             if let added { fields.append(("h", bytes("\(added.hash) \(added.created) \(added.expires)"))) }
             return (runner, fields)
-        case .deviceAdded(let hash, let runner):
-            return (runner, [("m", bytes("d")), ("r", bytes(runner)), ("h", bytes(hash))])
+        case .deviceAdded(let token):
+            // `c` and `b` (when, and the label) are new: a node of the version before them reads the rest.
+            var fields: [(String, [UInt8])] = [("m", bytes("d")), ("r", bytes(token.runner)), ("h", bytes(token.hash)),
+                                               ("c", bytes(String(token.created)))]
+            if let label = token.label { fields.append(("b", bytes(label))) }
+            return (token.runner, fields)
         case .devicesRemoved(let hashes):
             // Revocations name no runner: they go on a stream of their own (also added to the all-runs one).
             return (revokedDevices, [("m", bytes("u")), ("r", bytes(revokedDevices)), ("h", bytes(hashes.joined(separator: " ")))])
@@ -97,7 +101,9 @@ enum ClusterCoding {
                                        sequence: sequence(of: entry.id), kind: kind, isCatchUp: entry["x"] != nil))
         case "d":
             guard let hash = entry["h"].map(text), !hash.isEmpty else { return nil }
-            return .deviceAdded(hash: hash, runner: runner)
+            // A node of the version before labels sends no `c`: the token is as new as the message.
+            let created = entry["c"].map(text).flatMap(Double.init) ?? Double(entry.id.milliseconds) / 1000
+            return .deviceAdded(DeviceToken(hash: hash, runner: runner, created: created, label: entry["b"].map(text)))
         case "u":
             return .devicesRemoved(hashes: (entry["h"].map(text) ?? "").split(separator: " ").map(String.init))
         case "r":

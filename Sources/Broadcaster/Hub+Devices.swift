@@ -5,21 +5,30 @@ import Wire
 /// Phone apps that post positions over HTTP (OsmAnd, Traccar Client, OwnTracks): their tokens, and their
 /// fixes through the same engine, store, badges and broadcast as a `loc:` line.
 extension Hub {
-    /// `device:` from the connection that holds a runner: a new token, shown once (only its hash is kept).
-    func addDevice(for id: ConnectionID, now: Double) {
+    /// `device:` / `device:LABEL` from the connection that holds a runner: a new token, shown once (only its hash
+    /// is kept), with the label the runner knows the phone by.
+    func addDevice(for id: ConnectionID, label: String?, now: Double) {
         guard let name = ownEntry(id, for: "device")?.name else { return }
-        let token = issueDeviceToken(for: name, now: now)
+        let token = issueDeviceToken(for: name, label: label, now: now)
         send(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
         output.log("\(name) added a device token")
     }
 
-    /// `undevice:TOKEN` / `undevice:*`: revokes one of the runner's device tokens, or all of them.
+    /// `device:list`: one `device:` line per token of the runner, oldest first, then `done:device`.
+    func listDevices(for id: ConnectionID) {
+        guard let name = ownEntry(id, for: "device")?.name else { return }
+        let phones = deviceEvents(of: name)
+        for phone in phones { send(phone, to: id) }
+        send(DoneEvent(what: "device", count: phones.count, more: false), to: id)
+    }
+
+    /// `undevice:TOKEN` / `undevice:ID` / `undevice:*`: revokes one of the runner's device tokens (named by the
+    /// token, or by the id `device:list` shows: its hash's first 8 hex digits), or all of them.
     func removeDevice(_ token: String?, for id: ConnectionID, now: Double) {
         guard let name = ownEntry(id, for: "undevice")?.name else { return }
         let hashes: [String]
         if let token {
-            let hash = RunnerKey.hash(token)
-            guard devices[hash] == name else {
+            guard let hash = deviceHash(named: token, of: name) else {
                 fail(id, .notFound, "no such device token of \(name)")
                 return
             }
@@ -27,29 +36,56 @@ extension Hub {
         } else {
             hashes = devices.filter { $0.value == name }.map(\.key)
         }
-        for hash in hashes { devices[hash] = nil }
+        for hash in hashes { forgetDevice(hash) }
         output.relay(.devicesRemoved(hashes: hashes))
-        store.submit(.revokeDevice(runner: name, tokenHash: token.map(RunnerKey.hash), at: now))
+        store.submit(.revokeDevice(runner: name, tokenHash: token == nil ? nil : hashes[0], at: now))
         send(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
+    }
+
+    /// The hash of the runner's token named by `text`: the token itself, or the 8 hex digits `device:list`
+    /// shows (when exactly one of the runner's tokens starts so); nil for none.
+    private func deviceHash(named text: String, of name: String) -> String? {
+        let hash = RunnerKey.hash(text)
+        if devices[hash] == name { return hash }
+        guard text.utf8.count == 8, text.utf8.allSatisfy({ ($0 &- 48) < 10 || (($0 | 0x20) &- 97) < 6 }) else { return nil }
+        let id = text.lowercased()
+        let matching = devices.filter { $0.value == name && $0.key.hasPrefix(id) }
+        return matching.count == 1 ? matching.first?.key : nil
     }
 
     /// A new device token for a runner proved by its key over HTTP (the page's "Connect a phone" box); nil for
     /// an unknown runner or a wrong key (the same answer for both).
-    func addDevice(runner name: String, key: String, now: Double) -> String? {
-        guard let entry = runners[name], Command.isValidKey(key), RunnerKey.verify(key, against: entry.keyHash) else {
-            return nil
-        }
-        return issueDeviceToken(for: name, now: now)
+    func addDevice(runner name: String, key: String, label: String? = nil, now: Double) -> String? {
+        guard isProved(runner: name, key: key) else { return nil }
+        return issueDeviceToken(for: name, label: label, now: now)
+    }
+
+    /// True when `key` is the key of runner `name` (over HTTP, from the runner's page).
+    func isProved(runner name: String, key: String) -> Bool {
+        guard let entry = runners[name], Command.isValidKey(key) else { return false }
+        return RunnerKey.verify(key, against: entry.keyHash)
     }
 
     /// Makes, remembers and stores a new device token of `name` (only its hash is kept); the token, to show once.
-    private func issueDeviceToken(for name: String, now: Double) -> String {
+    func issueDeviceToken(for name: String, label: String?, now: Double) -> String {
         let token = RunnerKey.generate()
-        let hash = RunnerKey.hash(token)
-        devices[hash] = name
-        output.relay(.deviceAdded(hash: hash, runner: name))
-        store.submit(.device(DeviceToken(hash: hash, runner: name, created: now)))
+        let record = DeviceToken(hash: RunnerKey.hash(token), runner: name, created: now, label: label)
+        rememberDevice(record)
+        output.relay(.deviceAdded(record))
+        store.submit(.device(record))
         return token
+    }
+
+    /// Knows a device token from now on (issued here, loaded, or relayed from another loop).
+    func rememberDevice(_ token: DeviceToken) {
+        devices[token.hash] = token.runner
+        deviceRoster[token.hash] = DeviceRosterEntry(token: token)
+    }
+
+    /// Forgets a revoked device token, and what its phone last said.
+    func forgetDevice(_ hash: String) {
+        devices[hash] = nil
+        deviceRoster[hash] = nil
     }
 
     /// Ends a runner's live run (saved) for a key proved over HTTP (the page's stop button); the run's id, or nil
@@ -79,7 +115,7 @@ extension Hub {
     func loadDevices() {
         do {
             for token in try store.deviceTokens() {
-                devices[token.hash] = token.runner
+                rememberDevice(token)
                 if runners[token.runner] == nil, let record = try store.runner(named: token.runner) {
                     remember(record)
                 }

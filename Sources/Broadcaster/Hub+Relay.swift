@@ -176,8 +176,8 @@ extension Hub {
     }
 
     /// Another loop issued or revoked device tokens.
-    func relayedDevices(added: (hash: String, runner: String)?, removed: [String]) {
-        if let added { devices[added.hash] = added.runner }
-        for hash in removed { devices[hash] = nil }
+    func relayedDevices(added: DeviceToken?, removed: [String]) {
+        if let added { rememberDevice(added) }
+        for hash in removed { forgetDevice(hash) }
     }
 }

@@ -78,6 +78,9 @@ final class Hub {
     var coaches: [String: Set<ConnectionID>] = [:]
     /// Device tokens (by hash) and the runner each posts for; loaded at start, kept in step by `device:`.
     var devices: [String: String] = [:]
+    /// The runner's view of each device token (by hash): its label, and what was last heard from its phone
+    /// (in memory only: empty after a restart); one entry per token, dropped with it.
+    var deviceRoster: [String: DeviceRosterEntry] = [:]
     /// Names the store lacked at the last look (cleared every second).
     var unknownNames: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
@@ -189,7 +192,8 @@ final class Hub {
         case .listRuns(let name, let offset, let limit): answerRuns(id, name: name, offset: offset, limit: limit)
         case .showRun(let runID): answerRun(id, runID: runID)
         case .showBadges(let name): answerBadges(id, name: name)
-        case .addDevice: addDevice(for: id, now: now)
+        case .addDevice(let label): addDevice(for: id, label: label, now: now)
+        case .listDevices: listDevices(for: id)
         case .removeDevice(let token): removeDevice(token, for: id, now: now)
         case .goal(let goal): setGoal(goal, for: id)
         case .leaders(let goal): answerLeaders(id, goal: goal)

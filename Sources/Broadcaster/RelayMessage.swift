@@ -14,7 +14,7 @@ enum RelayMessage: Sendable {
     /// A share token was issued or revoked on the runner's loop: every loop checks followers' tokens.
     case shares(runner: String, added: ShareToken?, removed: [String])
     /// A device token was issued or revoked on the runner's loop: every loop answers the apps' posts.
-    case deviceAdded(hash: String, runner: String)
+    case deviceAdded(DeviceToken)
     case devicesRemoved(hashes: [String])
     /// An inbox drained below its low-water mark: loops that stopped reading fixes for it go on.
     case inboxDrained

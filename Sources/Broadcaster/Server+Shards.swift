@@ -98,7 +98,7 @@ extension Server {
         case .runner(let name, let keyHash, let history, let privacy):
             hub.relayedRunner(name, keyHash: keyHash, history: history, privacy: privacy)
         case .shares(let runner, let added, let removed): hub.relayedShares(of: runner, added: added, removed: removed)
-        case .deviceAdded(let hash, let runner): hub.relayedDevices(added: (hash, runner), removed: [])
+        case .deviceAdded(let token): hub.relayedDevices(added: token, removed: [])
         case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
         default: return false
         }

@@ -186,9 +186,9 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                       try JSONColumn.encode(record.pausesBefore)])
         case .device(let token):
             try connection.query("""
-                INSERT INTO device_tokens (token_hash, runner, created) VALUES ($1, $2, $3::double precision)
+                INSERT INTO device_tokens (token_hash, runner, created, label) VALUES ($1, $2, $3::double precision, $4)
                 ON CONFLICT (token_hash) DO NOTHING
-                """, [token.hash, token.runner, PostgresValue.double(token.created)])
+                """, [token.hash, token.runner, PostgresValue.double(token.created), token.label])
         case .revokeDevice(let runner, let hash, let at):
             try connection.query("""
                 UPDATE device_tokens SET revoked = $3::double precision

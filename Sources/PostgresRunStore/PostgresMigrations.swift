@@ -122,6 +122,10 @@ extension PostgresMigration {
             );
             CREATE INDEX share_tokens_by_runner ON share_tokens (runner);
             """),
+        // The runner's name for each phone (as SQLite's 2027-01-010-device-labels).
+        PostgresMigration(id: "2027-01-010-device-labels", sql: """
+            ALTER TABLE device_tokens ADD COLUMN label TEXT;
+            """),
     ]
 }
 

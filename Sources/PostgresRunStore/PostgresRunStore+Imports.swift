@@ -38,11 +38,11 @@ extension PostgresRunStore {
     public func deviceTokens() throws(StoreError) -> [DeviceToken] {
         try reader.read { (connection) throws(StoreError) -> [DeviceToken] in
             let rows = try connection.query(
-                "SELECT token_hash, runner, created FROM device_tokens WHERE revoked IS NULL ORDER BY created")
+                "SELECT token_hash, runner, created, label FROM device_tokens WHERE revoked IS NULL ORDER BY created")
             var tokens: [DeviceToken] = []
             for row in 0..<rows.rowCount {
                 tokens.append(DeviceToken(hash: rows.text(row, 0), runner: rows.text(row, 1),
-                                          created: try rows.double(row, 2)))
+                                          created: try rows.double(row, 2), label: rows.optionalText(row, 3)))
             }
             return tokens
         }

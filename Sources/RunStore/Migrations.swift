@@ -138,6 +138,10 @@ extension Migration {
             ) WITHOUT ROWID;
             CREATE INDEX share_tokens_by_runner ON share_tokens(runner);
             """),
+        // The runner's name for each phone (`device:LABEL`), shown in `device:list` and on the runner's page.
+        Migration(id: "2027-01-010-device-labels", sql: """
+            ALTER TABLE device_tokens ADD COLUMN label TEXT;
+            """),
     ]
 }
 

@@ -195,10 +195,11 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try upsertImport.run()
         case .device(let token):
             let insert = try database.cachedStatement(
-                "INSERT OR IGNORE INTO device_tokens (token_hash, runner, created) VALUES (?1, ?2, ?3)")
+                "INSERT OR IGNORE INTO device_tokens (token_hash, runner, created, label) VALUES (?1, ?2, ?3, ?4)")
             try insert.bind(token.hash, at: 1)
             try insert.bind(token.runner, at: 2)
             try insert.bind(token.created, at: 3)
+            try insert.bind(token.label, at: 4)
             try insert.run()
         case .revokeDevice(let runner, let hash, let at):
             let revoke = try database.cachedStatement("""

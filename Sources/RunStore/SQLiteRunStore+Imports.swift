@@ -43,11 +43,12 @@ extension SQLiteRunStore {
     public func deviceTokens() throws(StoreError) -> [DeviceToken] {
         try reader.read { (database) throws(StoreError) -> [DeviceToken] in
             let select = try database.cachedStatement(
-                "SELECT token_hash, runner, created FROM device_tokens WHERE revoked IS NULL ORDER BY created")
+                "SELECT token_hash, runner, created, label FROM device_tokens WHERE revoked IS NULL ORDER BY created")
             defer { select.reset() }
             var tokens: [DeviceToken] = []
             while try select.step() {
-                tokens.append(DeviceToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2)))
+                tokens.append(DeviceToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2),
+                                          label: select.optionalText(at: 3)))
             }
             return tokens
         }

@@ -19,7 +19,8 @@ extension WebRoute {
             return try cheer(to: segments[1], request)
         }
         if segments.count == 3, segments[0] == "runners", let action = RunnerAction(rawValue: segments[2]) {
-            try require(request, ["POST"])
+            if action == .devices, request.method == "GET" { return .deviceList(runner: try requireName(segments[1])) }
+            try require(request, action == .devices ? ["GET", "POST"] : ["POST"])
             return .runnerAction(runner: try requireName(segments[1]), action: action)
         }
         if segments == ["osmand"] {

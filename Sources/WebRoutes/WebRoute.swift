@@ -39,6 +39,8 @@ public enum WebRoute: Sendable, Hashable {
     case ownTracks
     /// `POST /runners/NAME/devices` or `/stop`: what the runner's page does with the runner's key.
     case runnerAction(runner: String, action: RunnerAction)
+    /// `GET /runners/NAME/devices`: the runner's phones, for the runner's page (proved by the runner's key).
+    case deviceList(runner: String)
 }
 
 /// What the runner's own page may do, proved by the runner's key.

@@ -15,6 +15,23 @@ extension Command {
         return try copied.get()
     }
 
+    /// `label` when it can name a phone (`device:LABEL`, and the runner's page): 1-40 characters of printable
+    /// text, no control characters (the caller trims spaces around it).
+    public static func checkedDeviceLabel(_ label: String) throws(WireError) -> String {
+        guard !label.isEmpty else { throw WireError(.badArgument, "device: a label is 1-\(Limits.deviceLabelLength) characters") }
+        var count = 0
+        for scalar in label.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                throw WireError(.badArgument, "device: a label must not contain control characters")
+            }
+            count += 1
+        }
+        guard count <= Limits.deviceLabelLength else {
+            throw WireError(.badArgument, "device: a label is at most \(Limits.deviceLabelLength) characters")
+        }
+        return label
+    }
+
     /// Parses one line given as text, without its `\n` (a trailing `\r` is allowed).
     public static func parse(_ line: String) throws(WireError) -> Command {
         try withUTF8Bytes(of: line) { buffer throws(WireError) in try CommandParser.parse(buffer) }
@@ -74,7 +91,7 @@ enum CommandParser {
         case "runs": return try listRuns(bytes, args)
         case "run": return .showRun(id: try runID(bytes, args))
         case "badges": return .showBadges(name: try name(bytes, args, word: wordText))
-        case "device": try noArguments(args, word: wordText); return .addDevice
+        case "device": return try device(bytes, args)
         case "undevice":
             if args.count == 1 && bytes[args.lowerBound] == UInt8(ascii: "*") { return .removeDevice(token: nil) }
             guard !args.isEmpty, isValidKey(bytes, args) else {
@@ -155,6 +172,14 @@ enum CommandParser {
             throw WireError(.badArgument, "msg: text is at most \(Command.Limits.cheerLength) characters")
         }
         return message
+    }
+
+    /// `device:` (no label), `device:list`, or `device:LABEL`.
+    static func device(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
+        guard !args.isEmpty else { return .addDevice(label: nil) }
+        let label = text(bytes, args)
+        if label == "list" { return .listDevices }
+        return .addDevice(label: try Command.checkedDeviceLabel(label))
     }
 
     static func listRuns(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {

@@ -69,9 +69,13 @@ public enum Command: Sendable, Hashable {
     case showRun(id: Int64)
     /// `badges:NAME`: a runner's badge board.
     case showBadges(name: String)
-    /// `device:`: a token for a phone app that posts positions over HTTP (OsmAnd, Traccar, OwnTracks).
-    case addDevice
-    /// `undevice:TOKEN` / `undevice:*`: revoke one device token or all of the runner's.
+    /// `device:` / `device:LABEL`: a token for a phone app that posts positions over HTTP (OsmAnd, Traccar,
+    /// OwnTracks), with the label the runner knows the phone by (up to 40 characters).
+    case addDevice(label: String?)
+    /// `device:list`: the runner's phones (`device:` lines, then `done:device`).
+    case listDevices
+    /// `undevice:TOKEN` / `undevice:ID` / `undevice:*`: revoke one device token (by the token, or by the id
+    /// `device:list` shows) or all of the runner's.
     case removeDevice(token: String?)
     /// `goal:DISTANCE_M [TARGET_S [MARGIN_PCT]]` sets the run's goal; `goal:off` (nil) clears it.
     case goal(GoalCommand?)
@@ -105,6 +109,8 @@ public enum Command: Sendable, Hashable {
         public static let keyLength = 64
         /// Longest cheer in Unicode scalars.
         public static let cheerLength = 280
+        /// Longest device label (`device:LABEL`) in Unicode scalars.
+        public static let deviceLabelLength = 40
         /// `runs:` page size when none is given.
         public static let defaultRunsLimit = 20
         /// Largest `runs:` page size.
@@ -140,7 +146,7 @@ public enum Command: Sendable, Hashable {
         case .listRuns: return "runs"
         case .showRun: return "run"
         case .showBadges: return "badges"
-        case .addDevice: return "device"
+        case .addDevice, .listDevices: return "device"
         case .removeDevice: return "undevice"
         case .goal: return "goal"
         case .leaders: return "leaders"
@@ -178,8 +184,10 @@ public enum Command: Sendable, Hashable {
             return "run:\(id)"
         case .showBadges(let name):
             return "badges:\(name)"
-        case .addDevice:
-            return "device:"
+        case .addDevice(let label):
+            return "device:" + (label ?? "")
+        case .listDevices:
+            return "device:list"
         case .removeDevice(let token):
             return "undevice:\(token ?? "*")"
         case .goal(let goal?):

@@ -134,7 +134,8 @@ public struct ErrorEvent: WireEvent {
     }
 }
 
-/// `done:WHAT count=N more=yes|no` — ends a bounded answer (WHAT = runs, run, badges or help).
+/// `done:WHAT count=N more=yes|no` — ends a bounded answer (WHAT = runs, run, badges, help, leaders, replay or
+/// device).
 public struct DoneEvent: WireEvent {
     /// `done`.
     public static let kind = "done"
@@ -210,8 +211,8 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "runs", text: "runs:NAME [OFFSET [LIMIT]] - the runner's runs, newest first, up to 100 per page"),
         HelpEvent(command: "run", text: "run:ID - one run: summary, splits, checkpoints and badges"),
         HelpEvent(command: "badges", text: "badges:NAME - the runner's badge board"),
-        HelpEvent(command: "device", text: "device: - a token for a phone app posting positions over HTTP (OsmAnd, Traccar, OwnTracks)"),
-        HelpEvent(command: "undevice", text: "undevice:TOKEN or undevice:* - revoke a device token, or all of yours"),
+        HelpEvent(command: "device", text: "device: or device:LABEL - a token for a phone app posting positions over HTTP (OsmAnd, Traccar, OwnTracks); device:list - your phones"),
+        HelpEvent(command: "undevice", text: "undevice:TOKEN, undevice:ID or undevice:* - revoke a device token (or the id device:list shows), or all of yours"),
         HelpEvent(command: "goal", text: "goal:DISTANCE_M [TARGET_S [MARGIN_PCT]] or goal:off - your goal: predicted finish on every pace, off-pace alerts"),
         HelpEvent(command: "leaders", text: "leaders: or leaders:GOAL_M - the live runners ranked by distance"),
         HelpEvent(command: "private", text: "private:on or private:off - only you and your share links see your runs, or everyone"),

@@ -40,13 +40,15 @@ public enum ServerEvent: Sendable, Hashable {
     case leader(LeaderEvent)
     /// `rank:`
     case rank(RankEvent)
+    /// `device:`
+    case device(DeviceEvent)
 
     /// Every event kind, in the order protocol.md lists them.
     public static let kinds: [String] = [
         RunStartedEvent.kind, PaceEvent.kind, BadgeEvent.kind, SplitEvent.kind, RunEndedEvent.kind, CheerEvent.kind,
         AckEvent.kind, OkEvent.kind, ErrorEvent.kind, RunListItemEvent.kind, RunSummaryEvent.kind,
         CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind, NoteEvent.kind,
-        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind,
+        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind, DeviceEvent.kind,
     ]
 
     /// Parses a line; unknown kinds are `unknown_command` errors.
@@ -77,6 +79,7 @@ public enum ServerEvent: Sendable, Hashable {
         case AlertEvent.kind: self = .alert(try AlertEvent(event: event))
         case LeaderEvent.kind: self = .leader(try LeaderEvent(event: event))
         case RankEvent.kind: self = .rank(try RankEvent(event: event))
+        case DeviceEvent.kind: self = .device(try DeviceEvent(event: event))
         default: throw WireError(.unknownCommand, "unknown event kind \(event.kind)")
         }
     }
@@ -104,6 +107,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .alert(let value): return value
         case .leader(let value): return value
         case .rank(let value): return value
+        case .device(let value): return value
         }
     }
 
@@ -128,6 +132,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .alert(let value): return value.runner
         case .leader(let value): return value.runner
         case .rank(let value): return value.runner
+        case .device(let value): return value.runner
         case .ok, .error, .done, .help, .stats: return nil
         }
     }

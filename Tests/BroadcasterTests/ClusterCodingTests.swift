@@ -95,12 +95,14 @@ import Testing
             return
         }
         #expect(id == 3 && at == 1_700_000_000.5 && read.isCatchUp && read.audience == .everyone)
-        guard case .deviceAdded(let hash, let runner)? = Self.roundTrip(.deviceAdded(hash: "h1", runner: "bob")),
+        let labelled = DeviceToken(hash: "h1", runner: "bob", created: 1_700_000_000.5, label: "Bob's \"Pixel\" 7")
+        guard case .deviceAdded(let token)? = Self.roundTrip(.deviceAdded(labelled)),
+              case .deviceAdded(let unlabelled)? = Self.roundTrip(.deviceAdded(DeviceToken(hash: "h3", runner: "bob", created: 5))),
               case .devicesRemoved(let hashes)? = Self.roundTrip(.devicesRemoved(hashes: ["h1", "h2"])) else {
             Issue.record("device tokens not read back")
             return
         }
-        #expect(hash == "h1" && runner == "bob" && hashes == ["h1", "h2"])
+        #expect(token == labelled && unlabelled.label == nil && unlabelled.created == 5 && hashes == ["h1", "h2"])
         #expect(Self.roundTrip(.inboxDrained) == nil, "loop-only messages stay off the bus")
     }
 }

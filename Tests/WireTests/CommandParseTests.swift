@@ -224,7 +224,7 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .identify(name: "a", key: nil), .location(LocationCommand(latitude: 1, longitude: 2, accuracy: 3, timestamp: 4)),
             .stop(save: true), .watch(.everyone), .coach(.everyone), .unwatch(.everyone), .cheer("hi"), .ping, .help,
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
-            .addDevice, .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
+            .addDevice(label: nil), .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
             .leaders(goal: nil), .setPrivate(true), .privacyZone(200), .share(seconds: nil), .unshare(token: nil),
             .replay(runID: 17, speed: 10),
         ]
@@ -262,12 +262,33 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         }
         #expect(samples.map(\.word) == Command.words)
         #expect(try Command.parse("undevice:*") == .removeDevice(token: nil))
-        #expect(throws: WireError.self) { try Command.parse("device:x") }
         #expect(throws: WireError.self) { try Command.parse("undevice:") }
         #expect(throws: WireError.self) { try Command.parse("undevice:no-dashes") }
         for sample in samples {
             #expect(try Command.parse(sample.line) == sample)
         }
+    }
+
+    @Test func deviceTakesALabelOrListAndUndeviceAnID() throws {
+        #expect(try Command.parse("device:") == .addDevice(label: nil))
+        #expect(try Command.parse("device:  Ann's Pixel 7 ") == .addDevice(label: "Ann's Pixel 7"))
+        #expect(try Command.parse("device:Téléphone de Zoé 📱") == .addDevice(label: "Téléphone de Zoé 📱"))
+        #expect(try Command.parse("device:list") == .listDevices)
+        #expect(try Command.parse("device:List") == .addDevice(label: "List"), "only the word list is reserved")
+        #expect(try Command.parse("device:lists") == .addDevice(label: "lists"))
+        let forty = String(repeating: "é", count: 40)
+        #expect(try Command.parse("device:" + forty) == .addDevice(label: forty))
+        for bad in ["device:" + forty + "x", "device:a\u{7}b", "device:a\u{85}b"] {
+            #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
+        }
+        for command: Command in [.addDevice(label: nil), .addDevice(label: "Ann's \"Pixel\""), .listDevices] {
+            #expect(try Command.parse(command.line) == command, "\(command.line)")
+            #expect(command.word == "device")
+        }
+        #expect(Command.listDevices.line == "device:list")
+        #expect(try Command.parse("undevice:1f0c9a2b") == .removeDevice(token: "1f0c9a2b"))
+        #expect(try Command.checkedDeviceLabel("Ann's Pixel") == "Ann's Pixel")
+        #expect(throws: WireError.self) { try Command.checkedDeviceLabel("") }
     }
 
     @Test func validatesNamesAndKeys() {

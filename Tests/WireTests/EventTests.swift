@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Wire
 
@@ -168,6 +169,10 @@ private func eventError(_ line: String) -> ErrorCode? {
                                                                         gap: 120.25, gapTime: nil))),
         .rank(RankEvent(runner: "ann", previous: 3, standing: Standing(position: 2, distance: 5, elapsed: 2,
                                                                       gap: 115.25, gapTime: 40.5))),
+        .device(DeviceEvent(runner: "ann", id: "1f0c9a2b", label: "Ann's \"Pixel\" 7", created: 1_732_940_000,
+                            app: "Traccar Client", seen: 1_732_950_000, battery: 81, encrypted: false)),
+        .device(DeviceEvent(runner: "ann", id: "9b2e61c0", label: nil, created: 1_732_940_100, app: "OwnTracks", seen: nil,
+                            battery: nil, encrypted: true)),
     ]
 
     @Test(arguments: samples)
@@ -197,6 +202,23 @@ private func eventError(_ line: String) -> ErrorCode? {
         #expect(Self.samples[8].line == #"msg:ann from=guest-7 text="Allez \"Ann\" !\\o/""#)
         #expect(DoneEvent(what: "badges", count: 33).line == "done:badges count=33 more=no")
         #expect(StatsEvent([("a", 1), ("b", 2)]).line == "stats:server a=1 b=2")
+    }
+
+    @Test func aDeviceLineQuotesItsTextsAndSaysWhatToDoWhenEncrypted() throws {
+        let listed = DeviceEvent(runner: "ann", id: "1f0c9a2b", label: "Ann's Pixel", created: 1_732_940_000.4,
+                                 app: "OsmAnd protocol", seen: 1_732_950_000.6, battery: 80.5, encrypted: false)
+        #expect(listed.line == #"device:ann id=1f0c9a2b label="Ann's Pixel" created=1732940000 app="OsmAnd protocol" "#
+            + "seen=1732950001 batt=81 encrypted=no")
+        let encrypted = DeviceEvent(runner: "ann", id: "9b2e61c0", label: nil, created: 5, app: "OwnTracks", seen: nil,
+                                    battery: nil, encrypted: true)
+        #expect(encrypted.line.hasPrefix("device:ann id=9b2e61c0 label=- created=5 app=OwnTracks seen=- batt=- encrypted=yes note=\""))
+        #expect(encrypted.note == DeviceEvent.encryptedNote && listed.note == nil)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(encrypted.json.utf8)) as? [String: Any])
+        #expect(json["encrypted"] as? Bool == true && json["label"] is NSNull && json["seen"] is NSNull)
+        #expect(json["note"] as? String == DeviceEvent.encryptedNote && json["runner"] as? String == "ann")
+        let listedJSON = try #require(try JSONSerialization.jsonObject(with: Data(listed.json.utf8)) as? [String: Any])
+        #expect(listedJSON["batt"] as? Int == 81 && listedJSON["created"] as? Int == 1_732_940_000)
+        #expect(listedJSON["label"] as? String == "Ann's Pixel" && listedJSON["encrypted"] as? Bool == false)
     }
 
     @Test func paceFastPathMatchesGenericFormatter() {
