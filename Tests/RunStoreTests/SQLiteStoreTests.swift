@@ -38,6 +38,27 @@ import Testing
         #expect(try check.text("PRAGMA journal_mode") == "wal")
     }
 
+    /// Tokens made before labels existed keep working, without a label, once the file is migrated.
+    @Test func deviceTokensFromBeforeLabelsReadBackWithoutOne() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("runs.sqlite")
+        do {
+            let database = try Database(path: path, busyTimeout: 1)
+            try database.migrate(Migration.all.filter { $0.id != "2027-01-010-device-labels" })
+            try database.execute("INSERT INTO runners (name, key_hash, created) VALUES ('ada', 'h', 1)")
+            try database.execute("INSERT INTO device_tokens (token_hash, runner, created) VALUES ('\(RunnerKey.hash("t1"))', 'ada', 5)")
+            #expect(try database.migrate() == ["2027-01-010-device-labels"])
+        }
+        let store = try SQLiteRunStore(path: path)
+        #expect(try store.deviceTokens() == [DeviceToken(hash: RunnerKey.hash("t1"), runner: "ada", created: 5)])
+        let labelled = DeviceToken(hash: RunnerKey.hash("t2"), runner: "ada", created: 6, label: "Ada's watch")
+        store.submit(.device(labelled))
+        store.close()
+        let reopened = try SQLiteRunStore(path: path)
+        defer { reopened.close() }
+        #expect(try reopened.deviceTokens().last == labelled)
+    }
+
     @Test func garbageFileFailsAtOpen() throws {
         let directory = TemporaryDirectory()
         let path = directory.path("garbage.sqlite")

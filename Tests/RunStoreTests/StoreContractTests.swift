@@ -36,6 +36,24 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func deviceTokensKeepTheirLabels(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let store = try kind.make(in: directory)
+        defer { store.close() }
+        store.submit(.runner(name: "ada", keyHash: RunnerKey.hash("k1"), created: 1))
+        let pixel = DeviceToken(hash: RunnerKey.hash("t1"), runner: "ada", created: 10, label: "Ada's \"Pixel\" 7 📱")
+        let plain = DeviceToken(hash: RunnerKey.hash("t2"), runner: "ada", created: 20)
+        store.submit(.device(pixel))
+        store.submit(.device(plain))
+        store.flush()
+        #expect(try store.deviceTokens() == [pixel, plain])
+        #expect(pixel.id == String(pixel.hash.prefix(8)) && pixel.id.count == 8)
+        store.submit(.revokeDevice(runner: "ada", tokenHash: pixel.hash, at: 30))
+        store.flush()
+        #expect(try store.deviceTokens() == [plain])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func privacyAndShareTokensRoundTrip(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(in: directory)
