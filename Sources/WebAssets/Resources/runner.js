@@ -284,17 +284,60 @@
     }
   });
   // --- The runner's own tools: a device token for a phone app, and stopping the run (with the key). ---
-  async function withKey(path) {
+  async function withKey(path, fields = {}) {
     const key = $("runner-key").value.trim();
     if (!key) { $("runner-tools-status").textContent = "Give your key first."; return null; }
     const response = await fetch(`/runners/${encodeURIComponent(name)}/${path}`, {
-      method: "POST", headers: { Authorization: `Bearer ${key}` },
+      method: "POST", headers: { Authorization: `Bearer ${key}` }, body: new URLSearchParams(fields),
     });
     return response;
   }
+  // The runner's phones (GET with the key): name, app, when it last posted, battery; and a phone whose
+  // OwnTracks encrypts its messages, which the server cannot read.
+  function ago(seconds) {
+    const passed = Math.max(0, Date.now() / 1000 - seconds);
+    if (passed < 60) return "just now";
+    if (passed < 3600) return `${Math.round(passed / 60)} min ago`;
+    if (passed < 86400) return `${Math.round(passed / 3600)} h ago`;
+    return `${Math.round(passed / 86400)} days ago`;
+  }
+  async function listPhones() {
+    const key = $("runner-key").value.trim();
+    if (!key) return;
+    try {
+      const response = await fetch(`/runners/${encodeURIComponent(name)}/devices`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
+      if (response.status !== 200) return;
+      const { devices } = await response.json();
+      const list = $("phone-list");
+      list.replaceChildren();
+      for (const phone of devices) {
+        const item = document.createElement("li");
+        const parts = [phone.label || `Phone ${phone.id}`];
+        if (phone.app) parts.push(phone.app);
+        parts.push(phone.seen ? `last position ${ago(phone.seen)}` : "no position yet");
+        if (phone.batt !== null && phone.batt !== undefined) parts.push(`battery ${phone.batt}%`);
+        item.textContent = parts.join(" · ");
+        if (phone.encrypted) {
+          const warning = document.createElement("p");
+          warning.className = "phone-warning";
+          warning.textContent = "This phone sends encrypted OwnTracks messages the server cannot read: in OwnTracks, "
+            + "clear Preferences → Connection → Encryption key (secret).";
+          item.append(warning);
+        }
+        list.append(item);
+      }
+      $("phones").hidden = devices.length === 0;
+    } catch (error) {
+      // The list is a help, not a must: the tools above still work.
+    }
+  }
+  $("runner-key").addEventListener("change", listPhones);
   $("device-make").addEventListener("click", async () => {
     try {
-      const response = await withKey("devices");
+      const label = $("device-label").value.trim();
+      const response = await withKey("devices", label ? { label } : {});
       if (!response) return;
       if (response.status !== 201) {
         $("runner-tools-status").textContent = (await response.text()).trim() || `Refused (${response.status})`;
@@ -309,6 +352,7 @@
       $("device-user").textContent = name;
       $("device-settings").hidden = false;
       $("runner-tools-status").textContent = "Paste the token into the app.";
+      listPhones();
     } catch (error) {
       $("runner-tools-status").textContent = "No connection to the server.";
     }
