@@ -245,6 +245,8 @@ import Wire
                 let now = Int(Date().timeIntervalSince1970)
                 #expect(try app.get("/osmand?id=\(token)&timestamp=\(now)&lat=48.85&lon=2.35&accuracy=5").status == 200)
                 try ann.expect("run:ann")
+                // The box lists the phone once its token is made (no position yet when listed).
+                try browser.waitFor("the phone listed", "return document.querySelectorAll('#phone-list li').length === 1")
                 try browser.script("document.getElementById('run-stop').click()")
                 #expect(try RunEndedEvent(event: Event.parse(ann.expect("end:ann"))).reason == .stop)
                 try browser.waitFor("the page says so", "return document.getElementById('runner-tools-status').textContent.includes('stopped')")

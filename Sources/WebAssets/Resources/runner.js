@@ -294,13 +294,6 @@
   }
   // The runner's phones (GET with the key): name, app, when it last posted, battery; and a phone whose
   // OwnTracks encrypts its messages, which the server cannot read.
-  function ago(seconds) {
-    const passed = Math.max(0, Date.now() / 1000 - seconds);
-    if (passed < 60) return "just now";
-    if (passed < 3600) return `${Math.round(passed / 60)} min ago`;
-    if (passed < 86400) return `${Math.round(passed / 3600)} h ago`;
-    return `${Math.round(passed / 86400)} days ago`;
-  }
   async function listPhones() {
     const key = $("runner-key").value.trim();
     if (!key) return;
@@ -316,7 +309,7 @@
         const item = document.createElement("li");
         const parts = [phone.label || `Phone ${phone.id}`];
         if (phone.app) parts.push(phone.app);
-        parts.push(phone.seen ? `last position ${ago(phone.seen)}` : "no position yet");
+        parts.push(phone.seen ? `last position ${ago(Math.max(0, Date.now() / 1000 - phone.seen))}` : "no position yet");
         if (phone.batt !== null && phone.batt !== undefined) parts.push(`battery ${phone.batt}%`);
         item.textContent = parts.join(" · ");
         if (phone.encrypted) {
