@@ -27,6 +27,12 @@ prints one `key: value` per line and a one-line summary per scenario.
   --devices N           phone apps posting OsmAnd positions (GET /osmand), each the next after its answer;
                         --scenario osmand: 100 devices keep-alive, then 100 with a connection per position
   --device-close        devices open a new connection per position (no keep-alive)
+  --backlog-devices N   after the devices: N phones, a fresh device token each, send a queue (a run recorded
+                        offline: positions 4 s apart, the newest current) one position per request, each the
+                        next after its answer; then N others the whole queue in one POST /osmand JSON
+                        `location` array. Positions/s stored (each run's GPX export counted) and answer times.
+                        --scenario osmand: 10 (its keep-alive part)
+  --backlog-size N      positions in each backlog phone's queue (default 1000)
   --rate N              fixes per second per runner (default 1)
   --flat-out            runners write as fast as the server takes, --pipeline fixes unacknowledged at most
   --pipeline N          unacknowledged fixes per runner when flat out (default 256)
@@ -182,6 +188,8 @@ struct LoadPlan {
         let webSpectators: Int? = try options.optionalNumber("web-spectators")
         let devices: Int? = try options.optionalNumber("devices")
         let deviceClose = options.flag("device-close")
+        let backlogDevices: Int? = try options.optionalNumber("backlog-devices")
+        let backlogSize: Int? = try options.optionalNumber("backlog-size")
         let idle: Int? = try options.optionalNumber("idle")
         let rate: Double? = try options.optionalNumber("rate")
         let duration: Double? = try options.optionalNumber("duration")
@@ -207,6 +215,11 @@ struct LoadPlan {
                 configuration.runners = max(configuration.runners, devices)
             }
             if deviceClose { configuration.deviceKeepAlive = false }
+            // The backlog phase belongs to the keep-alive osmand load (or a custom one), not to every scenario.
+            if let backlogDevices, configuration.backlogDevices > 0 || base[index].name == "custom" {
+                configuration.backlogDevices = backlogDevices
+            }
+            configuration.backlogSize = backlogSize ?? configuration.backlogSize
             configuration.idle = idle ?? configuration.idle
             configuration.duration = duration ?? configuration.duration
             configuration.pipeline = pipeline ?? configuration.pipeline
@@ -221,11 +234,14 @@ struct LoadPlan {
             if flatOut { configuration.flatOut = true }
             guard configuration.runners >= 0, configuration.spectators >= 0, configuration.idle >= 0,
                   configuration.rate > 0, configuration.duration > 0, configuration.pipeline > 0,
-                  (configuration.fixesPerRunner ?? 1) > 0,
+                  (configuration.fixesPerRunner ?? 1) > 0, configuration.backlogDevices >= 0,
+                  configuration.backlogSize > 0,
                   (configuration.fixInterval ?? 1) >= 1e-6 else {
-                throw Options.UsageError(description: "counts must be >= 0; rate, duration, pipeline, fix interval > 0")
+                throw Options.UsageError(
+                    description: "counts must be >= 0; rate, duration, pipeline, fix interval, backlog size > 0")
             }
-            guard configuration.runners + configuration.spectators + configuration.idle > 0 else {
+            let connections = configuration.runners + configuration.spectators + configuration.idle
+            guard connections + configuration.backlogDevices > 0 else {
                 throw Options.UsageError(description: "nothing to do: give --runners, --idle or --scenario")
             }
             base[index].configuration = configuration
@@ -268,12 +284,14 @@ struct LoadPlan {
     }
 
     /// 100 phone apps posting OsmAnd positions as fast as each gets its answers, on keep-alive connections or
-    /// a new connection per position.
+    /// a new connection per position; after the keep-alive ones, 10 phones each send a 1,000-position queue,
+    /// one position per request, then 10 others theirs in one batch.
     private static func osmAnd(keepAlive: Bool) -> LoadScenario {
         var configuration = LoadConfiguration()
         configuration.runners = 100
         configuration.devices = 100
         configuration.deviceKeepAlive = keepAlive
+        if keepAlive { configuration.backlogDevices = 10 }
         configuration.duration = 10
         return LoadScenario(name: keepAlive ? "osmand" : "osmand-close", configuration: configuration, target: nil)
     }

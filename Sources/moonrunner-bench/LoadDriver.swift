@@ -14,6 +14,11 @@ struct LoadConfiguration: Sendable {
     var devices = 0
     /// Devices reuse their connection (keep-alive) rather than opening one per position.
     var deviceKeepAlive = true
+    /// After the devices' live positions: phones with a fresh token each that send a queue of
+    /// ``backlogSize`` positions, first one per request, then (other phones) the whole queue in one batch.
+    var backlogDevices = 0
+    /// Positions in each backlog phone's queue.
+    var backlogSize = 1000
     /// Connections that ping once and then stay silent.
     var idle = 0
     /// Fixes per second per runner when not flat out.
@@ -56,6 +61,9 @@ struct LoadResult {
     /// Device positions answered 200 while streaming, and their answer latency.
     var devicePositionsAnswered = 0
     var deviceLatency = LatencyHistogram()
+    /// The backlog phases (``LoadConfiguration/backlogDevices``): one position per request, then one batch.
+    var backlogSingle: BacklogFigures?
+    var backlogBatch: BacklogFigures?
     /// The same, only for fixes sent at least one second after streaming began (run starts excluded).
     var steadyPaceLatency = LatencyHistogram()
     var ackLatency = LatencyHistogram()
@@ -78,6 +86,27 @@ struct LoadResult {
     var statistics: StatsEvent?
     /// `/proc/loadavg`'s 1-minute figure when streaming started: other work competing for the cores.
     var machineLoadAverage: String?
+}
+
+/// Phones sending their queues at once, as after a run started offline.
+struct BacklogFigures {
+    var devices = 0
+    var queueSize = 0
+    /// From the first request to the last answer.
+    var seconds = 0.0
+    /// Positions in the requests sent, and in those answered 200.
+    var positionsSent = 0
+    var positionsAnswered = 0
+    /// Answers by status (`200 OK`, `400 Bad Request`, …).
+    var answers: [String: Int] = [:]
+    var latency = LatencyHistogram()
+    /// The devices' runs' positions on disk (`<trkpt>` in each run's GPX export), nil when unknown (then why).
+    var positionsStored: Int?
+    var storeCheckProblem: String?
+    /// A batch request's body (batch mode).
+    var batchBodyBytes = 0
+    /// True when every phone finished its queue before the time limit.
+    var finished = false
 }
 
 /// A setup step that failed (the benchmark exits 1).
@@ -108,6 +137,9 @@ final class LoadDriver {
     /// True while devices post positions.
     private(set) var isStreamingDevices = false
     private var devices: [LoadDevice] = []
+    /// The backlog phases' runners and phones, and the current phase's figures.
+    private var backlogPeers: [LoadPeer] = []
+    private var backlog = BacklogFigures()
     /// Wall-clock µs one second into streaming: later fixes count for the steady-state latency.
     private var steadyFrom = Int64.max
 
@@ -222,6 +254,10 @@ final class LoadDriver {
         } else if !runners.isEmpty {
             stream()
         }
+        if configuration.backlogDevices > 0 {
+            result.backlogSingle = try sendBacklogs(.single)
+            result.backlogBatch = try sendBacklogs(.batch)
+        }
         result.residentAfter = server.residentBytes()
         if configuration.fixesPerRunner != nil, !runners.isEmpty {
             // The runs stay live; past the server's next hand-back of freed memory (every 10 s) what is left
@@ -285,6 +321,8 @@ final class LoadDriver {
     /// Devices post for the duration, each one position at a time.
     private func streamDevices() {
         let serverCPUStart = server.cpuSeconds()
+        result.machineLoadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+            .split(separator: " ").first.map(String.init)
         let started = LoadClock.monotonicSeconds()
         isStreamingDevices = true
         for device in devices { device.sendPosition() }
@@ -298,6 +336,78 @@ final class LoadDriver {
     }
 
     func noteDeviceAnswer(latency: Int64) { result.deviceLatency.record(latency) }
+
+    // MARK: Backlogs
+
+    /// Phones offline since their run began send their queues: ``LoadConfiguration/backlogDevices`` runners
+    /// (fresh, so the queue starts their run) each get a device token, then each phone sends its queue
+    /// (``LoadBacklogDevice``); afterwards each run's GPX export says how many positions are on disk.
+    private func sendBacklogs(_ mode: LoadBacklogDevice.Mode) throws(LoadSetupError) -> BacklogFigures {
+        guard let httpPort = server.httpPort else { throw LoadSetupError(description: "the server has no HTTP port") }
+        let count = configuration.backlogDevices
+        let size = configuration.backlogSize
+        var owners: [LoadRunner] = []
+        for index in 0..<count {
+            let name = "\(configuration.namePrefix)-\(mode == .single ? "queue" : "batch")-\(index)"
+            let runner = try connect { LoadRunner(socket: $0, driver: self, index: index, name: name) }
+            runner.start()
+            owners.append(runner)
+            backlogPeers.append(runner)
+        }
+        try waitForAnswers(owners, "ok:iam")
+        for runner in owners { runner.askForDeviceToken() }
+        guard runLoop(timeout: 30, until: { owners.allSatisfy { $0.deviceToken != nil } }) else {
+            throw LoadSetupError(description: "not every backlog runner got a device token")
+        }
+        let newest = LoadClock.wallMicroseconds() / 1_000_000
+        var phones: [LoadBacklogDevice] = []
+        for runner in owners {
+            let phone = try connect(port: httpPort) { [unowned self] in
+                LoadBacklogDevice(socket: $0, driver: self, token: runner.deviceToken!, mode: mode, size: size,
+                                  newest: newest, latitude: (mode == .single ? 47 : 46) + Double(runner.index % 1000) * 0.002)
+            }
+            phones.append(phone)
+            backlogPeers.append(phone)
+        }
+        backlog = BacklogFigures(devices: count, queueSize: size)
+        let started = LoadClock.monotonicSeconds()
+        for phone in phones { phone.start() }
+        backlog.finished = runLoop(timeout: 60 + Double(count * size) / 200) { phones.allSatisfy(\.isFinished) }
+        backlog.seconds = LoadClock.monotonicSeconds() - started
+        backlog.positionsSent = phones.reduce(0) { $0 + $1.positionsSent }
+        backlog.positionsAnswered = phones.reduce(0) { $0 + $1.positionsAnswered }
+        backlog.batchBodyBytes = phones.first?.batchBodyBytes ?? 0
+        do throws(LoadSetupError) {
+            var stored = 0
+            for runner in owners { stored += try storedPositions(of: runner.name, port: httpPort) }
+            backlog.positionsStored = stored
+        } catch {
+            backlog.storeCheckProblem = error.description
+        }
+        return backlog
+    }
+
+    func noteBacklogAnswer(latency: Int64, status: String) {
+        backlog.latency.record(latency)
+        backlog.answers[status, default: 0] += 1
+    }
+
+    /// The positions on disk of a runner's newest run: `GET /api/runners/NAME` for its id, then the `<trkpt>`s
+    /// of `GET /runs/ID.gpx` (every accepted position the store has).
+    private func storedPositions(of name: String, port: UInt16) throws(LoadSetupError) -> Int {
+        let runner = try HTTPFetch.get("/api/runners/\(name)", host: server.host, port: port)
+        let text = String(decoding: runner.body, as: UTF8.self)
+        guard runner.status == 200, let range = text.range(of: #""last_run":"#) else {
+            throw LoadSetupError(description: "GET /api/runners/\(name): \(runner.status), no last_run")
+        }
+        // `null`: the queue started no run, so nothing of it is stored.
+        guard let runID = Int64(text[range.upperBound...].prefix { $0.isNumber }) else { return 0 }
+        let export = try HTTPFetch.get("/runs/\(runID).gpx", host: server.host, port: port)
+        guard export.status == 200 else {
+            throw LoadSetupError(description: "GET /runs/\(runID).gpx: \(export.status)")
+        }
+        return String(decoding: export.body, as: UTF8.self).components(separatedBy: "<trkpt ").count - 1
+    }
 
     /// A device that opens a connection per position closed its last one: the next position on a new one.
     func deviceClosed(_ device: LoadDevice) {
@@ -410,6 +520,8 @@ final class LoadDriver {
     }
 
     private func closeEveryone() {
-        for peer in runners as [LoadPeer] + spectators + idlePeers + devices { peer.close(reason: "done", expected: true) }
+        for peer in runners as [LoadPeer] + spectators + idlePeers + devices + backlogPeers {
+            peer.close(reason: "done", expected: true)
+        }
     }
 }

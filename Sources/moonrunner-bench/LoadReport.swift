@@ -42,6 +42,18 @@ struct LoadReport {
                 add("device_positions_per_core_s", Self.fixed(Double(result.devicePositionsAnswered) / max(seconds, 1e-9), 0))
             }
         }
+        let livePerSecond = configuration.devices > 0 ? Double(result.devicePositionsAnswered) / window : nil
+        if let single = result.backlogSingle, let batch = result.backlogBatch {
+            add("backlog_devices", "\(single.devices) per mode, a fresh device token each: queues of \(single.queueSize) "
+                + "positions \(LoadBacklogDevice.interval) s apart, the oldest "
+                + "\((single.queueSize - 1) * LoadBacklogDevice.interval) s old, the newest current")
+            addBacklog("backlog_single", single)
+            add("backlog_batch_request_bytes", batch.batchBodyBytes)
+            addBacklog("backlog_batch", batch)
+            add("backlog_vs_live_positions_per_s", "one per request \(Self.fixed(Self.storedPerSecond(single), 0)), "
+                + "one batch \(Self.fixed(Self.storedPerSecond(batch), 0)), live single positions "
+                + (livePerSecond.map { Self.fixed($0, 0) } ?? "not measured"))
+        }
         if configuration.runners > 0 {
             add("fixes_sent", result.fixesSent)
             add("fixes_per_s", Self.fixed(fixesPerSecond, 0))
@@ -127,6 +139,8 @@ struct LoadReport {
                 + "\(Self.fixed(Double(result.devicePositionsAnswered) / window, 0)) positions/s answered after commit, "
                 + "p50 \(Self.milliseconds(result.deviceLatency.percentile(0.5))) ms, "
                 + "p99 \(Self.milliseconds(result.deviceLatency.percentile(0.99))) ms, \(result.serverErrors) errors"
+        } else if configuration.runners == 0 && configuration.idle == 0 && configuration.backlogDevices > 0 {
+            headline = "\(scenario.name): no live load"
         } else if configuration.runners > 0 {
             let mode = configuration.flatOut ? "flat out" : "\(Self.number(configuration.rate)) fix/s"
             headline = "\(scenario.name): \(configuration.runners) runners (\(mode)), \(configuration.spectators) spectators"
@@ -139,6 +153,11 @@ struct LoadReport {
             headline = "\(scenario.name): \(result.idleReady) idle connections, server RSS "
                 + "\(Self.mebibytes(result.residentBefore)) -> \(Self.mebibytes(result.residentAfterIdle)) MiB, "
                 + "\(bytesPerIdle.map(String.init) ?? "?") bytes each"
+        }
+        if let single = result.backlogSingle, let batch = result.backlogBatch {
+            headline += "; backlog \(single.devices) phone\(single.devices == 1 ? "" : "s") × \(single.queueSize) queued: "
+                + "one per request \(Self.backlogHeadline(single)), one batch \(Self.backlogHeadline(batch))"
+            if let livePerSecond { headline += ", against \(Self.fixed(livePerSecond, 0)) live positions/s" }
         }
         switch scenario.target {
         case .latencyAndNoLoss(let limit)?:
@@ -167,6 +186,49 @@ struct LoadReport {
             break
         }
         summary = headline
+    }
+
+    /// A backlog phase's lines, `PREFIX_…`.
+    private mutating func addBacklog(_ prefix: String, _ figures: BacklogFigures) {
+        add("\(prefix)_answers", figures.answers.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }
+            .joined(separator: ", ") + (figures.finished ? "" : " (not finished within the time limit)"))
+        add("\(prefix)_positions_sent", figures.positionsSent)
+        add("\(prefix)_positions_answered_200", figures.positionsAnswered)
+        if let stored = figures.positionsStored {
+            let queued = figures.devices * figures.queueSize
+            add("\(prefix)_positions_stored", "\(stored) of \(queued) (each run's GPX export)"
+                + (stored < queued ? ": FEWER than queued" : ""))
+        } else {
+            add("\(prefix)_positions_stored", "unknown: \(figures.storeCheckProblem ?? "?")")
+        }
+        add("\(prefix)_positions_stored_per_s", Self.fixed(Self.storedPerSecond(figures), 0))
+        add("\(prefix)_positions_stored_per_s_per_phone",
+            Self.fixed(Self.storedPerSecond(figures) / Double(max(figures.devices, 1)), 0))
+        add("\(prefix)_answer_p50_ms", Self.milliseconds(figures.latency.percentile(0.5)))
+        add("\(prefix)_answer_p99_ms", Self.milliseconds(figures.latency.percentile(0.99)))
+        add("\(prefix)_s", Self.fixed(figures.seconds, 2))
+    }
+
+    /// Positions on disk per second of the phase (0 when the count is unknown).
+    private static func storedPerSecond(_ figures: BacklogFigures) -> Double {
+        Double(figures.positionsStored ?? 0) / max(figures.seconds, 1e-9)
+    }
+
+    /// `N stored/s (p50 …, p99 … ms)`, and what went wrong, plainly.
+    private static func backlogHeadline(_ figures: BacklogFigures) -> String {
+        var text = "\(fixed(storedPerSecond(figures), 0)) positions/s stored (p50 "
+            + "\(milliseconds(figures.latency.percentile(0.5))) ms, p99 \(milliseconds(figures.latency.percentile(0.99))) ms)"
+        let failed = figures.answers.filter { !$0.key.hasPrefix("200") }
+        if !failed.isEmpty {
+            text += " ANSWERED " + failed.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+        }
+        let queued = figures.devices * figures.queueSize
+        if let stored = figures.positionsStored {
+            if stored < queued { text += " STORED ONLY \(stored) of \(queued)" }
+        } else {
+            text += " stored count unknown"
+        }
+        return text
     }
 
     private mutating func add(_ key: String, _ value: some CustomStringConvertible) {
