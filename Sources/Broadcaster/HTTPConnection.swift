@@ -28,7 +28,7 @@ final class HTTPConnection: Peer {
         guard state == .open, !hasPeerClosed, !isDoomed else { return false }
         if stream != nil { return true }
         let limits = server.configuration.httpLimits
-        return !isAwaitingResponse && parser.bufferedByteCount <= limits.maximumHeadBytes + limits.maximumBodyBytes
+        return !isAwaitingResponse && parser.bufferedByteCount <= limits.maximumHeadBytes + limits.largestBodyBytes
     }
 
     override func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {

@@ -50,8 +50,12 @@ public struct ServerConfiguration: Sendable {
     /// The street map under the pages' tracks: Leaflet's files (none by default: `moonrunner serve` reads
     /// Debian's, or `--leaflet DIR`) and the tile server; without Leaflet the pages draw SVG.
     public var streetMap = StreetMapConfiguration()
-    /// Limits on one HTTP request: head 8 KiB (431 past it), body 16 KiB (413), 100 header fields.
-    public var httpLimits = HTTPLimits()
+    /// Limits on one HTTP request: head 8 KiB (431 past it), body 16 KiB (413), 100 header fields; the phone
+    /// apps' `/osmand` and `/owntracks` take bodies up to ``ServerConfiguration/deviceBatchBytes``.
+    public var httpLimits = HTTPLimits(bodyAllowances: ["/osmand": Self.deviceBatchBytes, "/owntracks": Self.deviceBatchBytes])
+    /// The largest body `/osmand` and `/owntracks` take by default: 1 MiB, a 1,000-position queue in the
+    /// wordiest form (the background-geolocation library's, ~500 bytes a position) with room to spare.
+    public static let deviceBatchBytes = 1 << 20
     /// Seconds a client may take to send a whole request once it started one (408 and close). Default 10.
     public var httpHeaderTimeout: Double = 10
     /// Seconds a keep-alive HTTP connection may stay idle between requests before it is closed. Default 60.

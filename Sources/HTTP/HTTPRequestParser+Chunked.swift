@@ -16,10 +16,13 @@ struct ChunkedProgress: Sendable {
     var lineStart: Int
     var phase = Phase.size
     var body: [UInt8] = []
+    /// The most body bytes this request may have (see ``HTTPLimits/maximumBodyBytes(forPath:)``).
+    var limit: Int
 
-    init(start: Int) {
+    init(start: Int, limit: Int) {
         self.start = start
         self.lineStart = start
+        self.limit = limit
     }
 
     mutating func shift(by offset: Int) {
@@ -35,7 +38,7 @@ extension HTTPRequestParser {
     /// Decodes what has arrived; true once the last chunk and the trailers are in.
     mutating func scanChunks(_ progress: inout ChunkedProgress) throws(HTTPError) -> Bool {
         // Framing overhead is bounded too, so a body of one-byte chunks can't hold unbounded memory.
-        let wireLimit = 2 * limits.maximumBodyBytes + limits.maximumHeadBytes
+        let wireLimit = 2 * progress.limit + limits.maximumHeadBytes
         // No phase reads past this, so the limit trips at the same byte however the input is split.
         let wireBound = progress.start + wireLimit + 1
         while true {
@@ -55,8 +58,8 @@ extension HTTPRequestParser {
                 }
                 progress.lineStart = position
                 let size = try parseChunkSize(buffer[line])
-                guard progress.body.count + size <= limits.maximumBodyBytes else {
-                    throw HTTPError(.contentTooLarge, "the body exceeds \(limits.maximumBodyBytes) bytes")
+                guard progress.body.count + size <= progress.limit else {
+                    throw HTTPError(.contentTooLarge, "the body exceeds \(progress.limit) bytes")
                 }
                 progress.phase = size == 0 ? .trailers(count: 0) : .data(size)
             case .data(let remaining):

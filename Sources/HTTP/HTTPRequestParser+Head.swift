@@ -220,7 +220,7 @@ extension HTTPRequestParser {
             isChunked = true
         } else if let length = lengths.first {
             guard lengths.count == 1 else { throw HTTPError.malformed("more than one Content-Length") }
-            contentLength = try parseContentLength(length)
+            contentLength = try parseContentLength(length, limit: limits.maximumBodyBytes(forPath: line.path))
         }
         let connection = headers.listElements("Connection")
         let keepAlive: Bool
@@ -235,13 +235,13 @@ extension HTTPRequestParser {
                            isChunked: isChunked, contentLength: contentLength, expectsContinue: expectsContinue)
     }
 
-    func parseContentLength(_ text: String) throws(HTTPError) -> Int {
+    func parseContentLength(_ text: String, limit: Int) throws(HTTPError) -> Int {
         guard !text.isEmpty, text.utf8.allSatisfy({ ($0 &- UInt8(ascii: "0")) < 10 }) else {
             throw HTTPError.malformed("Content-Length is not a decimal number")
         }
         let digits = text.utf8.drop { $0 == UInt8(ascii: "0") }
-        guard digits.count <= 9, let length = Int(text), length <= limits.maximumBodyBytes else {
-            throw HTTPError(.contentTooLarge, "the body exceeds \(limits.maximumBodyBytes) bytes")
+        guard digits.count <= 9, let length = Int(text), length <= limit else {
+            throw HTTPError(.contentTooLarge, "the body exceeds \(limit) bytes")
         }
         return length
     }

@@ -73,7 +73,7 @@ public struct HTTPRequestParser: Sendable {
     /// runs while this is true, its idle keep-alive timeout while it is false.
     public var hasPartialRequest: Bool { buffer.count > requestStart }
 
-    /// Bytes held: a server reading while this exceeds `maximumHeadBytes + maximumBodyBytes` should stop
+    /// Bytes held: a server reading while this exceeds `maximumHeadBytes + largestBodyBytes` should stop
     /// reading until the pending requests are answered, so the buffer stays bounded.
     public var bufferedByteCount: Int { buffer.count - requestStart }
 
@@ -121,7 +121,8 @@ public struct HTTPRequestParser: Sendable {
                 }
                 continueRequested = head.expectsContinue && (head.isChunked || head.contentLength > 0)
                 if head.isChunked {
-                    state = .chunkedBody(head, ChunkedProgress(start: position))
+                    state = .chunkedBody(head, ChunkedProgress(start: position,
+                                                               limit: limits.maximumBodyBytes(forPath: head.line.path)))
                 } else if head.contentLength > 0 {
                     state = .fixedBody(head, bodyStart: position, length: head.contentLength)
                 } else {

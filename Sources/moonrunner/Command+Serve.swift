@@ -39,6 +39,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           (default 20000)
   --http-max-head BYTES   request line and headers at most (431 past it; default 8192)
   --http-max-body BYTES   request body at most (413 past it; default 16384)
+  --device-max-body BYTES a phone app's request body (/osmand, /owntracks: a queue of positions) at most
+                          (413 past it; default 1048576)
   --sse-heartbeat S       seconds of silence before an event stream gets a comment heartbeat (default 15)
   --sse-backlog N         events kept per runner for event streams reconnecting with Last-Event-ID
                           (default 32)
@@ -144,6 +146,8 @@ func runServeCommand(arguments: [String]) -> Int32 {
                                                                        default: configuration.httpLimits.maximumHeadBytes)
         configuration.httpLimits.maximumBodyBytes = try options.number("http-max-body",
                                                                        default: configuration.httpLimits.maximumBodyBytes)
+        let deviceBody: Int = try options.number("device-max-body", default: ServerConfiguration.deviceBatchBytes)
+        configuration.httpLimits.bodyAllowances = ["/osmand": deviceBody, "/owntracks": deviceBody]
         configuration.eventStreamHeartbeat = try options.number("sse-heartbeat", default: configuration.eventStreamHeartbeat)
         configuration.eventBacklog = try options.number("sse-backlog", default: configuration.eventBacklog)
         configuration.linesPerTurn = try options.number("lines-per-turn", default: configuration.linesPerTurn)
