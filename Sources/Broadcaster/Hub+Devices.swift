@@ -53,13 +53,6 @@ extension Hub {
         return matching.count == 1 ? matching.first?.key : nil
     }
 
-    /// A new device token for a runner proved by its key over HTTP (the page's "Connect a phone" box); nil for
-    /// an unknown runner or a wrong key (the same answer for both).
-    func addDevice(runner name: String, key: String, label: String? = nil, now: Double) -> String? {
-        guard isProved(runner: name, key: key) else { return nil }
-        return issueDeviceToken(for: name, label: label, now: now)
-    }
-
     /// True when `key` is the key of runner `name` (over HTTP, from the runner's page).
     func isProved(runner name: String, key: String) -> Bool {
         guard let entry = runners[name], Command.isValidKey(key) else { return false }
@@ -88,13 +81,10 @@ extension Hub {
         deviceRoster[hash] = nil
     }
 
-    /// Ends a runner's live run (saved) for a key proved over HTTP (the page's stop button); the run's id, or nil
-    /// for a wrong key or no run.
-    func stopRun(runner name: String, key: String, now: Double) -> Int64?? {
-        guard let entry = runners[name], Command.isValidKey(key), RunnerKey.verify(key, against: entry.keyHash) else {
-            return nil
-        }
-        guard let runID = entry.run?.id else { return .some(nil) }
+    /// Ends a runner's live run (saved) for the runner's page (its key already proved); the run's id, or nil
+    /// without a run.
+    func stopRun(runner name: String, now: Double) -> Int64? {
+        guard let entry = runners[name], let runID = entry.run?.id else { return nil }
         finish(entry, status: .saved, reason: .stop, now: now)
         return runID
     }

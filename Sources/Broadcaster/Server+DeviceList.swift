@@ -40,7 +40,7 @@ extension Server {
 
     /// True when the request proves runner `name` on the loop that owns it; otherwise it is answered (403 or
     /// 429) or moved to that loop (whose hub has the phones' last posts).
-    private func provedOnOwnLoop(_ request: HTTPRequest, runner name: String, form: [HTTPQueryItem], on connection: HTTPConnection,
+    func provedOnOwnLoop(_ request: HTTPRequest, runner name: String, form: [HTTPQueryItem], on connection: HTTPConnection,
                                  now: Double) -> Bool {
         if let owner = otherOwner(of: name) {
             move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince, request: request))

@@ -87,42 +87,16 @@ extension Server {
         .json(Array((isOwnTracks ? "[]\n" : "{}\n").utf8))
     }
 
-    /// `POST /runners/NAME/devices` and `POST /runners/NAME/stop`, for the runner's page: the key comes as
-    /// `Authorization: Bearer KEY` or a form field `key`. A wrong key counts as a wrong token.
-    func respondToRunnerAction(_ request: HTTPRequest, runner name: String, action: String, on connection: HTTPConnection,
-                               now: Double) {
-        if let owner = otherOwner(of: name) {
-            return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
-                                                     request: request))
+    /// `POST /runners/NAME/stop`, the runner's page's stop button (the key as for its phones): 200 `{"run":ID}`,
+    /// 409 without a live run, 403 for an unknown runner or a wrong key.
+    func stopRunFromPage(_ request: HTTPRequest, runner name: String, on connection: HTTPConnection, now: Double) {
+        guard provedOnOwnLoop(request, runner: name, form: (try? request.formItems()) ?? [], on: connection, now: now)
+        else { return }
+        guard let runID = hub.stopRun(runner: name, now: now) else {
+            return write(.text(HTTPStatus(409, "Conflict"), "\(name) has no run in progress\n"), to: connection,
+                         keepAlive: request.keepAlive)
         }
-        let address = Self.address(of: connection)
-        if wrongTokens.isLimited(address, now: now) {
-            return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong keys: wait a minute\n"),
-                         to: connection, keepAlive: false)
-        }
-        var key = request.headers["Authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        if key == nil, let form = try? request.formItems() { key = form.first { $0.name == "key" }?.value }
-        let wrong = HTTPResponse.text(.forbidden, "unknown runner or wrong key\n")
-        guard let key else { return write(wrong, to: connection, keepAlive: request.keepAlive) }
-        if action == "devices" {
-            guard let token = hub.addDevice(runner: name, key: key, now: now) else {
-                countDeviceFailure(from: address, now: now)
-                return write(wrong, to: connection, keepAlive: request.keepAlive)
-            }
-            write(.json(Array(#"{"token":"\#(token)"}"#.utf8), status: HTTPStatus(201, "Created")), to: connection,
-                  keepAlive: request.keepAlive)
-        } else {
-            switch hub.stopRun(runner: name, key: key, now: now) {
-            case nil:
-                countDeviceFailure(from: address, now: now)
-                write(wrong, to: connection, keepAlive: request.keepAlive)
-            case .some(nil):
-                write(.text(HTTPStatus(409, "Conflict"), "\(name) has no run in progress\n"), to: connection,
-                      keepAlive: request.keepAlive)
-            case .some(let runID?):
-                write(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
-            }
-        }
+        write(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
     }
 
     /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.

@@ -100,8 +100,8 @@ extension Server {
             receiveDevicePosition(request, on: connection, format: .ownTracks, now: now)
         case .runnerAction(let runner, .devices):
             addDeviceFromPage(request, runner: runner, on: connection, now: now)
-        case .runnerAction(let runner, let action):
-            respondToRunnerAction(request, runner: runner, action: action.rawValue, on: connection, now: now)
+        case .runnerAction(let runner, .stop):
+            stopRunFromPage(request, runner: runner, on: connection, now: now)
         case .deviceList(let runner):
             listDevices(request, runner: runner, on: connection, now: now)
         }
