@@ -31,7 +31,15 @@ const MRMap = (() => {
 
   // --- The SVG view (no street map): MR.drawTrack as before. ---
   function svgView(box, svg, note) {
-    let projection = null, replay = null;
+    let projection = MR.project([], 800, 500, 28), replay = null, sos = null;
+    // The SOS ring, drawn again after each drawing of the track (which starts from an empty picture). Without a
+    // track to place it by (a privacy zone withholds the positions around it), it is the picture's middle.
+    function drawSOS() {
+      svg.querySelectorAll(".sos-marker").forEach((node) => node.remove());
+      if (!sos) return;
+      const [x, y] = projection.xy(sos.lat, sos.lon);
+      svg.appendChild(MR.svgNode("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 11, class: "sos-marker" }));
+    }
     return {
       kind: "svg",
       note,
@@ -39,6 +47,7 @@ const MRMap = (() => {
         MR.drawTrack(svg, points, pins, options);
         svg.classList.toggle("stale", Boolean(options.stale));
         projection = MR.project(points, 800, 500, 28);
+        drawSOS();
         // A saved run's replay marker waits, hidden, until the replay places it.
         replay = null;
         if (options.replay) {
@@ -55,12 +64,10 @@ const MRMap = (() => {
         replay.dataset.time = time.toFixed(1);
       },
       drawRunners() {},
-      // An SOS's position: a red ring where the track's projection puts it (nothing before there is a track).
+      // An SOS's position: a red ring where the track's projection puts it, kept over every later drawing.
       placeSOS(lat, lon) {
-        svg.querySelectorAll(".sos-marker").forEach((node) => node.remove());
-        if (!projection) return;
-        const [x, y] = projection.xy(lat, lon);
-        svg.appendChild(MR.svgNode("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 11, class: "sos-marker" }));
+        sos = { lat, lon };
+        drawSOS();
       },
     };
   }
