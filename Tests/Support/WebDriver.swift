@@ -44,6 +44,8 @@ public final class WebDriver {
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome",
             "goog:chromeOptions": options,
+            // The page's console, for `consoleErrors()`.
+            "goog:loggingPrefs": ["browser": "ALL"],
         ]]]
         let created = try Self.call(port, "POST", "/session", capabilities)
         guard let value = created["value"] as? [String: Any], let id = value["sessionId"] as? String else {
@@ -87,6 +89,30 @@ public final class WebDriver {
             // A toast over the button: the page is live and moving; click it the way a script would.
             try script("document.querySelector(arguments[0]).click()", [button])
         }
+    }
+
+    /// The console's errors and uncaught exceptions since the last call (chromedriver's browser log, which
+    /// hands each entry out once).
+    public func consoleErrors() throws -> [String] {
+        let entries = try command("POST", "se/log", ["type": "browser"])["value"] as? [[String: Any]] ?? []
+        return entries.filter { ($0["level"] as? String) == "SEVERE" }.map { $0["message"] as? String ?? "\($0)" }
+    }
+
+    /// Drags with the mouse from the middle of the element matched by a CSS selector, by (dx, dy) pixels, as a
+    /// viewer pans a map.
+    public func drag(_ selector: String, by dx: Int, _ dy: Int) throws {
+        let target = try element(selector)
+        let origin: [String: Any] = ["element-6066-11e4-a52e-4f735466cecf": target]
+        let steps: [[String: Any]] = [
+            ["type": "pointerMove", "duration": 0, "origin": origin, "x": 0, "y": 0],
+            ["type": "pointerDown", "button": 0],
+            ["type": "pointerMove", "duration": 100, "origin": "pointer", "x": dx / 2, "y": dy / 2],
+            ["type": "pointerMove", "duration": 100, "origin": "pointer", "x": dx - dx / 2, "y": dy - dy / 2],
+            ["type": "pointerUp", "button": 0],
+        ]
+        _ = try command("POST", "actions", ["actions": [["type": "pointer", "id": "mouse",
+                                                          "parameters": ["pointerType": "mouse"], "actions": steps]]])
+        _ = try command("DELETE", "actions", nil)
     }
 
     /// A PNG of the window.
