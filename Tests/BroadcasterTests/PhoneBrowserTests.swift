@@ -215,8 +215,8 @@ import Wire
             try browser.open("http://127.0.0.1:\(port)/runners/ann")
             try browser.waitFor("the page", "return document.getElementById('status').textContent === 'live'")
             try browser.script("document.getElementById('runner-tools').open = true")
-            // The runner gives the key and leaves the field (Tab): the phones are listed.
-            try browser.type(key + "\u{E004}", into: "#runner-key", thenClick: "#device-label")
+            // The runner gives the key and presses Enter, staying in the field: the phones are listed.
+            try browser.type(key + "\u{E007}", into: "#runner-key", thenClick: "#runner-key")
             let phones = try #require(try browser.waitFor("both phones", """
                 const items = [...document.querySelectorAll('#phone-list > li')];
                 return !document.getElementById('phones').hidden && items.length === 2

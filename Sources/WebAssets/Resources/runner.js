@@ -327,6 +327,10 @@
     }
   }
   $("runner-key").addEventListener("change", listPhones);
+  // Enter in the key field lists the phones too (the form has no submit button, so the browser would not).
+  $("runner-key").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") { event.preventDefault(); listPhones(); }
+  });
   $("device-make").addEventListener("click", async () => {
     try {
       const label = $("device-label").value.trim();
