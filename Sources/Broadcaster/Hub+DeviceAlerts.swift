@@ -51,7 +51,8 @@ extension Hub {
     /// when it moved by 5 points since the last level sent (and for the run's first level).
     func noteBattery(_ level: Double, at time: Double, for entry: RunnerEntry, now: Double) {
         assertOnLoop()
-        guard let run = entry.run, level.isFinite else { return }
+        // Kept per run: a run that has not started (a held stale position) has no battery to speak of yet.
+        guard let run = entry.run, run.id != nil, level.isFinite else { return }
         let level = min(max(level, 0), 100)
         if let kept = run.battery, kept.time > time { return }  // an older position of a backlog
         run.battery = (level, time)

@@ -84,7 +84,13 @@ extension Hub {
     /// Ends a runner's live run (saved) for the runner's page (its key already proved); the run's id, or nil
     /// without a run.
     func stopRun(runner name: String, now: Double) -> Int64? {
-        guard let entry = runners[name], let runID = entry.run?.id else { return nil }
+        guard let entry = runners[name], let run = entry.run else { return nil }
+        guard let runID = run.id else {
+            // Only a held stale fix, or nothing yet: no run to save; what is held is dropped (as `stop:` does).
+            if case .holding = run.phase { finish(entry, status: .discarded, reason: .discard, now: now) }
+            entry.run = nil
+            return nil
+        }
         finish(entry, status: .saved, reason: .stop, now: now)
         return runID
     }

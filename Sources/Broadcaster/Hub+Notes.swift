@@ -17,8 +17,7 @@ extension Hub {
         switch reason {
         case .stale:
             "first fix is \(age(now - fix.timestamp)) old: a run starts with a current position, or with a "
-                + "recording sent late (the next fix within \(String(format: "%.0f", filter.recordingGap)) s of it); "
-                + "send the current time (date +%s)"
+                + "recording sent late (its next fix close to it in time); send the current time (date +%s)"
         case .future where looksLikeMilliseconds(fix.timestamp, now: now):
             "fix time \(String(format: "%.0f", fix.timestamp)) looks like milliseconds; "
                 + "loc: takes unix seconds (date +%s)"

@@ -56,7 +56,8 @@ extension Hub {
         // positions that arrive late from now on be measured in their place too.
         var log = RunLog()
         for stored in fixes {
-            log.insert(RunLog.Entry(fix: stored.fix, received: stored.received, sequence: stored.sequence))
+            log.insert(RunLog.Entry(fix: stored.fix, received: stored.received, sequence: stored.sequence,
+                                    rejection: stored.rejection))
             if case .accepted(let progress) = run.tracker.add(stored.fix, now: stored.received) {
                 lastProgress = progress
                 lastAccepted = stored.fix
@@ -88,6 +89,8 @@ extension Hub {
             return
         }
         run.phase = .running(id: record.id, started: started)
+        // A run whose first positions came late starts earlier than its row said before the crash.
+        if started != record.started { store.submit(.runStarted(id: record.id, runner: runner.name, started: started)) }
         // Everything replayed came from disk, so it is all acknowledged.
         run.committedAcknowledgement = run.newestSubmitted?.text
         run.disconnectedAt = now

@@ -15,11 +15,25 @@ extension Hub {
         run.lateArrival = nil
         var tracker = RunTracker(configuration: configuration.tracker.keepingTrack(false), history: run.startHistory)
         var splits: [Split] = []
-        for item in log.entries {
-            if case .accepted(let progress) = tracker.add(item.fix, now: item.received) { splits += progress.splits }
+        // The filter's verdicts in time order, to store again where they differ from the ones made on arrival.
+        var verdicts = [FixRejection?](repeating: nil, count: log.entries.count)
+        var held: Int?
+        for (index, item) in log.entries.enumerated() {
+            let heldBefore = held
+            switch tracker.add(item.fix, now: item.received) {
+            case .accepted(let progress): splits += progress.splits
+            case .rejected(let reason): verdicts[index] = reason
+            case .held: held = index
+            }
+            if tracker.droppedStart != nil, let dropped = heldBefore { verdicts[dropped] = .stale }
         }
         guard let started = tracker.startedAt, let newest = tracker.lastAcceptedTimestamp,
               let snapshot = tracker.snapshot else { return }
+        for (index, item) in log.entries.enumerated() where item.rejection != verdicts[index] {
+            run.log?.setRejection(verdicts[index], at: index)
+            store.submit(.fix(StoredFix(runID: runID, sequence: item.sequence, fix: item.fix, received: item.received,
+                                        rejection: verdicts[index]), acknowledgement: nil))
+        }
         let before = run.tracker.runAwards
         run.tracker = tracker
         run.heldStart = nil

@@ -115,10 +115,15 @@ extension Hub {
                 }
                 return .recorded(runID: runID, sequence: stored.sequence)
             }
-            if let newest = run.tracker.lastAcceptedTimestamp, location.timestamp < newest, !log.isFull {
-                return placeLate(location, in: run, now: now)
+            if location.timestamp < log.newestTimestamp ?? .infinity, !log.isFull {
+                // Older than a position the run has: it is measured again in time order once they stop coming.
+                run.lateArrival = now
+                if let newest = run.tracker.lastAcceptedTimestamp, location.timestamp < newest {
+                    return placeLate(location, in: run, now: now)
+                }
             }
-        } else if location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity
+        } else if (fromDevice ? location.timestamp == run.tracker.lastAcceptedTimestamp
+                                : location.timestamp <= run.tracker.lastAcceptedTimestamp ?? -.infinity)
             || run.filteredAboveLastAccepted.contains(location.timestamp)
             || location.timestamp == run.heldStart?.fix.timestamp {
             // A fix the run already has (a resend after a reconnect) is skipped without error, and acked if on
@@ -127,6 +132,9 @@ extension Hub {
             if let acknowledged = run.committedAcknowledgement, let id {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
+            // A phone app's resend to a run started over TCP (no log): answered once all the run has is stored.
+            // Its positions older than the newest are not resends: the filter judges them (`out_of_order`).
+            if fromDevice, let runID = run.storedID { return .recorded(runID: runID, sequence: run.nextSequence - 1) }
             let stored = run.committedAcknowledgement.flatMap(Double.init).map { location.timestamp <= $0 } ?? false
             return .resent(stored: stored)
         }
@@ -134,9 +142,7 @@ extension Hub {
                       accuracy: location.accuracy, timestamp: location.timestamp)
         let heldBefore = run.heldStart
         let outcome = run.tracker.add(fix, now: now)
-        if let held = heldBefore, run.tracker.heldStart != held.fix, run.tracker.startedAt != held.fix.timestamp {
-            dropHeldStart(held, of: run)
-        }
+        if let held = heldBefore, run.tracker.droppedStart == held.fix { dropHeldStart(held, of: run) }
         switch outcome {
         case .held:
             guard let runID = reserve(run, runner: name, started: fix.timestamp, id: id) else {
@@ -167,7 +173,7 @@ extension Hub {
                 run.filteredAboveLastAccepted = run.filteredAboveLastAccepted.filter { $0 > fix.timestamp }
             }
             if progress.started {
-                // A held fix this one confirmed starts the run: its time and text are the run's start.
+                // A held fix this one confirmed starts the run (or this one, earlier): the start's time and text.
                 let confirmed = heldBefore.flatMap { run.tracker.startedAt == $0.fix.timestamp ? $0 : nil }
                 run.heldStart = nil
                 guard start(run, runner: name, at: run.tracker.startedAt ?? fix.timestamp,
@@ -202,6 +208,7 @@ extension Hub {
     private func dropHeldStart(_ held: (fix: Fix, sequence: Int64, received: Double, text: String), of run: LiveRun) {
         run.heldStart = nil
         statistics.fixesFiltered[.stale, default: 0] += 1
+        if let index = run.log?.index(at: held.fix.timestamp) { run.log?.setRejection(.stale, at: index) }
         guard let runID = run.storedID else { return }
         store.submit(.fix(StoredFix(runID: runID, sequence: held.sequence, fix: held.fix, received: held.received,
                                     rejection: .stale), acknowledgement: nil))
@@ -215,7 +222,7 @@ extension Hub {
         guard let runID = run.storedID ?? newRunID(for: name, replyTo: id) else { return nil }
         run.phase = .holding(id: runID)
         runOwners[runID] = name
-        store.submit(.runStarted(id: runID, runner: name, started: started))
+        store.submit(.runHeld(id: runID, runner: name, started: started))
         return runID
     }
 
@@ -232,7 +239,7 @@ extension Hub {
 
     /// Starts a run under an id from the store (the one it holds under, if any) at `started`, the time of its
     /// first accepted fix (`text` as the runner sent it); false (and `err:storage`) when the store cannot give one.
-    private func start(_ run: LiveRun, runner name: String, at started: Double, text: String, id: ConnectionID?) -> Bool {
+    func start(_ run: LiveRun, runner name: String, at started: Double, text: String, id: ConnectionID?) -> Bool {
         guard let runID = run.storedID ?? newRunID(for: name, replyTo: id) else { return false }
         run.phase = .running(id: runID, started: started)
         runOwners[runID] = name
@@ -263,7 +270,7 @@ extension Hub {
         }
         let stored = StoredFix(runID: runID, sequence: run.nextSequence, fix: fix, received: now, rejection: rejection)
         run.nextSequence += 1
-        run.log?.insert(RunLog.Entry(fix: fix, received: now, sequence: stored.sequence))
+        run.log?.insert(RunLog.Entry(fix: fix, received: now, sequence: stored.sequence, rejection: rejection))
         store.submit(.fix(stored, acknowledgement: acknowledgement))
         return stored.sequence
     }

@@ -8,11 +8,12 @@ import RunCore
 /// Bounded: at most ``capacity`` fixes (about 14 hours at one a second); past it a late fix is filtered
 /// `out_of_order`, as over TCP.
 struct RunLog {
-    /// One stored fix: as received, when, and under which sequence.
+    /// One stored fix: as received, when, under which sequence, and the filter's verdict as stored.
     struct Entry {
         var fix: Fix
         var received: Double
         var sequence: Int64
+        var rejection: FixRejection?
     }
 
     /// The most fixes kept for one run.
@@ -24,11 +25,24 @@ struct RunLog {
     /// True when no more fixes fit.
     var isFull: Bool { entries.count >= Self.capacity }
 
+    /// The newest timestamp stored.
+    var newestTimestamp: Double? { entries.last?.fix.timestamp }
+
     /// The entry stored with exactly this timestamp, if any (a resend).
     func entry(at timestamp: Double) -> Entry? {
+        index(at: timestamp).map { entries[$0] }
+    }
+
+    /// The index of the entry stored with exactly this timestamp.
+    func index(at timestamp: Double) -> Int? {
         let index = insertionIndex(of: timestamp)
         guard index > 0, entries[index - 1].fix.timestamp == timestamp else { return nil }
-        return entries[index - 1]
+        return index - 1
+    }
+
+    /// The filter's verdict on entry `index` as now stored.
+    mutating func setRejection(_ rejection: FixRejection?, at index: Int) {
+        entries[index].rejection = rejection
     }
 
     /// Adds a stored fix in its place by time (no-op when full).

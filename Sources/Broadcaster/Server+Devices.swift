@@ -102,15 +102,17 @@ extension Server {
     /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
     func answerDevices(after receipt: CommitReceipt) {
         guard !pendingDeviceAnswers.isEmpty else { return }
+        // A failure first: a request with a write that was not stored is never answered 200 (the app sends it
+        // again, and what was stored is recognised).
+        for runID in receipt.affectedRuns {
+            guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }
+            for answer in waiting { finish(answer, with: .text(.serviceUnavailable, "storage is failing: send it again later\n")) }
+        }
         for (runID, committed) in receipt.committedSequences {
             guard let waiting = pendingDeviceAnswers[runID] else { continue }
             let (done, left) = (waiting.filter { $0.sequence <= committed }, waiting.filter { $0.sequence > committed })
             pendingDeviceAnswers[runID] = left.isEmpty ? nil : left
             for answer in done { finish(answer, with: Self.deviceAnswer(answer.isOwnTracks)) }
-        }
-        for runID in receipt.affectedRuns {
-            guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }
-            for answer in waiting { finish(answer, with: .text(.serviceUnavailable, "storage is failing: send it again later\n")) }
         }
     }
 

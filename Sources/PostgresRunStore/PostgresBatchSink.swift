@@ -125,7 +125,14 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
         case .runStarted(let id, let runner, let started):
             try connection.query("""
                 INSERT INTO runs (id, runner, started, status) VALUES ($1::bigint, $2, $3::double precision, 'live')
-                ON CONFLICT (id) DO UPDATE SET started = excluded.started WHERE runs.status = 'live'
+                ON CONFLICT (id) DO UPDATE SET started = excluded.started, status = 'live'
+                    WHERE runs.ended IS NULL AND runs.status IN ('live', 'discarded')
+                """, [String(id), runner, PostgresValue.double(started)])
+        case .runHeld(let id, let runner, let started):
+            try connection.query("""
+                INSERT INTO runs (id, runner, started, status) VALUES ($1::bigint, $2, $3::double precision, 'discarded')
+                ON CONFLICT (id) DO UPDATE SET started = excluded.started
+                    WHERE runs.ended IS NULL AND runs.status = 'discarded'
                 """, [String(id), runner, PostgresValue.double(started)])
         case .fix(let fix, _):
             try insert([fix], on: connection)

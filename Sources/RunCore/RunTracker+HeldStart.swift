@@ -10,6 +10,7 @@ extension RunTracker {
     /// of the two, both accepted, and the outcome is the progress with `started` true; or it does not: the held
     /// fix is counted `stale` and dropped, and this fix is judged as a first fix.
     public mutating func add(_ fix: Fix, now: Double) -> FixOutcome {
+        if droppedStart != nil { droppedStart = nil }
         guard projection == nil else { return admit(fix, now: now) }
         if let held = heldStart {
             heldStart = nil
@@ -30,9 +31,11 @@ extension RunTracker {
                                              splits: start.splits + next.splits))
             }
             rejections[.stale, default: 0] += 1
+            droppedStart = held
         }
         if filter.staticRejection(of: fix, now: now) == .stale {
             heldStart = fix
+            heldAt = now
             return .held
         }
         return admit(fix, now: now)
@@ -42,11 +45,12 @@ extension RunTracker {
     public var startedAt: Double? { projection == nil ? nil : startTimestamp }
 
     /// True when `fix` is the next (or previous) fix of the recording `held` began: valid, within the
-    /// recording gap of it, and no faster than a runner from it.
+    /// recording gap of it or half its age, and no faster than a runner from it.
     private mutating func continuesRecording(of held: Fix, with fix: Fix, now: Double) -> Bool {
         let rejection = filter.staticRejection(of: fix, now: now)
+        let gap = abs(fix.timestamp - held.timestamp)
         guard rejection == nil || rejection == .stale,
-              abs(fix.timestamp - held.timestamp) <= configuration.filter.recordingGap else { return false }
+              gap <= max(configuration.filter.recordingGap, (heldAt - held.timestamp) / 2) else { return false }
         let (first, second) = held.timestamp < fix.timestamp ? (held, fix) : (fix, held)
         return filter.impliedSpeed(from: first, to: second) <= configuration.filter.maximumSpeed
     }

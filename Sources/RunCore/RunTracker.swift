@@ -34,6 +34,10 @@ public struct RunTracker: Sendable {
     public private(set) var lastAcceptedTimestamp: Double?
     /// A stale first fix waiting for the next fix to say whether it starts the run (see ``FixOutcome/held``).
     public internal(set) var heldStart: Fix?
+    /// When ``heldStart`` was received (the receiving clock's `now`).
+    var heldAt = 0.0
+    /// The held fix the last ``add(_:now:)`` dropped as a cached position (counted `stale`), if it did.
+    public internal(set) var droppedStart: Fix?
 
     var filter: FixFilter
     var smoother: KalmanSmoother

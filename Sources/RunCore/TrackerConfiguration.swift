@@ -9,11 +9,12 @@ public struct FilterConfiguration: Sendable, Hashable {
     /// accepted, and the next fix decides (see ``recordingGap``). After the start fixes are judged by order, not
     /// age, so a backlog resent after a reconnect is accepted. Default 10.
     public var staleStartAge: Double = 10
-    /// A held stale first fix begins the run when the next fix is within this many seconds of it (either
-    /// side, and within ``maximumSpeed``): the two are one recording sent late, as a phone that was offline
-    /// sends its queue. Otherwise it was a cached position from an earlier GPS session (counted `stale`) and
-    /// the next fix is judged as a first fix. Default 60: phone apps record every 1 to 60 s; a cached position
-    /// is minutes to hours old.
+    /// A held stale first fix begins the run when the next fix is close to it in time (either side, and within
+    /// ``maximumSpeed``): within this many seconds, or within half the held fix's age when it arrived. The two
+    /// are then one recording sent late, as a phone that was offline sends its queue (its positions are much
+    /// closer to each other than to now, however sparse). Otherwise it was a cached position from an earlier
+    /// GPS session, as far from the next fix as it was old (counted `stale`), and the next fix is judged as a
+    /// first fix. Default 60: phone apps record every 1 to 60 s.
     public var recordingGap: Double = 60
     /// The fastest plausible running speed in m/s; faster implied speeds from the last accepted fix are jumps.
     /// The speed is judged over the time since the last accepted fix (at least 1 s), so one rejected spike

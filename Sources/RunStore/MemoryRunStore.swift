@@ -173,9 +173,13 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
                 state.runners[name] = RunnerRecord(name: name, keyHash: keyHash, created: created)
             }
         case .runStarted(let id, let runner, let started):
-            if state.runs[id] == nil || state.runs[id]?.record.status == .live {
-                state.runs[id] = StoredRun(record: RunRecord(id: id, runner: runner, started: started))
+            if let run = state.runs[id]?.record, run.ended != nil || run.status != .live && run.status != .discarded {
+                break  // finished: left as it is
             }
+            state.runs[id] = StoredRun(record: RunRecord(id: id, runner: runner, started: started))
+        case .runHeld(let id, let runner, let started):
+            if let run = state.runs[id]?.record, run.ended != nil || run.status != .discarded { break }
+            state.runs[id] = StoredRun(record: RunRecord(id: id, runner: runner, started: started, status: .discarded))
         case .fix(let fix, _):
             state.fixes[fix.runID, default: [:]][fix.sequence] = fix
         case .award(let award):

@@ -4,8 +4,13 @@ import RunCore
 public enum StoreWrite: Sendable {
     /// Creates a runner (ignored when the name exists: the first key hash stays).
     case runner(name: String, keyHash: String, created: Double)
-    /// Creates a live run (ignored when the id exists).
+    /// Creates a live run, or makes a held one live; a live run's start moves to `started` (a run whose first
+    /// fixes arrived late starts earlier); a finished run is left as it is.
     case runStarted(id: Int64, runner: String, started: Double)
+    /// The row of a run that may never start: a stale first fix held until the next says whether it begins a
+    /// recording (see `FixOutcome.held`). Out of history (as discarded) until ``runStarted(id:runner:started:)``
+    /// makes it live; its start moves with the fix held.
+    case runHeld(id: Int64, runner: String, started: Double)
     /// Stores one received fix (replaces the same run and sequence). `acknowledgement` is the text to echo in
     /// `ack:` once the fix is committed; it comes back in ``CommitReceipt/acknowledgements``.
     case fix(StoredFix, acknowledgement: String?)
@@ -48,7 +53,7 @@ public enum StoreWrite: Sendable {
     var runID: Int64? {
         switch self {
         case .runner, .history: nil
-        case .runStarted(let id, _, _): id
+        case .runStarted(let id, _, _), .runHeld(let id, _, _): id
         case .fix(let fix, _): fix.runID
         case .award(let award): award.runID
         case .runFinished(let record, _, _): record.id

@@ -8,6 +8,7 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
     private let database: Database
     private let insertRunner: Statement
     private let insertRun: Statement
+    private let holdRun: Statement
     /// Fixes go into `fix_chunks` through this, a run at a time.
     private let chunks: FixChunkWriter
     /// Where the fixes of the batch being committed are, by run (reused).
@@ -36,7 +37,13 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
         insertRun = try database.prepare(
             """
             INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'live')
-            ON CONFLICT (id) DO UPDATE SET started = excluded.started WHERE runs.status = 'live'
+            ON CONFLICT (id) DO UPDATE SET started = excluded.started, status = 'live'
+                WHERE runs.ended IS NULL AND runs.status IN ('live', 'discarded')
+            """)
+        holdRun = try database.prepare("""
+            INSERT INTO runs (id, runner, started, status) VALUES (?1, ?2, ?3, 'discarded')
+            ON CONFLICT (id) DO UPDATE SET started = excluded.started
+                WHERE runs.ended IS NULL AND runs.status = 'discarded'
             """)
         chunks = try FixChunkWriter(database: database)
         insertAward = try database.prepare("""
@@ -139,6 +146,11 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try insertRun.bind(runner, at: 2)
             try insertRun.bind(started, at: 3)
             try insertRun.run()
+        case .runHeld(let id, let runner, let started):
+            try holdRun.bind(id, at: 1)
+            try holdRun.bind(runner, at: 2)
+            try holdRun.bind(started, at: 3)
+            try holdRun.run()
         case .fix(let stored, _):
             try chunks.write(run: stored.runID, [stored])  // commit() gathers fixes; this is for completeness
         case .award(let stored):

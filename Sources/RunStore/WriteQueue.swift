@@ -271,6 +271,7 @@ extension StoreWrite {
         switch self {
         case .runner(let name, _, _): "runner \(name)"
         case .runStarted(let id, _, _): "start of run \(id)"
+        case .runHeld(let id, _, _): "held start of run \(id)"
         case .fix(let fix, _): "fix \(fix.sequence) of run \(fix.runID)"
         case .award(let award): "award \(award.award.badge.id) \(award.award.tier.rawValue) of run \(award.runID)"
         case .runFinished(let record, _, _): "end of run \(record.id)"

@@ -30,9 +30,8 @@ import Wire
         let hub = hub()
         hub.received(.watch(.everyone), from: spectator, now: now)
         hub.received(.identify(name: "ann", key: nil), from: runner, now: now)
-        let dayOld = now - 28 * 3600
-        // Each more than the recording gap after the one before: each a cached position, not a recording.
-        for step in 0..<5 { hub.received(fix(at: dayOld + Double(step) * 120), from: runner, now: now) }
+        // Each further from the one before than half its age: each a cached position, not a recording.
+        for age: Double in [28 * 3600, 10 * 3600, 3 * 3600, 3600, 1200] { hub.received(fix(at: now - age), from: runner, now: now) }
         hub.received(fix(at: now, accuracy: 80), from: runner, now: now)
         hub.received(fix(at: now + 1, accuracy: 90), from: runner, now: now + 1)
         let notes = lines(for: runner).filter { $0.hasPrefix("note:") }

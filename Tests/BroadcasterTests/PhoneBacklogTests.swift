@@ -161,3 +161,86 @@ import Wire
         }
     }
 }
+
+/// What a review found (issue 25): orders and mixes the first tests did not try.
+extension PhoneBacklogTests {
+    /// Positions of the recorded run at these seconds into it, moved so that the last is `endingAgo` seconds old.
+    static func positions(at seconds: [Int], endingAgo: Double) -> [Fix] {
+        let track = DeviceAppTests.track
+        let end = Date().timeIntervalSince1970.rounded(.down) - endingAgo
+        let shift = end - track[seconds.max()!].timestamp
+        return seconds.map { Fix(latitude: track[$0].latitude, longitude: track[$0].longitude, accuracy: 5,
+                                 timestamp: track[$0].timestamp + shift) }
+    }
+
+    @Test func aQueueSentNewestFirstWhoseNewestIsStaleKeepsEveryPosition() async throws {
+        try await Self.withField { server, field, store in
+            let fixes = Self.queue(count: 60, endingAgo: 300)  // all stale: the newest is held, the next confirms it
+            try Self.send(fixes.reversed(), field)
+            let (stored, _) = try Self.stop(field, store: store)
+            #expect(stored.record.rejections.isEmpty, "\(stored.record.rejections)")
+            try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+        }
+    }
+
+    @Test func positionsThatCameOutOfOrderWhileHeldAreMeasuredInTimeOrder() async throws {
+        try await Self.withField { server, field, store in
+            // 140 s between the last two (98 s before): sent newest first, the newest (200 s old) is held and
+            // then taken for a cached position (140 s is more than half its age); the oldest arrives last and
+            // begins the recording with the middle one. Measured again in time order, all three are one run.
+            let fixes = Self.positions(at: [0, 50, 120], endingAgo: 200)
+            try Self.send(fixes.reversed(), field)
+            let (stored, _) = try Self.stop(field, store: store)
+            #expect(stored.record.rejections.isEmpty, "\(stored.record.rejections)")
+            try Self.expectMeasuredInTimeOrder(stored, fixes, store: store, server)
+        }
+    }
+
+    @Test func aPhoneJoiningARunStartedOverTCPIsAnsweredOnlyForWhatIsStored() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            try withServer(store: store) { server in
+                let (ann, _) = try connectRunner("ann", to: server)
+                let token = try DeviceAppTests.deviceToken(ann)
+                let fixes = Self.positions(at: Array(stride(from: 0, through: 36, by: 4)), endingAgo: 4)
+                for fix in [fixes.first!, fixes.last!] {
+                    try ann.send("loc:\(fix.latitude),\(fix.longitude),5,\(Int64(fix.timestamp))")
+                    try ann.expect("ack:ann ts=\(Int64(fix.timestamp))")
+                }
+                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                for fix in fixes.dropFirst().dropLast() {
+                    #expect(try app.get(Self.osmAnd(fix, token: token)).status == 200)
+                }
+                // Each answered position is on disk: filtered out_of_order, as over TCP (a run started over TCP
+                // keeps TCP's rules; protocol.md §15).
+                let runID = try #require(try store.runs(of: "ann", offset: 0, limit: 1).first?.id)
+                let kept = try store.fixes(ofRun: runID)
+                #expect(kept.count == fixes.count)
+                #expect(kept.filter { $0.rejection == .outOfOrder }.count == fixes.count - 2)
+            }
+        }
+    }
+
+    @Test func aHeldStalePositionIsNoRunAnywhereUntilConfirmed() async throws {
+        try await Self.withField { server, field, store in
+            let cached = Self.queue(count: 1, endingAgo: 3600)[0]
+            #expect(try field.app.get(Self.osmAnd(cached, token: field.token) + "&batt=9").status == 200)
+            store.flush()
+            #expect(try store.runs(of: "ann", offset: 0, limit: 5).isEmpty, "not in history")
+            let api = try field.app.get("/api/runners/ann")
+            #expect(!api.text.contains(#""last_run":1"#), "\(api.text)")
+            // Nobody was told of a run, nor of a battery for it.
+            try field.spectator.send("ping:")
+            let seen = try field.spectator.lines(until: "ok:ping") { $0.hasPrefix("ok:ping") }
+            #expect(seen == ["ok:ping"], "\(seen)")
+            // The stop button drops what is held, as stop: does.
+            let stopped = try field.app.post("/runners/ann/stop", body: "key=\(field.key)", type: "application/x-www-form-urlencoded")
+            #expect(stopped.status == 409)
+            // A fresh position after that starts a run of its own.
+            let fresh = Self.queue(count: 1)[0]
+            #expect(try field.app.get(Self.osmAnd(fresh, token: field.token)).status == 200)
+            let started = try RunStartedEvent(event: Event.parse(field.spectator.expect("run:ann")))
+            #expect(started.timestamp == String(Int64(fresh.timestamp)))
+        }
+    }
+}

@@ -146,13 +146,23 @@ struct FixFilterTests {
 
     @Test("a held fix is not confirmed by one too far from it, in time or in space")
     func heldRefuted() {
-        for next in [Self.after(61, north: 100), Self.after(4, north: 500)] {
+        // 500 s after a fix 900 s old: further than half its age; 4 s after but 500 m away.
+        for next in [Self.after(500, north: 100), Self.after(4, north: 500)] {
             var tracker = RunTracker()
             #expect(tracker.add(Self.start, now: Self.t0 + 900).isHeld)
             // Both are stale too: the first is dropped, the second held in its place.
             #expect(tracker.add(next, now: Self.t0 + 900).isHeld)
             #expect(tracker.heldStart == next && tracker.rejections == [.stale: 1] && tracker.startedAt == nil)
         }
+    }
+
+    @Test("a sparse recording sent long after is one recording: its fixes are closer to each other than to now")
+    func sparseBacklogStarts() {
+        var tracker = RunTracker()
+        #expect(tracker.add(Self.start, now: Self.t0 + 1800).isHeld)
+        // 140 s apart, both half an hour old: more than the 60 s gap, far less than half the first one's age.
+        #expect(tracker.add(Self.after(140, north: 400), now: Self.t0 + 1800).progress?.started == true)
+        #expect(tracker.startedAt == Self.t0 && tracker.rejections.isEmpty)
     }
 
     @Test("a wrong first fix is left behind: agreeing fixes re-anchor the track")
