@@ -115,7 +115,7 @@ extension Hub {
                 }
                 return .recorded(runID: runID, sequence: stored.sequence)
             }
-            if location.timestamp < log.newestTimestamp ?? .infinity, !log.isFull {
+            if location.timestamp < log.newestTimestamp ?? -.infinity, !log.isFull {
                 // Older than a position the run has: it is measured again in time order once they stop coming.
                 run.lateArrival = now
                 if let newest = run.tracker.lastAcceptedTimestamp, location.timestamp < newest {
@@ -141,7 +141,8 @@ extension Hub {
         let fix = Fix(latitude: location.latitude, longitude: location.longitude,
                       accuracy: location.accuracy, timestamp: location.timestamp)
         let heldBefore = run.heldStart
-        let outcome = run.tracker.add(fix, now: now)
+        let outcome = fromDevice && location.timestamp - now > configuration.deviceFutureAllowance
+            ? .rejected(.future) : run.tracker.add(fix, now: now)
         if let held = heldBefore, run.tracker.droppedStart == held.fix { dropHeldStart(held, of: run) }
         switch outcome {
         case .held:
@@ -270,7 +271,10 @@ extension Hub {
         }
         let stored = StoredFix(runID: runID, sequence: run.nextSequence, fix: fix, received: now, rejection: rejection)
         run.nextSequence += 1
-        run.log?.insert(RunLog.Entry(fix: fix, received: now, sequence: stored.sequence, rejection: rejection))
+        // A fix filtered `future` is never measured: kept out of the log, or every fix after it would be late.
+        if rejection != .future {
+            run.log?.insert(RunLog.Entry(fix: fix, received: now, sequence: stored.sequence, rejection: rejection))
+        }
         store.submit(.fix(stored, acknowledgement: acknowledgement))
         return stored.sequence
     }

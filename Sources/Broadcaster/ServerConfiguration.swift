@@ -79,6 +79,11 @@ public struct ServerConfiguration: Sendable {
     /// no current pace (`cur=`), it raises no off-pace alert, and the board takes the run once the burst is
     /// over. Default 30.
     public var catchUpAge: Double = 30
+    /// How far ahead of the server's clock a phone app's position may be, in seconds; further is filtered
+    /// `future`. Phones stamp positions with GPS time, so more than clock skew is a broken stamp, and one
+    /// accepted hours ahead would make every real position after it late. Default 600 (`loc:` allows 24 h,
+    /// for fast replays).
+    public var deviceFutureAllowance: Double = 600
     /// Wrong device tokens, runner keys and share tokens one source address may send per minute before it is
     /// refused for the rest of it (HTTP 429; on the line protocol `err:wrong_key` and close), and wrong keys and
     /// share tokens one connection may send at all before it is closed. Default 20.

@@ -158,7 +158,8 @@ public enum StoreDefaults {
 
 extension RunStore {
     /// A run's fixes in the order they are measured in: by timestamp (ties in the order received), without the
-    /// ones filtered `out_of_order` (older than the run's newest when they came over TCP: never measured).
+    /// ones filtered `out_of_order` (older than the run's newest when they came over TCP) or `future` (too far
+    /// ahead of the clock when they came): never measured.
     /// A phone that was offline sends its positions late and in any order; the run's figures are those of
     /// its positions in time order, so replays, exports, recovery and the page all read them so.
     public func fixesInTimeOrder(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
@@ -167,10 +168,10 @@ extension RunStore {
 }
 
 extension StoredFix {
-    /// `fixes` by timestamp (ties by sequence), without those filtered `out_of_order` (see
+    /// `fixes` by timestamp (ties by sequence), without those filtered `out_of_order` or `future` (see
     /// ``RunStore/fixesInTimeOrder(ofRun:)``).
     public static func inTimeOrder(_ fixes: [StoredFix]) -> [StoredFix] {
-        fixes.filter { $0.rejection != .outOfOrder }.sorted {
+        fixes.filter { $0.rejection != .outOfOrder && $0.rejection != .future }.sorted {
             ($0.fix.timestamp, $0.sequence) < ($1.fix.timestamp, $1.sequence)
         }
     }

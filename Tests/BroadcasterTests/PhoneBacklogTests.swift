@@ -244,3 +244,22 @@ extension PhoneBacklogTests {
         }
     }
 }
+
+extension PhoneBacklogTests {
+    @Test func onePositionHoursAheadIsFilteredNotTakenForTheRunsNewest() async throws {
+        try await Self.withField { server, field, store in
+            let fixes = Self.queue(count: 30)
+            var broken = fixes[10]
+            broken.timestamp += 5 * 3600  // a phone's clock gone wrong for one position
+            try Self.send(Array(fixes[..<10]) + [broken] + Array(fixes[10...]), field)
+            let (stored, lines) = try Self.stop(field, store: store)
+            #expect(stored.record.rejections == [.future: 1] || stored.record.rejections.isEmpty)
+            #expect(stored.record.distance == Self.measuredLive(fixes).distance)
+            #expect(try store.fixes(ofRun: stored.record.id).filter { $0.rejection == .future }.count == 1)
+            // The positions after it were the run's newest, not late ones: the freshest have a current pace.
+            let last = try PaceEvent(event: Event.parse(try #require(lines.last { $0.hasPrefix("pace:") })))
+            #expect(last.timestamp == String(Int64(fixes.last!.timestamp)) && last.current != nil, "\(lines.filter { $0.hasPrefix("pace:") }.suffix(3))")
+            _ = server
+        }
+    }
+}
