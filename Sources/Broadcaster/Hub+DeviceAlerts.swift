@@ -107,15 +107,7 @@ extension Hub {
         eventSequence = max(eventSequence, sequence)
         broadcastSequence = sequence
         defer { broadcastSequence = nil }
-        if entry.run != nil {
-            if let index = backlogs.index(forKey: name) {
-                backlogs.values[index].append(sequence, line, isPace: false)
-            } else {
-                var backlog = EventBacklog(capacity: configuration.eventBacklog)
-                backlog.append(sequence, line, isPace: false)
-                backlogs[name] = backlog
-            }
-        }
+        if entry.run != nil { keep(line, sequence: sequence, isPace: false, inBacklogOf: name) }
         deliverDeviceAlert(line, fullLine: fullLine, about: name, own: entry.connection)
         if sharedSequence != nil {
             output.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,

@@ -302,6 +302,18 @@ final class Hub {
         case coaches
     }
 
+    /// Keeps an event in the runner's backlog, for event streams that reconnect with `Last-Event-ID`.
+    func keep(_ line: [UInt8], sequence: UInt64, isPace: Bool, inBacklogOf runner: String) {
+        // Changed in place; `[runner, default: …]` would put its autoclosure on the heap for every event.
+        if let index = backlogs.index(forKey: runner) {
+            backlogs.values[index].append(sequence, line, isPace: isPace)
+        } else {
+            var backlog = EventBacklog(capacity: configuration.eventBacklog)
+            backlog.append(sequence, line, isPace: isPace)
+            backlogs[runner] = backlog
+        }
+    }
+
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
     /// `sender`), remembers it for event streams that resume, and with several loops relays it to the others.
     /// `ownLine`: what the runner's own connection gets instead (the whole truth, where a privacy zone hides
@@ -317,14 +329,7 @@ final class Hub {
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.
         if audience != .coaches, runnerEntry?.run != nil || remoteRuns[runner] != nil {
-            // Changed in place; `[runner, default: …]` would put its autoclosure on the heap for every event.
-            if let index = backlogs.index(forKey: runner) {
-                backlogs.values[index].append(sequence, line, isPace: droppable)
-            } else {
-                var backlog = EventBacklog(capacity: configuration.eventBacklog)
-                backlog.append(sequence, line, isPace: droppable)
-                backlogs[runner] = backlog
-            }
+            keep(line, sequence: sequence, isPace: droppable, inBacklogOf: runner)
         }
         deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
                 except: sender, ownLine: ownLine)
