@@ -71,7 +71,7 @@ import Wire
     static func stop(_ field: Field, store: MemoryRunStore, seen: [String] = []) throws -> (StoredRun, [String]) {
         let stopped = try field.app.post("/runners/ann/stop", body: "key=\(field.key)", type: "application/x-www-form-urlencoded")
         #expect(stopped.status == 200, "\(stopped)")
-        let lines = try seen + field.spectator.lines(until: "end:ann", timeout: 10) { $0.hasPrefix("end:ann") }
+        let lines = try seen + field.spectator.lines(until: "end:ann", timeout: 30) { $0.hasPrefix("end:ann") }
         store.flush()
         let runID = try RunStartedEvent(event: Event.parse(try #require(lines.first { $0.hasPrefix("run:ann") }))).runID
         return (try #require(try store.run(id: runID)), lines)
@@ -140,9 +140,10 @@ import Wire
             try Self.send(Array(after), field)
             try Self.send(Array(gap), field)
             // Measured again once the burst is over: a pace for where the run stands, without a current pace.
-            let remeasured = try field.spectator.lines(until: "the run measured again", timeout: 10) { line in
+            let whole = Self.measuredLive(fixes).distance
+            let remeasured = try field.spectator.lines(until: "the run measured again", timeout: 60) { line in
                 guard line.hasPrefix("pace:"), let pace = try? PaceEvent(event: Event.parse(line)) else { return false }
-                return pace.distance >= Self.measuredLive(fixes).distance - 50
+                return pace.distance >= whole - 50
             }
             #expect(try PaceEvent(event: Event.parse(remeasured.last!)).current == nil)
             let (stored, _) = try Self.stop(field, store: store, seen: remeasured)

@@ -204,3 +204,38 @@ import Wire
         }
     }
 }
+
+extension PhoneFormsTests {
+    @Test func aCatchUpBurstRaisesNoOffPaceAlert() async throws {
+        try await Self.withField { _, field, store in
+            // A target of 3:00/km; the recorded run is near 4:00/km, far outside the 5% margin: live, the coach
+            // would hear off_pace after a minute of it.
+            try field.runner.send("goal:10000 1800")
+            try field.runner.expect("ok:goal")
+            let fixes = Backlog.queue(count: 150, endingAgo: 60)  // 10 minutes, all sent a minute or more late
+            try Backlog.send(fixes, .init(key: field.key, token: field.token, spectator: field.spectator, app: field.app))
+            try field.coach.send("ping:")
+            let heard = try field.coach.lines(until: "ok:ping") { $0.hasPrefix("ok:ping") }
+            #expect(!heard.contains { $0.contains("kind=off_pace") }, "\(heard)")
+            #expect(heard.contains { $0.hasPrefix("run:ann") }, "the coach did hear the run")
+            // Sent live, the same positions raise it: the burst's paces are the runner's, just not now.
+            let live = RunTracker.offPaceAlerts(of: fixes, goal: 10000, target: 1800)
+            #expect(live > 0)
+            _ = store
+        }
+    }
+}
+
+extension RunTracker {
+    /// How many off-pace changes a goal's watch sees for these fixes measured live (as the server would).
+    static func offPaceAlerts(of fixes: [Fix], goal: Double, target: Double) -> Int {
+        var tracker = RunTracker(configuration: ServerConfiguration().tracker.keepingTrack(false))
+        var monitor = OffPaceMonitor(targetPace: target / goal * 1000, margin: 0.05)
+        var changes = 0
+        for fix in fixes {
+            guard case .accepted(let progress) = tracker.add(fix, now: fix.timestamp) else { continue }
+            if monitor.observe(currentPace: progress.snapshot.currentPace, at: fix.timestamp) != nil { changes += 1 }
+        }
+        return changes
+    }
+}
