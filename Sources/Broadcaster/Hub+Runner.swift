@@ -106,6 +106,8 @@ extension Hub {
             if fromDevice { run.log = RunLog() }
             entry.run = run
         }
+        let fix = Fix(latitude: location.latitude, longitude: location.longitude,
+                      accuracy: location.accuracy, timestamp: location.timestamp)
         if let log = run.log {
             // A position the run has (the app did not get the answer): answered once it is on disk.
             if let stored = log.entry(at: location.timestamp), let runID = run.storedID {
@@ -119,7 +121,7 @@ extension Hub {
                 // Older than a position the run has: it is measured again in time order once they stop coming.
                 run.lateArrival = now
                 if let newest = run.tracker.lastAcceptedTimestamp, location.timestamp < newest {
-                    return placeLate(location, in: run, now: now)
+                    return placeLate(fix, text: location.timestampText, in: run, now: now)
                 }
             }
         } else if (fromDevice ? location.timestamp == run.tracker.lastAcceptedTimestamp
@@ -138,8 +140,6 @@ extension Hub {
             let stored = run.committedAcknowledgement.flatMap(Double.init).map { location.timestamp <= $0 } ?? false
             return .resent(stored: stored)
         }
-        let fix = Fix(latitude: location.latitude, longitude: location.longitude,
-                      accuracy: location.accuracy, timestamp: location.timestamp)
         let heldBefore = run.heldStart
         let outcome = fromDevice && location.timestamp - now > configuration.deviceFutureAllowance
             ? .rejected(.future) : run.tracker.add(fix, now: now)
@@ -195,13 +195,10 @@ extension Hub {
 
     /// A phone app's position older than the run's newest (its queue, sent after a gap or newest first): stored
     /// now, measured when the burst is over (``remeasure(_:now:)``); the live figures lag it until then.
-    private func placeLate(_ location: LocationCommand, in run: LiveRun, now: Double) -> FixPlacement {
+    private func placeLate(_ fix: Fix, text: String, in run: LiveRun, now: Double) -> FixPlacement {
         guard let runID = run.storedID else { return .failed }
-        let fix = Fix(latitude: location.latitude, longitude: location.longitude,
-                      accuracy: location.accuracy, timestamp: location.timestamp)
         statistics.fixesLate += 1
-        run.lateArrival = now
-        return record(fix, rejection: nil, text: location.timestampText, in: run, now: now)
+        return record(fix, rejection: nil, text: text, in: run, now: now)
             .map { .recorded(runID: runID, sequence: $0) } ?? .failed
     }
 
@@ -343,8 +340,7 @@ extension Hub {
         guard let entry = ownEntry(id, for: "stop", asking: "iam:NAME") else { return }
         guard entry.run?.id != nil else {
             let refused = entry.run?.notedReasons.map(\.rawValue).sorted() ?? []
-            if let run = entry.run, case .holding = run.phase { finish(entry, status: .discarded, reason: .discard, now: now) }
-            entry.run = nil
+            finish(entry, status: .discarded, reason: .discard, now: now)  // drops a held stale fix, if any
             fail(id, .noRun, refused.isEmpty ? "no run in progress: send loc: fixes first"
                  : "no run in progress: no fix was accepted yet (refused: \(refused.joined(separator: ", ")))")
             return
