@@ -34,7 +34,7 @@ extension Hub {
             }
             hashes = [hash]
         } else {
-            hashes = devices.filter { $0.value == name }.map(\.key)
+            hashes = deviceRoster.filter { $0.value.token.runner == name }.map(\.key)
         }
         for hash in hashes { forgetDevice(hash) }
         output.relay(.devicesRemoved(hashes: hashes))
@@ -46,10 +46,10 @@ extension Hub {
     /// shows (when exactly one of the runner's tokens starts so); nil for none.
     private func deviceHash(named text: String, of name: String) -> String? {
         let hash = RunnerKey.hash(text)
-        if devices[hash] == name { return hash }
+        if deviceRoster[hash]?.token.runner == name { return hash }
         guard text.utf8.count == 8, text.utf8.allSatisfy({ ($0 &- 48) < 10 || (($0 | 0x20) &- 97) < 6 }) else { return nil }
         let id = text.lowercased()
-        let matching = devices.filter { $0.value == name && $0.key.hasPrefix(id) }
+        let matching = deviceRoster.filter { $0.value.token.runner == name && $0.key.hasPrefix(id) }
         return matching.count == 1 ? matching.first?.key : nil
     }
 
@@ -71,13 +71,11 @@ extension Hub {
 
     /// Knows a device token from now on (issued here, loaded, or relayed from another loop).
     func rememberDevice(_ token: DeviceToken) {
-        devices[token.hash] = token.runner
         deviceRoster[token.hash] = DeviceRosterEntry(token: token)
     }
 
     /// Forgets a revoked device token, and what its phone last said.
     func forgetDevice(_ hash: String) {
-        devices[hash] = nil
         deviceRoster[hash] = nil
     }
 
@@ -87,8 +85,7 @@ extension Hub {
         guard let entry = runners[name], let run = entry.run else { return nil }
         guard let runID = run.id else {
             // Only a held stale fix, or nothing yet: no run to save; what is held is dropped (as `stop:` does).
-            if case .holding = run.phase { finish(entry, status: .discarded, reason: .discard, now: now) }
-            entry.run = nil
+            finish(entry, status: .discarded, reason: .discard, now: now)
             return nil
         }
         finish(entry, status: .saved, reason: .stop, now: now)
@@ -103,7 +100,7 @@ extension Hub {
     /// The name a device token posts for (nil for an unknown or revoked token).
     func runnerName(forDeviceToken token: String) -> String? {
         guard Command.isValidKey(token) else { return nil }
-        return devices[RunnerKey.hash(token)]
+        return deviceRoster[RunnerKey.hash(token)]?.token.runner
     }
 
     /// Loads every device token (at start), and the runners they post for, so no device request reads the

@@ -76,10 +76,8 @@ final class Hub {
     /// Connections following one runner with `watch:` / `coach:`.
     var watchers: [String: Set<ConnectionID>] = [:]
     var coaches: [String: Set<ConnectionID>] = [:]
-    /// Device tokens (by hash) and the runner each posts for; loaded at start, kept in step by `device:`.
-    var devices: [String: String] = [:]
-    /// The runner's view of each device token (by hash): its label, and what was last heard from its phone
-    /// (in memory only: empty after a restart); one entry per token, dropped with it.
+    /// Device tokens (by hash): the runner each posts for, its label, and what was last heard from its phone
+    /// (that in memory only: empty after a restart); loaded at start, kept in step by `device:`/`undevice:`.
     var deviceRoster: [String: DeviceRosterEntry] = [:]
     /// Names the store lacked at the last look (cleared every second).
     var unknownNames: Set<String> = []
@@ -158,10 +156,8 @@ final class Hub {
         guard let name = session.name, let entry = runners[name], entry.connection == id else { return }
         entry.connection = nil
         guard let run = entry.run else { return }
-        if case .holding = run.phase {
-            finish(entry, status: .discarded, reason: .discard, now: now)  // only a held stale fix: nothing to resume
-        } else if run.id == nil {
-            entry.run = nil  // nothing started: nothing to resume
+        if run.id == nil {
+            finish(entry, status: .discarded, reason: .discard, now: now)  // nothing started (a held fix is dropped)
         } else {
             run.disconnectedAt = now
             output.log("runner \(name) disconnected mid-run \(run.id ?? 0); resume window \(Int(configuration.resumeWindow)) s")
