@@ -50,10 +50,16 @@ extension Server {
             return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
                                                      request: request))
         }
-        guard let entry = hub.runner(forDeviceToken: report.token), report.user.map({ $0 == entry.name }) ?? true else {
+        guard let entry = hub.runner(forDeviceToken: report.token) else {
             countDeviceFailure(from: address, now: now)
             return write(.text(.forbidden, "unknown device token: get one with device: (see README)\n"), to: connection,
                          keepAlive: request.keepAlive)
+        }
+        guard report.user.map({ $0 == entry.name }) ?? true else {
+            // OwnTracks' user must be the token's runner: said plainly, as the token itself is right.
+            countDeviceFailure(from: address, now: now)
+            return write(.text(.forbidden, "the user is not this device token's runner: set the runner's name as the user\n"),
+                         to: connection, keepAlive: request.keepAlive)
         }
         let battery = report.positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
         hub.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now)

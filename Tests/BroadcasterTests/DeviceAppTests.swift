@@ -116,7 +116,8 @@ import Wire
                     .status == 200)
                 // OwnTracks naming another runner with ann's token.
                 try app.send(Format.ownTracksBasic.request(fix, token: token, runner: "bob"))
-                #expect(try app.response().status == 403)
+                let wrongUser = try app.response()
+                #expect(wrongUser.status == 403 && wrongUser.text.contains("user is not this device token's runner"))
                 try ann.send("undevice:\(token)")
                 #expect(try OkEvent(event: Event.parse(ann.expect("ok:undevice")))["count"] == "1")
                 #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp) + 1)&lat=1&lon=1").status == 403)
