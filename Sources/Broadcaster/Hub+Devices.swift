@@ -10,7 +10,7 @@ extension Hub {
     func addDevice(for id: ConnectionID, label: String?, now: Double) {
         guard let name = ownEntry(id, for: "device")?.name else { return }
         let token = issueDeviceToken(for: name, label: label, now: now)
-        send(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
+        sendOnceStored(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
         output.log("\(name) added a device token")
     }
 
@@ -39,7 +39,7 @@ extension Hub {
         for hash in hashes { forgetDevice(hash) }
         output.relay(.devicesRemoved(hashes: hashes))
         store.submit(.revokeDevice(runner: name, tokenHash: token == nil ? nil : hashes[0], at: now))
-        send(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
+        sendOnceStored(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
     }
 
     /// The hash of the runner's token named by `text`: the token itself, or the 8 hex digits `device:list`

@@ -46,10 +46,8 @@ extension Hub {
     /// Checks `token` for `watch:NAME TOKEN` / `coach:NAME TOKEN`: true (and the grant kept) when valid; else the
     /// follower is told, as for any wrong token whatever the runner, and the guess is counted.
     func grant(_ token: String, of name: String, to id: ConnectionID, now: Double) -> Bool {
-        guard !refusesGuessing(id) else { return false }
         guard let hash = shareHash(token, of: name, now: now) else {
-            output.guessedWrong(id)
-            fail(id, .wrongKey, "no valid share link of \(name) with that token")
+            guessedWrong(id, target: name, "no valid share link of \(name) with that token")
             return false
         }
         sessions[id]?.grants[name] = hash
@@ -64,7 +62,7 @@ extension Hub {
         var privacy = entry.privacy
         privacy.isPrivate = isPrivate
         savePrivacy(privacy, of: entry)
-        send(OkEvent(what: "private", fields: [.yesNo("private", isPrivate)]), to: id)
+        sendOnceStored(OkEvent(what: "private", fields: [.yesNo("private", isPrivate)]), to: id)
     }
 
     /// `privacy:METRES`.
@@ -73,7 +71,7 @@ extension Hub {
         var privacy = entry.privacy
         privacy.zone = metres
         savePrivacy(privacy, of: entry)
-        send(OkEvent(what: "privacy", fields: [.number("zone", metres, 0)]), to: id)
+        sendOnceStored(OkEvent(what: "privacy", fields: [.number("zone", metres, 0)]), to: id)
     }
 
     private func savePrivacy(_ privacy: RunnerPrivacy, of entry: RunnerEntry) {
@@ -115,8 +113,8 @@ extension Hub {
         shares[share.hash] = share
         store.submit(.share(share))
         output.relay(.shares(runner: entry.name, added: share, removed: []))
-        send(OkEvent(what: "share", fields: [Event.Field("token", token),
-                                             Event.Field("expires", ISODate.string(unixSeconds: expires))]), to: id)
+        sendOnceStored(OkEvent(what: "share", fields: [Event.Field("token", token),
+                                                       Event.Field("expires", ISODate.string(unixSeconds: expires))]), to: id)
         output.log("runner \(entry.name) made a share link until \(ISODate.string(unixSeconds: expires))")
     }
 
@@ -137,7 +135,7 @@ extension Hub {
         store.submit(.revokeShare(runner: entry.name, tokenHash: token.map(RunnerKey.hash), at: now))
         output.relay(.shares(runner: entry.name, added: nil, removed: hashes))
         revoke(hashes)
-        send(OkEvent(what: "unshare", fields: [.integer("count", hashes.count)]), to: id)
+        sendOnceStored(OkEvent(what: "unshare", fields: [.integer("count", hashes.count)]), to: id)
     }
 
     /// Share tokens gone (revoked here or on another loop, or expired): their holders lose the runner at once.

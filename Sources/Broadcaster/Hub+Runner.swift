@@ -14,10 +14,9 @@ extension Hub {
             claim(id, name: name, now: now)
             return
         }
-        if key != nil, refusesGuessing(id) { return }
         guard let key, RunnerKey.verify(key, against: entry.keyHash) else {
-            if key != nil { output.guessedWrong(id) }
-            fail(id, .wrongKey, key == nil ? "\(name) is claimed: give its key" : "wrong key for \(name)")
+            if key == nil { fail(id, .wrongKey, "\(name) is claimed: give its key") }
+            else { guessedWrong(id, target: name, "wrong key for \(name)") }
             return
         }
         if let previous = entry.connection, previous != id {
@@ -60,8 +59,8 @@ extension Hub {
         runners[name] = entry
         sessions[id]?.runner = entry
         output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
-        send(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
-                                            .init(key: "new", value: "yes")]), to: id)
+        sendOnceStored(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
+                                                      .init(key: "new", value: "yes")]), to: id)
         output.log("\(id) claimed the name \(name)")
     }
 
@@ -345,11 +344,13 @@ extension Hub {
                  : "no run in progress: no fix was accepted yet (refused: \(refused.joined(separator: ", ")))")
             return
         }
-        finish(entry, status: save ? .saved : .discarded, reason: save ? .stop : .discard, now: now)
+        finish(entry, status: save ? .saved : .discarded, reason: save ? .stop : .discard, now: now, replyingTo: id)
     }
 
-    /// Ends a run: final measurements to the store, `end:` to everyone who follows the runner.
-    func finish(_ entry: RunnerEntry, status: RunStatus, reason: RunEndReason, now: Double) {
+    /// Ends a run: final measurements to the store, `end:` to everyone who follows the runner. `replyingTo`: the
+    /// connection whose `stop:` this answers, which gets its `end:` once the end is committed (the others at once).
+    func finish(_ entry: RunnerEntry, status: RunStatus, reason: RunEndReason, now: Double,
+                replyingTo stopper: ConnectionID? = nil) {
         if let run = entry.run, case .holding(let runID) = run.phase {
             // Only a held stale fix, never confirmed: no run to speak of; its row is kept as discarded.
             let held = run.heldStart?.fix.timestamp ?? now
@@ -385,8 +386,8 @@ extension Hub {
         let line = Self.line(event)
         recentlyEnded.append(line)
         if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
-        broadcast(line, about: entry.name, to: .everyone,
-                  relaying: .ended(runID: runID))
+        broadcast(line, about: entry.name, to: .everyone, except: stopper, relaying: .ended(runID: runID))
+        if let stopper { output.sendOnceStored([line], to: stopper) }
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

@@ -12,6 +12,9 @@ protocol HubOutput: AnyObject {
     /// it just stopped), then sends the lines it made to the connection together, in order.
     func answerFromStore(to connection: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
+    /// Sends lines that say a change was stored once everything submitted so far is committed (`err:storage`
+    /// instead when some of it could not be); the connection's later commands wait, as for a history answer.
+    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID)
     /// Counts an `err:` reply; the output closes a connection that floods.
     func errorSent(to connection: ConnectionID)
     /// One log line for operators.
@@ -20,11 +23,9 @@ protocol HubOutput: AnyObject {
     func connectionCounters() -> [(String, Int)]
     /// Tells the server's other loops (a sharded server only): an event, a device token change.
     func relay(_ message: RelayMessage)
-    /// True while a connection may not try another key or share token: it (or its source address) gave too
-    /// many wrong ones lately.
-    func isGuessingLimited(_ connection: ConnectionID) -> Bool
-    /// Counts a wrong key or share token from a connection (it is closed once it gave too many).
-    func guessedWrong(_ connection: ConnectionID)
+    /// A wrong key or share token tried for runner `target`: the output counts it (per connection, source
+    /// address and target) and sends `answer`, the hub's `err:` line, at once or later, or refuses and closes.
+    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8])
     /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
     /// result to `deliver` on the loop; the connection's later commands wait for it, as for a history answer.
     func loadReplay(for connection: ConnectionID,
@@ -37,20 +38,24 @@ protocol HubOutput: AnyObject {
 }
 
 extension HubOutput {
+    /// Without a store thread (tests of the hub alone): at once.
+    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID) {
+        for line in lines { send(line, to: connection, paceOf: nil) }
+    }
     /// One loop: nothing to tell.
     func relay(_ message: RelayMessage) {}
     /// One loop: never asked.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
-    /// No limit (tests without a server).
-    func isGuessingLimited(_ connection: ConnectionID) -> Bool { false }
+    /// No limit (tests without a server): answered at once.
+    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
+        send(answer, to: connection, paceOf: nil)
+    }
     /// Tests without a server do not replay.
     func loadReplay(for connection: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {}
     /// Tests without a server do not replay.
     func scheduleReplays(at time: Double?) {}
-    /// Not counted (tests without a server).
-    func guessedWrong(_ connection: ConnectionID) {}
 }
 
 /// The server's logic without sockets: sessions, runners, runs and who hears what.
@@ -257,6 +262,11 @@ final class Hub {
         send(Self.line(event), to: id)
     }
 
+    /// Sends a reply that says a change was stored, once it is (see ``HubOutput/sendOnceStored(_:to:)``).
+    func sendOnceStored(_ event: some WireEvent, to id: ConnectionID) {
+        output.sendOnceStored([Self.line(event)], to: id)
+    }
+
     /// Sends one formatted line to one connection.
     func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String? = nil) {
         statistics.eventsSent += 1
@@ -273,12 +283,12 @@ final class Hub {
         return entry
     }
 
-    /// True (after refusing and closing) when a connection may not try another key or share token now.
-    func refusesGuessing(_ id: ConnectionID) -> Bool {
-        guard output.isGuessingLimited(id) else { return false }
-        fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
-        output.close(id, reason: "guessing keys or tokens")
-        return true
+    /// Answers a wrong key or share token tried for `target`: the output decides when (see
+    /// ``HubOutput/wrongGuess(_:target:answer:)``); a right one is never held up by it.
+    func guessedWrong(_ id: ConnectionID, target: String, _ reason: String) {
+        statistics.errorsSent += 1
+        statistics.eventsSent += 1
+        output.wrongGuess(id, target: target, answer: Self.line(ErrorEvent(code: .wrongKey, reason: reason)))
     }
 
     /// Answers a connection with `err:CODE "reason"`.

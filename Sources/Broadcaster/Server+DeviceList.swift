@@ -29,7 +29,7 @@ extension Server {
         var json = Array(#"{"token":"#.utf8)
         JSONSyntax.appendString(token, to: &json)
         json.append(UInt8(ascii: "}"))
-        write(.json(json, status: HTTPStatus(201, "Created")), to: connection, keepAlive: request.keepAlive)
+        respondOnceStored(.json(json, status: HTTPStatus(201, "Created")), to: connection, keepAlive: request.keepAlive)
     }
 
     /// The runner's key from `Authorization: Bearer KEY`, or the form field `key`.
@@ -46,14 +46,9 @@ extension Server {
             move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince, request: request))
             return false
         }
-        let address = Self.address(of: connection)
-        if wrongTokens.isLimited(address, now: now) {
-            write(.text(.tooManyRequests, "too many wrong keys: wait a minute\n"), to: connection, keepAlive: false)
-            return false
-        }
         guard let key = Self.key(of: request, form: form), hub.isProved(runner: name, key: key) else {
-            wrongTokens.count(address, now: now)
-            write(.text(.forbidden, "unknown runner or wrong key\n"), to: connection, keepAlive: request.keepAlive)
+            answerWrongGuess(.text(.forbidden, "unknown runner or wrong key\n"), to: connection,
+                             keepAlive: request.keepAlive, target: name, now: now)
             return false
         }
         return true

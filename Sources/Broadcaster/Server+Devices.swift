@@ -23,11 +23,6 @@ extension Server {
 
     /// Reads a request's positions, puts them through the runner's run, and answers now or after the commit.
     func receiveDevicePosition(_ request: HTTPRequest, on connection: HTTPConnection, format: DeviceFormat, now: Double) {
-        let address = Self.address(of: connection)
-        if wrongTokens.isLimited(address, now: now) {
-            return write(.text(HTTPStatus(429, "Too Many Requests"), "too many wrong device tokens: wait a minute\n"),
-                         to: connection, keepAlive: false)
-        }
         let report: DeviceReport
         do throws(DeviceReport.Problem) {
             report = format == .osmAnd ? try DeviceReport.osmAnd(request, now: now)
@@ -51,15 +46,14 @@ extension Server {
                                                      request: request))
         }
         guard let entry = hub.runner(forDeviceToken: report.token) else {
-            countDeviceFailure(from: address, now: now)
-            return write(.text(.forbidden, "unknown device token: get one with device: (see README)\n"), to: connection,
-                         keepAlive: request.keepAlive)
+            return answerWrongGuess(.text(.forbidden, "unknown device token: get one with device: (see README)\n"),
+                                    to: connection, keepAlive: request.keepAlive, target: report.user, now: now)
         }
         guard report.user.map({ $0 == entry.name }) ?? true else {
             // OwnTracks' user must be the token's runner: said plainly, as the token itself is right.
-            countDeviceFailure(from: address, now: now)
-            return write(.text(.forbidden, "the user is not this device token's runner: set the runner's name as the user\n"),
-                         to: connection, keepAlive: request.keepAlive)
+            return answerWrongGuess(
+                .text(.forbidden, "the user is not this device token's runner: set the runner's name as the user\n"),
+                to: connection, keepAlive: request.keepAlive, target: report.user, now: now)
         }
         let battery = report.positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
         hub.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now)
@@ -102,7 +96,7 @@ extension Server {
             return write(.text(HTTPStatus(409, "Conflict"), "\(name) has no run in progress\n"), to: connection,
                          keepAlive: request.keepAlive)
         }
-        write(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
+        respondOnceStored(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
     }
 
     /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
@@ -123,15 +117,32 @@ extension Server {
     }
 
     private func finish(_ answer: PendingDeviceAnswer, with response: HTTPResponse) {
-        guard let connection = connections[answer.connection] as? HTTPConnection else { return }
-        connection.isAwaitingResponse = false
-        write(response, to: connection, keepAlive: answer.keepAlive)
-        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
-        answerRequests(connection, now: Self.now())
+        resume(answer.connection, with: response, keepAlive: answer.keepAlive)
     }
 
-    private func countDeviceFailure(from address: String, now: Double) {
-        wrongTokens.count(address, now: now)
+    /// Answers a request that says a change was stored (a device token made, a run stopped) once everything
+    /// submitted so far is committed, or 503 when some of it could not be; the connection's next requests wait.
+    func respondOnceStored(_ response: HTTPResponse, to connection: HTTPConnection, keepAlive: Bool) {
+        connection.isAwaitingResponse = true
+        let id = connection.id
+        readOffLoop({ store -> StoreError? in
+            do throws(StoreError) { try store.flushCommitted() } catch { return error }
+            return nil
+        }) { [unowned self] failure in
+            if let failure { logger.write("a change was not stored yet: \(failure)") }
+            resume(id, with: failure == nil ? response
+                   : .text(.serviceUnavailable, "storage is failing: the change is kept and retried; try again later\n"),
+                   keepAlive: keepAlive)
+        }
+    }
+
+    /// A request's answer that waited (for a commit): written, then the connection's next requests.
+    func resume(_ id: ConnectionID, with response: HTTPResponse, keepAlive: Bool) {
+        guard let connection = connections[id] as? HTTPConnection else { return }
+        connection.isAwaitingResponse = false
+        write(response, to: connection, keepAlive: keepAlive)
+        if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
+        answerRequests(connection, now: Self.now())
     }
 
     /// The peer's address without its port, for per-address limits.

@@ -49,12 +49,12 @@ extension Server {
         hub.connected(connection.id, now: now)
         hub.sessions[connection.id]?.isEventStream = true
         // `token`: a private runner's share link (the page passes on its own `?token=`). One that opens none of
-        // the runners named counts toward the guessing limit, as on every other URL.
+        // the runners named counts toward the guessing limit, as on every other URL (a token that opens nobody was
+        // counted as the request arrived).
         let token = WebRoute.shareToken(in: request)
-        if let token {
-            let opens = hub.liveShare(token, now: now)?.runner
+        if let token, let opens = hub.liveShare(token, now: now)?.runner {
             let named = targets.contains { target, _ in if case .runner(let name) = target { name == opens } else { false } }
-            if !named { wrongTokens.count(Self.address(of: connection), now: now) }
+            if !named { _ = wrongTokens.wrong(from: Self.address(of: connection), target: nil, now: now) }
         }
         for (target, coach) in targets {
             let named: String? = if case .runner = target { token } else { nil }

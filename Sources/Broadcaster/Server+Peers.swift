@@ -155,18 +155,6 @@ extension Server: HubOutput {
         }
     }
 
-    func isGuessingLimited(_ id: ConnectionID) -> Bool {
-        guard let connection = connections[id] as? Connection else { return false }
-        return connection.wrongGuesses >= configuration.deviceFailuresPerMinute
-            || wrongTokens.isLimited(Self.address(of: connection), now: Self.now())
-    }
-
-    func guessedWrong(_ id: ConnectionID) {
-        guard let connection = connections[id] as? Connection else { return }
-        connection.wrongGuesses += 1
-        wrongTokens.count(Self.address(of: connection), now: Self.now())
-    }
-
     func answerFromStore(to id: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
         (connections[id] as? Connection)?.isAwaitingAnswer = true
@@ -185,8 +173,15 @@ extension Server: HubOutput {
         }
     }
 
+    func sendOnceStored(_ lines: [[UInt8]], to id: ConnectionID) {
+        answerFromStore(to: id) { store throws(StoreError) in
+            try store.flushCommitted()
+            return lines
+        }
+    }
+
     /// An answer made off the loop is queued: the commands that waited behind it run now, in order.
-    private func answered(_ id: ConnectionID) {
+    func answered(_ id: ConnectionID) {
         guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
         connection.isAwaitingAnswer = false
         processBufferedLines(connection, now: Self.now())

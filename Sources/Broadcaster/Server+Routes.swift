@@ -22,17 +22,17 @@ extension Server {
             return answer(error.response)
         }
         let tracker = configuration.tracker
-        // A private runner is shown only with a live share token of its own; wrong tokens count as guesses.
+        // A private runner is shown only with a live share token of its own. A wrong token counts as a guess, and
+        // from an address that guessed too much is refused; a right one is always taken.
         let token = WebRoute.shareToken(in: request)
-        func visible(_ name: String? = nil) -> Set<String> {
-            guard let token, let share = hub.liveShare(token, now: now), name == nil || share.runner == name else {
-                if token != nil { wrongTokens.count(Self.address(of: connection), now: now) }
-                return []
-            }
-            return [share.runner]
+        let share = token.flatMap { hub.liveShare($0, now: now) }
+        if token != nil, share == nil,
+           wrongTokens.wrong(from: Self.address(of: connection), target: nil, now: now) == .refuse {
+            return answer(Self.tooManyGuesses)
         }
-        if token != nil, wrongTokens.isLimited(Self.address(of: connection), now: now) {
-            return answer(.text(.tooManyRequests, "too many wrong keys or tokens: wait a minute\n"))
+        func visible(_ name: String? = nil) -> Set<String> {
+            guard let share, name == nil || share.runner == name else { return [] }
+            return [share.runner]
         }
         switch route {
         case .page(let asset):

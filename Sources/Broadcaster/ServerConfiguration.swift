@@ -84,9 +84,10 @@ public struct ServerConfiguration: Sendable {
     /// accepted hours ahead would make every real position after it late. Default 600 (`loc:` allows 24 h,
     /// for fast replays).
     public var deviceFutureAllowance: Double = 600
-    /// Wrong device tokens, runner keys and share tokens one source address may send per minute before it is
-    /// refused for the rest of it (HTTP 429; on the line protocol `err:wrong_key` and close), and wrong keys and
-    /// share tokens one connection may send at all before it is closed. Default 20.
+    /// Wrong device tokens, runner keys and share tokens one source address (or one runner's name) may get per
+    /// minute before their answers slow down; past five times it the address is refused for the rest of the
+    /// minute (HTTP 429; on the line protocol `err:wrong_key` and close). A connection is closed after this many
+    /// wrong keys and share tokens. A right key or token is always taken. Default 20.
     public var deviceFailuresPerMinute = 20
 
     /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other

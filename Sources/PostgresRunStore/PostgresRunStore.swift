@@ -108,6 +108,8 @@ public final class PostgresRunStore: RunStore {
 
     /// Blocks until everything submitted so far has been committed or has failed.
     public func flush() { queue.flush() }
+    /// See ``RunStore/flushCommitted()``.
+    public func flushCommitted() throws(StoreError) { try queue.flushCommitted() }
 
     /// Flushes, stops the writer and the run-id thread, and closes the connections.
     public func close() {

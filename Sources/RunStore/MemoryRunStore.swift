@@ -44,6 +44,8 @@ public final class MemoryRunStore: RunStore {
 
     /// Blocks until everything submitted so far has been applied.
     public func flush() { queue.flush() }
+    /// See ``RunStore/flushCommitted()``.
+    public func flushCommitted() throws(StoreError) { try queue.flushCommitted() }
 
     /// Flushes and stops the writer thread; the data stays readable.
     public func close() { queue.close() }

@@ -107,6 +107,9 @@ public protocol RunStore: AnyObject, Sendable {
     func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void)
     /// Blocks until everything submitted so far has been committed or has failed (and been reported).
     func flush()
+    /// Blocks as ``flush()`` does, then throws unless everything submitted before the call is on disk (a batch
+    /// failed and is kept for a retry, or a write was dropped): what a reply saying a change was stored waits for.
+    func flushCommitted() throws(StoreError)
     /// Writes submitted and not committed yet (the server stops reading from runners while this is high).
     var pendingWriteCount: Int { get }
     /// Flushes, stops the writer thread and closes the database. Later submits are logged and ignored.

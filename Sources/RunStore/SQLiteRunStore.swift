@@ -149,6 +149,8 @@ public final class SQLiteRunStore: RunStore {
 
     /// Blocks until everything submitted so far has been committed or has failed.
     public func flush() { queue.flush() }
+    /// See ``RunStore/flushCommitted()``.
+    public func flushCommitted() throws(StoreError) { try queue.flushCommitted() }
 
     /// Flushes, stops the writer, checkpoints the WAL and closes the connections.
     public func close() {

@@ -33,6 +33,9 @@ package final class WriteQueue: @unchecked Sendable {
     private var handler: (@Sendable (CommitReceipt) -> Void)?
     private var loggedSubmitAfterClose = false
     private var retainedCount = 0
+    /// Writes dropped for good (they failed alone for a permanent reason), and the last failure of any kind.
+    private var droppedCount = 0
+    private var lastFailure: StoreError?
 
     /// Writes kept after a failed batch, to go first in the next attempt. Writer thread only.
     private var retained: [StoreWrite] = []
@@ -88,6 +91,20 @@ package final class WriteQueue: @unchecked Sendable {
         while processed < target && state != .stopped { condition.wait() }
         flushWaiters -= 1
         condition.unlock()
+    }
+
+    /// Waits as ``flush()`` does, then throws unless every write submitted before the call is on disk: some are
+    /// kept for a retry (storage failing) or were dropped. What a reply saying "changed" waits for.
+    package func flushCommitted() throws(StoreError) {
+        condition.lock()
+        let droppedBefore = droppedCount
+        condition.unlock()
+        flush()
+        condition.lock()
+        defer { condition.unlock() }
+        guard retainedCount == 0, droppedCount == droppedBefore else {
+            throw lastFailure ?? StoreError(code: 10, message: "storage is failing")  // 10: SQLITE_IOERR
+        }
     }
 
     package func close() {
@@ -161,6 +178,8 @@ package final class WriteQueue: @unchecked Sendable {
     }
 
     private var finalAttemptDone = false
+    /// Writes dropped by the batch being committed (writer thread only), counted into `droppedCount` after it.
+    private var dropped = 0
 
     private func retainedFinalAttempt() -> [StoreWrite]? {
         if finalAttemptDone { return nil }
@@ -204,6 +223,9 @@ package final class WriteQueue: @unchecked Sendable {
         receipt.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         condition.lock()
         retainedCount = retained.count
+        if let failure = receipt.failure { lastFailure = failure }
+        droppedCount += dropped
+        dropped = 0
         let handler = self.handler
         condition.unlock()
         handler?(receipt)
@@ -231,6 +253,7 @@ package final class WriteQueue: @unchecked Sendable {
                 }
                 if let run = write.runID { receipt.affectedRuns.insert(run) }
                 receipt.failure = error
+                dropped += 1
                 log("dropping a write that cannot be stored (\(write.summary)): \(error)")
             }
         }

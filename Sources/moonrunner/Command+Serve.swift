@@ -55,10 +55,13 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --memory-return S       seconds between handing freed memory back to the system, or off (default 10)
   --store-high-water N    writes waiting for the store above which reading stops (default 50000)
   --store-low-water N     ... and below which it resumes (default 20000)
+  --store-batch-delay S   seconds the store waits after a write for more before committing one batch
+                          (default 0.005); replies that say a change was stored come after the commit
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
                           (default 600)
-  --device-failures N     wrong device tokens, keys and share tokens per source address per minute (and
-                          per connection) before the guesser is refused and closed (default 20)
+  --device-failures N     wrong device tokens, keys and share tokens per source address, per runner and per
+                          connection a minute before answers slow down (5x: refused); a right one is
+                          always taken (default 20)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --tiles URL|off         map tiles under the pages' tracks: a {z}/{x}/{y} URL template (default
@@ -92,6 +95,7 @@ func usableCores() -> Int {
 /// `moonrunner serve`.
 func runServeCommand(arguments: [String]) -> Int32 {
     var configuration = ServerConfiguration()
+    var storeConfiguration = StoreConfiguration()
     let path: String
     let quiet: Bool
     let loops: Int
@@ -176,6 +180,11 @@ func runServeCommand(arguments: [String]) -> Int32 {
         }
         configuration.storeQueueHighWater = try options.number("store-high-water", default: configuration.storeQueueHighWater)
         configuration.storeQueueLowWater = try options.number("store-low-water", default: configuration.storeQueueLowWater)
+        storeConfiguration.maximumBatchDelay = try options.number("store-batch-delay",
+                                                                  default: storeConfiguration.maximumBatchDelay)
+        guard (0...10).contains(storeConfiguration.maximumBatchDelay) else {
+            throw Options.UsageError(description: "--store-batch-delay: from 0 to 10 seconds")
+        }
         configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)
         configuration.deviceFailuresPerMinute = try options.number("device-failures",
                                                                    default: configuration.deviceFailuresPerMinute)
@@ -206,7 +215,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     if let mapNotice, configuration.httpPort != nil, !quiet { printError(mapNotice) }
     let store: any RunStore
     do {
-        store = try openStore(at: path)
+        store = try openStore(at: path, configuration: storeConfiguration)
     } catch {
         printError("moonrunner serve: cannot open the database \(PostgresLocation.redacted(path)): \(error)")
         return 1

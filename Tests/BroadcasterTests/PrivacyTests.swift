@@ -11,9 +11,8 @@ final class AnsweringOutput: HubOutput {
     let store: any RunStore
     var lines: [(ConnectionID, String)] = []
     var closed: [ConnectionID] = []
-    /// Connections that may not guess any more.
-    var limited: Set<ConnectionID> = []
-    var wrongGuesses: [ConnectionID: Int] = [:]
+    /// Wrong keys and share tokens the hub reported, per connection, with the runner each was tried for.
+    var wrongGuesses: [ConnectionID: [String]] = [:]
 
     init(store: any RunStore) { self.store = store }
 
@@ -29,7 +28,6 @@ final class AnsweringOutput: HubOutput {
     func errorSent(to connection: ConnectionID) {}
     func log(_ message: String) {}
     func connectionCounters() -> [(String, Int)] { [] }
-    func isGuessingLimited(_ connection: ConnectionID) -> Bool { limited.contains(connection) }
     /// When the hub asked to be called for its replays.
     var replaysDue: Double?
     /// When set, replays' runs are read only when `readHeldReplays()` is called (as a store thread would, later).
@@ -50,7 +48,10 @@ final class AnsweringOutput: HubOutput {
         for read in reads { read() }
     }
     func scheduleReplays(at time: Double?) { replaysDue = time }
-    func guessedWrong(_ connection: ConnectionID) { wrongGuesses[connection, default: 0] += 1 }
+    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
+        wrongGuesses[connection, default: []].append(target)
+        send(answer, to: connection, paceOf: nil)
+    }
 
     func of(_ id: ConnectionID) -> [String] { lines.filter { $0.0 == id }.map(\.1) }
 }
@@ -151,7 +152,7 @@ final class AnsweringOutput: HubOutput {
         hub.received(.watch(.runner("zed"), token: token), from: control, now: start + 13)
         #expect(output.of(friend).last == output.of(control).last?.replacingOccurrences(of: "zed", with: "ann"))
         #expect(output.of(friend).last?.hasPrefix("err:wrong_key ") == true)
-        #expect(output.wrongGuesses[friend] == 1 && output.wrongGuesses[control] == 1)
+        #expect(output.wrongGuesses[friend] == ["ann"] && output.wrongGuesses[control] == ["zed"])
     }
 
     @Test func anExpiredShareLinkStopsAtOnceForAConnectedWatcher() throws {
@@ -177,10 +178,14 @@ final class AnsweringOutput: HubOutput {
             hub.received(command, from: other, now: start)
             #expect(output.of(other).last?.hasPrefix("err:not_identified") == true, "\(command)")
         }
-        output.limited.insert(other)
+        // Wrong tokens and keys go to the output (which counts and slows them) with the runner they were tried for.
         hub.received(.watch(.runner("ann"), token: "0123456789abcdef0123456789abcdef"), from: other, now: start)
-        #expect(output.of(other).last?.hasPrefix("err:wrong_key") == true && output.closed == [other])
+        #expect(output.of(other).last?.hasPrefix("err:wrong_key") == true)
         hub.received(.identify(name: "ann", key: "0123456789abcdef0123456789abcdef"), from: other, now: start)
-        #expect(output.closed == [other, other], "a limited guesser's key is not even checked")
+        #expect(output.of(other).last == "err:wrong_key \"wrong key for ann\"")
+        #expect(output.wrongGuesses[other] == ["ann", "ann"])
+        // Asking for a claimed name without a key is no guess.
+        hub.received(.identify(name: "ann", key: nil), from: control, now: start)
+        #expect(output.of(control).last?.hasPrefix("err:wrong_key") == true && output.wrongGuesses[control] == nil)
     }
 }

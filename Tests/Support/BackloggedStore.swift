@@ -18,6 +18,7 @@ public final class BackloggedStore: RunStore, @unchecked Sendable {
     public func submit(_ write: StoreWrite) { inner.submit(write) }
     public func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) { inner.setCommitHandler(handler) }
     public func flush() { inner.flush() }
+    public func flushCommitted() throws(StoreError) { try inner.flushCommitted() }
     public func close() { inner.close() }
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? { try inner.runner(named: name) }
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {

@@ -21,6 +21,7 @@ public final class GatedStore: RunStore, @unchecked Sendable {
         inner.setCommitHandler(handler)
     }
     public func flush() { inner.flush() }
+    public func flushCommitted() throws(StoreError) { try inner.flushCommitted() }
     public var pendingWriteCount: Int { inner.pendingWriteCount }
     public func close() { inner.close() }
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? { try inner.runner(named: name) }
