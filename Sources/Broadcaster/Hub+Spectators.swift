@@ -99,6 +99,13 @@ extension Hub {
         }
     }
 
+    /// A cheer from the runner's page (no connection of the hub's) from `address` to `runner`: nil when it may
+    /// go now (tokens taken), else why not.
+    func admitPageCheer(from address: String, to runner: String, now: Double) -> String? {
+        if let refusal = cheerLimits.admitSender(nil, address: address, now: now) { return refusal }
+        return cheerLimits.admit(to: runner, now: now) ? nil : cheerLimits.runnerRefusal(runner, now: now)
+    }
+
     /// Sends a cheer to a runner's connection and spectators (and keeps it for late web viewers of the run).
     func relayCheer(to runner: String, from sender: String, text: String, except id: ConnectionID? = nil) {
         let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
@@ -109,9 +116,14 @@ extension Hub {
 
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
     /// to every runner the sender watches (with `watch:*`, every runner with a live run) and their audiences.
-    /// The sender gets `ok:msg count=N` (runners reached), not its own words back.
-    func cheer(_ id: ConnectionID, text: String) {
+    /// The sender gets `ok:msg count=N` (runners reached), not its own words back. Limited per connection,
+    /// source address and runner (``CheerLimits``): a runner that had its share is skipped.
+    func cheer(_ id: ConnectionID, text: String, now: Double) {
         guard let session = sessions[id] else { return }
+        if let refusal = cheerLimits.admitSender(id, address: output.address(of: id), now: now) {
+            fail(id, .busy, refusal)
+            return
+        }
         let sender = session.name ?? "anon"
         var targets: [String]
         if let name = session.name, runners[name]?.run?.id != nil {
@@ -126,7 +138,18 @@ extension Hub {
             return
         }
         // A private runner the sender may not see is counted like a name nobody runs under, and hears nothing.
-        for runner in targets where mayFollow(runner, id) { relayCheer(to: runner, from: sender, text: text, except: id) }
-        send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count))]), to: id)
+        var skipped: [String] = []
+        for runner in targets where mayFollow(runner, id) {
+            guard cheerLimits.admit(to: runner, now: now) else {
+                skipped.append(runner)
+                continue
+            }
+            relayCheer(to: runner, from: sender, text: text, except: id)
+        }
+        guard skipped.count < targets.count else {
+            fail(id, .busy, cheerLimits.runnerRefusal(skipped[0], now: now))
+            return
+        }
+        send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count - skipped.count))]), to: id)
     }
 }

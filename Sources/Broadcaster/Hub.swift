@@ -15,6 +15,8 @@ protocol HubOutput: AnyObject {
     /// Sends lines that say a change was stored once everything submitted so far is committed (`err:storage`
     /// instead when some of it could not be); the connection's later commands wait, as for a history answer.
     func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID)
+    /// The source address of a connection (without its port), for limits per address.
+    func address(of connection: ConnectionID) -> String
     /// Counts an `err:` reply; the output closes a connection that floods.
     func errorSent(to connection: ConnectionID)
     /// One log line for operators.
@@ -46,6 +48,8 @@ extension HubOutput {
     func relay(_ message: RelayMessage) {}
     /// One loop: never asked.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
+    /// One address for all (tests without a server).
+    func address(of connection: ConnectionID) -> String { "local" }
     /// No limit (tests without a server): answered at once.
     func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
         send(answer, to: connection, paceOf: nil)
@@ -96,6 +100,8 @@ final class Hub {
     var backlogs: [String: EventBacklog] = [:]
     /// The `end:` lines of the latest runs ended, oldest first (at most 20), for the web overview.
     var recentlyEnded: [[UInt8]] = []
+    /// What cheers may go now, per sender and per runner cheered.
+    var cheerLimits: CheerLimits
     /// Connections following everyone.
     var everyoneWatchers: Set<ConnectionID> = []
     var everyoneCoaches: Set<ConnectionID> = []
@@ -132,6 +138,7 @@ final class Hub {
         self.store = store
         self.output = output
         leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
+        cheerLimits = CheerLimits(configuration)
     }
 
     // MARK: Connections
@@ -183,7 +190,7 @@ final class Hub {
         case .watch(let target, let token): follow(id, target, coach: false, token: token, now: now)
         case .coach(let target, let token, let every): follow(id, target, coach: true, every: every, token: token, now: now)
         case .unwatch(let target): unfollow(id, target)
-        case .cheer(let text): cheer(id, text: text)
+        case .cheer(let text): cheer(id, text: text, now: now)
         case .ping: send(OkEvent(what: "ping"), to: id)
         case .help: answerHelp(id)
         case .quit:
@@ -271,6 +278,11 @@ final class Hub {
     func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String? = nil) {
         statistics.eventsSent += 1
         output.send(line, to: id, paceOf: runner)
+    }
+
+    /// True for the connection a runner proved its name on: never closed for what others send it.
+    func isRunnersOwnConnection(_ id: ConnectionID) -> Bool {
+        sessions[id]?.runner.map { $0.connection == id } ?? false
     }
 
     /// The runner entry a connection speaks for (its `iam:` proved the name), or nil after answering

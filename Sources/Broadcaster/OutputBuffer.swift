@@ -26,6 +26,10 @@ struct OutputBuffer {
     private var conflatedBytes = 0
     /// True when the last write could not take everything: the reader is behind.
     private(set) var isCongested = false
+    /// Cheers not queued because the reader was behind, since the last time they were taken (to say so).
+    private(set) var droppedCheers = 0
+    /// Bytes written since the buffer was made (a reader that takes none for long has stopped reading).
+    private(set) var writtenBytes = 0
 
     /// Bytes waiting, queued and conflated.
     var pendingBytes: Int { queuedBytes + conflatedBytes }
@@ -40,9 +44,14 @@ struct OutputBuffer {
     }
 
     /// Queues a line (with its newline) by reference. `paceOf` names the runner when the line is a droppable
-    /// `pace:` line. Returns true when the line replaced an older pending pace line (one event conflated).
+    /// `pace:` line; `isCheer` marks a cheer, dropped (and counted) while the reader is behind, above the mark.
+    /// Returns true when the line replaced an older pending pace line or was dropped (one event conflated).
     @discardableResult
-    mutating func append(_ line: SharedLine, paceOf runner: String?, highWaterMark: Int) -> Bool {
+    mutating func append(_ line: SharedLine, paceOf runner: String?, isCheer: Bool = false, highWaterMark: Int) -> Bool {
+        if isCheer && isCongested && queuedBytes >= highWaterMark {
+            droppedCheers += 1
+            return true
+        }
         if let runner {
             if isCongested && queuedBytes >= highWaterMark {
                 let replaced = latestPace.updateValue(line, forKey: runner)
@@ -67,6 +76,14 @@ struct OutputBuffer {
         }
         enqueue(line)
         return false
+    }
+
+    /// The cheers dropped since the last call, now that the reader caught up (below the mark); 0 while it is
+    /// still behind or none were.
+    mutating func takeDroppedCheers(highWaterMark: Int) -> Int {
+        guard droppedCheers > 0, !isCongested || queuedBytes < highWaterMark else { return 0 }
+        defer { droppedCheers = 0 }
+        return droppedCheers
     }
 
     /// Hands up to `limit` queued bytes to `write` as one gathered write (at most
@@ -123,6 +140,7 @@ struct OutputBuffer {
     /// Marks `written` bytes from the front of the queue as written, dropping the lines wholly written.
     private mutating func consume(_ written: Int) {
         queuedBytes -= written
+        writtenBytes &+= written
         var left = written
         while head < chunks.count && left >= chunks[head].count - headOffset {
             left -= chunks[head].count - headOffset

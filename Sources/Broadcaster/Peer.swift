@@ -32,6 +32,8 @@ class Peer: EventHandler {
     /// Set when the peer must go while the hub is mid-decision (a reader too slow during a broadcast): it gets
     /// nothing more, and the server closes it at the end of the turn, never from inside the hub.
     var isDoomed = false
+    /// Since when the peer has had output it could not write (nil while it keeps up): its backlog's age.
+    var backloggedSince: Double?
 
     init(id: ConnectionID, socket: StreamSocket, server: Server) {
         self.id = id
@@ -52,7 +54,14 @@ class Peer: EventHandler {
     /// pending pace line. The line protocol queues `shared`, the line's one copy for all recipients; an event
     /// stream frames `line` instead.
     func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {
-        output.append(shared, paceOf: runner, highWaterMark: server.configuration.outputHighWaterMark)
+        output.append(shared, paceOf: runner, isCheer: Self.isCheer(line),
+                      highWaterMark: server.configuration.outputHighWaterMark)
+    }
+
+    /// True for a cheer's line (`msg:`): the first thing a slow reader goes without.
+    static func isCheer(_ line: [UInt8]) -> Bool {
+        line.count > 4 && line[0] == UInt8(ascii: "m") && line[1] == UInt8(ascii: "s") && line[2] == UInt8(ascii: "g")
+            && line[3] == UInt8(ascii: ":")
     }
 
     /// Called once when the peer is closed for good (after it left the server's table).

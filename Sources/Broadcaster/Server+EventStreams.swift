@@ -9,7 +9,7 @@ import Wire
 /// lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
 extension Server {
     /// The event kinds a stream carries: a runner's broadcasts, not replies to commands it never sent.
-    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert"]
+    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert", "dropped"]
 
     /// Most events held while a stream's snapshot is read; a stream behind by more is closed.
     static let maximumHeldEvents = 4096
@@ -93,10 +93,10 @@ extension Server {
     /// Frames a line for a stream (or holds it while the snapshot is made); false when nothing was conflated.
     func deliverToStream(_ connection: HTTPConnection, _ line: [UInt8], paceOf runner: String?,
                          sequence: UInt64?) -> Bool {
-        guard var stream = connection.stream, let bytes = frame(line, sequence: sequence) else { return false }
+        guard var stream = connection.stream, let shared = sharedFrame(of: line, sequence: sequence) else { return false }
         if stream.held != nil {
             // Lines without a number are the subscriptions' catch-up (run, badges, latest pace).
-            connection.stream?.held?.append((bytes, runner, sequence == nil))
+            connection.stream?.held?.append((Array(shared.bytes), runner, sequence == nil))
             if (connection.stream?.held?.count ?? 0) > Self.maximumHeldEvents {
                 closeNow(connection, reason: "event stream: too many events before its snapshot")
             }
@@ -104,7 +104,18 @@ extension Server {
         }
         stream.lastWrite = Self.now()
         connection.stream = stream
-        return connection.output.append(bytes, paceOf: runner, highWaterMark: configuration.outputHighWaterMark)
+        return connection.output.append(shared, paceOf: runner, isCheer: Peer.isCheer(line),
+                                        highWaterMark: configuration.outputHighWaterMark)
+    }
+
+    /// One copy of a broadcast's frame for every stream it goes to (a frame is the same for all of them: the same
+    /// line, the same id).
+    func sharedFrame(of line: [UInt8], sequence: UInt64?) -> SharedLine? {
+        if let cached = streamFrameCache, cached.sequence == sequence, cached.line == line { return cached.frame }
+        guard let bytes = frame(line, sequence: sequence) else { return nil }
+        let shared = SharedLine.copying(bytes)
+        streamFrameCache = (line, sequence, shared)
+        return shared
     }
 
     /// `id:`, `event:` and `data:` for one event line; nil for the kinds a stream does not carry.

@@ -29,6 +29,17 @@ extension Server {
             closeNow(peer, reason: peer.closeReason ?? "closed")
             return
         }
+        if peer.output.isEmpty {
+            peer.backloggedSince = nil
+        } else if peer.backloggedSince == nil {
+            peer.backloggedSince = Self.now()
+        }
+        let dropped = peer.output.takeDroppedCheers(highWaterMark: configuration.outputHighWaterMark)
+        if dropped > 0, peer.state == .open {
+            // Caught up: it hears how many cheers it went without (written with its next write).
+            let line = Hub.line(DroppedEvent(what: "msg", count: dropped))
+            _ = peer.deliver(line, shared: SharedLine.copying(line), paceOf: nil, sequence: nil)
+        }
         updateInterest(peer)
     }
 
@@ -124,6 +135,13 @@ extension Server: HubOutput {
             connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {
+            // A runner's own connection is never closed for what others send it: it goes only once it stops
+            // reading altogether (``closeStalledRunners(now:)``).
+            if hub.isRunnersOwnConnection(id) {
+                watchStalledRunner(peer)
+                scheduleFlush(peer)
+                return
+            }
             connectionStatistics.slowClientsClosed += 1
             logger.write("slow client \(id): \(peer.output.pendingBytes) bytes pending, closing")
             closeAtTurnEnd(peer, reason: "too slow")
@@ -141,6 +159,10 @@ extension Server: HubOutput {
         } else {
             closeAfterOutput(peer, reason: reason)
         }
+    }
+
+    func address(of id: ConnectionID) -> String {
+        connections[id].map(Self.address(of:)) ?? "-"
     }
 
     func errorSent(to id: ConnectionID) {

@@ -43,7 +43,7 @@ extension Server {
         case .events:
             openEventStream(request, on: connection, now: now)
         case .cheer(let runner, let text):
-            answer(cheer(text, to: runner, visible: visible(runner)))
+            answer(cheer(text, to: runner, visible: visible(runner), from: Self.address(of: connection), now: now))
         case .overview:
             answer(.json(hub.overviewJSON()))
         case .badgeCatalogue:
@@ -108,9 +108,13 @@ extension Server {
     }
 
     /// A cheer from the page (its text already checked by the rules of `msg:`): 202 once relayed.
-    private func cheer(_ text: String, to runner: String, visible: Set<String>) -> HTTPResponse {
+    private func cheer(_ text: String, to runner: String, visible: Set<String>, from address: String,
+                       now: Double) -> HTTPResponse {
         guard hub.liveRun(of: runner) != nil, !hub.isPrivate(runner) || visible.contains(runner) else {
             return .text(.notFound, "\(runner) is not running now")
+        }
+        if let refusal = hub.admitPageCheer(from: address, to: runner, now: now) {
+            return .text(.tooManyRequests, refusal + "\n")
         }
         hub.relayCheer(to: runner, from: "anon", text: text)
         return .text(.accepted, "accepted")

@@ -30,6 +30,11 @@ public final class Server: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// The JSON of the last event line framed for an event stream (a broadcast frames one line many times).
     var streamJSONCache: (line: [UInt8], json: [UInt8])?
+    /// The frame of the last event line framed for event streams, shared by every stream it goes to.
+    var streamFrameCache: (line: [UInt8], sequence: UInt64?, frame: SharedLine)?
+    /// Runners' own connections with more than the hard limit pending: bytes written when last seen to make
+    /// progress, and when. Loop thread only.
+    var stalledRunners: [ConnectionID: (written: Int, since: Double)] = [:]
     /// The one copy of the line being broadcast, queued by every line-protocol recipient (see ``SharedLine``).
     var sharedLines = SharedLineCache()
     /// Phone apps' answers waiting for their position to be committed, by run.
@@ -208,6 +213,8 @@ public final class Server: @unchecked Sendable {
             let now = Self.now()
             hub.tick(now: now)
             tickHTTP(now: now)
+            closeStalledRunners(now: now)
+            enforceOutputBudget()
         }
         // Process-wide, so one loop does it.
         if let interval = configuration.memoryReturnInterval, (shard?.index ?? 0) == 0 {

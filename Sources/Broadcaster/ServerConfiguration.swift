@@ -22,8 +22,13 @@ public struct ServerConfiguration: Sendable {
     public var errorsPerSecond = 200
     /// Pending output bytes above which a connection's pending `pace:` lines are conflated per runner. Default 64 KiB.
     public var outputHighWaterMark = 64 * 1024
-    /// Pending output bytes above which a connection is closed as too slow. Default 4 MiB.
+    /// Pending output bytes above which a connection is closed as too slow (never a runner's own: see
+    /// ``stalledRunnerTimeout``). Default 4 MiB.
     public var outputHardLimit = 4 * 1024 * 1024
+    /// Pending output bytes over all connections together, TCP and HTTP (event streams, exports) alike: past it,
+    /// once a second, the connections furthest behind (oldest backlog first) are closed until it fits again,
+    /// never a runner's own. With several loops each has an equal share. Default 256 MiB.
+    public var outputBudget = 256 * 1024 * 1024
     /// Bytes written to one connection per loop turn, so one fast reader cannot starve the others. Default 256 KiB.
     public var writeBytesPerTurn = 256 * 1024
     /// Seconds a disconnected runner's run stays open for a reconnect with the key. Default 600 (10 minutes).
@@ -89,6 +94,19 @@ public struct ServerConfiguration: Sendable {
     /// minute (HTTP 429; on the line protocol `err:wrong_key` and close). A connection is closed after this many
     /// wrong keys and share tokens. A right key or token is always taken. Default 20.
     public var deviceFailuresPerMinute = 20
+    /// Cheers (`msg:`, the page's cheer button) one connection may send a second; five seconds' worth may come
+    /// at once. Past it: `err:busy` (HTTP 429). Default 1.
+    public var cheersPerSecond = 1.0
+    /// Cheers from one source address a second, all its connections together (a venue's Wi-Fi is one
+    /// address). Default 10.
+    public var cheersPerSecondPerAddress = 10.0
+    /// Cheers one runner gets a second, from everyone together; past it a cheer skips the runner (`err:busy`
+    /// when it reaches nobody). Default 5.
+    public var cheersPerSecondPerRunner = 5.0
+    /// Seconds a runner's own connection may take none of its output while more than ``outputHardLimit`` waits
+    /// for it before it is closed (its run goes on, as after any disconnect). A spectator is closed at the
+    /// hard limit at once; a runner is not closed for what others send it. Default 60.
+    public var stalledRunnerTimeout = 60.0
 
     /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other
     /// connection's, so one runner's flood cannot hold the others up. Default 256.

@@ -42,13 +42,15 @@ public enum ServerEvent: Sendable, Hashable {
     case rank(RankEvent)
     /// `device:`
     case device(DeviceEvent)
+    /// `dropped:`
+    case dropped(DroppedEvent)
 
     /// Every event kind, in the order protocol.md lists them.
     public static let kinds: [String] = [
         RunStartedEvent.kind, PaceEvent.kind, BadgeEvent.kind, SplitEvent.kind, RunEndedEvent.kind, CheerEvent.kind,
         AckEvent.kind, OkEvent.kind, ErrorEvent.kind, RunListItemEvent.kind, RunSummaryEvent.kind,
         CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind, NoteEvent.kind,
-        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind, DeviceEvent.kind,
+        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind, DeviceEvent.kind, DroppedEvent.kind,
     ]
 
     /// Parses a line; unknown kinds are `unknown_command` errors.
@@ -80,6 +82,7 @@ public enum ServerEvent: Sendable, Hashable {
         case LeaderEvent.kind: self = .leader(try LeaderEvent(event: event))
         case RankEvent.kind: self = .rank(try RankEvent(event: event))
         case DeviceEvent.kind: self = .device(try DeviceEvent(event: event))
+        case DroppedEvent.kind: self = .dropped(try DroppedEvent(event: event))
         default: throw WireError(.unknownCommand, "unknown event kind \(event.kind)")
         }
     }
@@ -108,13 +111,14 @@ public enum ServerEvent: Sendable, Hashable {
         case .leader(let value): return value
         case .rank(let value): return value
         case .device(let value): return value
+        case .dropped(let value): return value
         }
     }
 
     /// The kind word.
     public var kind: String { type(of: payload).kind }
 
-    /// The runner the event is about, for the kinds that have one (nil for ok, err, done, help, stats).
+    /// The runner the event is about, for the kinds that have one (nil for ok, err, done, help, stats, dropped).
     public var runner: String? {
         switch self {
         case .runStarted(let value): return value.runner
@@ -133,7 +137,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .leader(let value): return value.runner
         case .rank(let value): return value.runner
         case .device(let value): return value.runner
-        case .ok, .error, .done, .help, .stats: return nil
+        case .ok, .error, .done, .help, .stats, .dropped: return nil
         }
     }
 

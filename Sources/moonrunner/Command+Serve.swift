@@ -27,7 +27,16 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --line-burst N          lines a connection may send at once before the rate applies (default 50000)
   --errors-per-second N   error replies per second before err:flood and close (default 200)
   --high-water BYTES      pending output above which pace: lines are conflated (default 65536)
-  --hard-limit BYTES      pending output above which a slow client is closed (default 4194304)
+  --hard-limit BYTES      pending output above which a slow client is closed (default 4194304); a
+                          runner's own connection only once it reads nothing for --runner-stall S
+                          seconds (default 60)
+  --output-budget MB      pending output over all connections together; past it the clients furthest
+                          behind are closed, oldest backlog first, never a runner (default 256)
+  --cheers-per-second N   cheers (msg:, the page's button) one connection may send a second, 5 s worth
+                          at once; past it err:busy / 429 (default 1)
+  --cheers-per-address N  ... from one source address, all its connections together (default 10)
+  --cheers-per-runner N   cheers one runner gets a second from everyone; past it a cheer skips the
+                          runner (default 5)
   --write-per-turn BYTES  bytes written to one client per loop turn (default 65536)
   --resume-window S       seconds a disconnected runner's run stays open (default 600)
   --max-followed N        runners one connection may follow by name (default 1000)
@@ -180,6 +189,17 @@ func runServeCommand(arguments: [String]) -> Int32 {
         }
         configuration.storeQueueHighWater = try options.number("store-high-water", default: configuration.storeQueueHighWater)
         configuration.storeQueueLowWater = try options.number("store-low-water", default: configuration.storeQueueLowWater)
+        configuration.stalledRunnerTimeout = try options.number("runner-stall", default: configuration.stalledRunnerTimeout)
+        configuration.outputBudget = try options.number("output-budget", default: configuration.outputBudget >> 20) << 20
+        configuration.cheersPerSecond = try options.number("cheers-per-second", default: configuration.cheersPerSecond)
+        configuration.cheersPerSecondPerAddress = try options.number("cheers-per-address",
+                                                                     default: configuration.cheersPerSecondPerAddress)
+        configuration.cheersPerSecondPerRunner = try options.number("cheers-per-runner",
+                                                                    default: configuration.cheersPerSecondPerRunner)
+        guard configuration.cheersPerSecond > 0, configuration.cheersPerSecondPerAddress > 0,
+              configuration.cheersPerSecondPerRunner > 0, configuration.outputBudget > 0 else {
+            throw Options.UsageError(description: "--cheers-per-*, --output-budget: more than 0")
+        }
         storeConfiguration.maximumBatchDelay = try options.number("store-batch-delay",
                                                                   default: storeConfiguration.maximumBatchDelay)
         guard (0...10).contains(storeConfiguration.maximumBatchDelay) else {

@@ -173,6 +173,7 @@ private func eventError(_ line: String) -> ErrorCode? {
                             app: "Traccar Client", seen: 1_732_950_000, battery: 81, encrypted: false)),
         .device(DeviceEvent(runner: "ann", id: "9b2e61c0", label: nil, created: 1_732_940_100, app: "OwnTracks", seen: nil,
                             battery: nil, encrypted: true)),
+        .dropped(DroppedEvent(what: "msg", count: 12)),
     ]
 
     @Test(arguments: samples)
