@@ -189,24 +189,32 @@ enum CommandParser {
         var offset = 0
         var limit = Command.Limits.defaultRunsLimit
         if tokens.count >= 2 {
-            guard let value = DecimalParser.integer(bytes, tokens[1]) else { throw WireError(.badNumber, "runs: OFFSET is a whole number") }
-            guard value >= 0, value <= Int64(Int32.max) else { throw WireError(.badArgument, "runs: OFFSET must be 0 or more") }
-            offset = Int(value)
+            offset = Int(try wholeNumber(bytes, tokens[1], in: 0...Int64(Int32.max), "runs: OFFSET"))
         }
         if tokens.count == 3 {
-            guard let value = DecimalParser.integer(bytes, tokens[2]) else { throw WireError(.badNumber, "runs: LIMIT is a whole number") }
-            guard (1...Int64(Command.Limits.maximumRunsLimit)).contains(value) else {
-                throw WireError(.badArgument, "runs: LIMIT must be 1-\(Command.Limits.maximumRunsLimit)")
-            }
-            limit = Int(value)
+            limit = Int(try wholeNumber(bytes, tokens[2], in: 1...Int64(Command.Limits.maximumRunsLimit), "runs: LIMIT"))
         }
         return .listRuns(name: name, offset: offset, limit: limit)
     }
 
     static func runID(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Int64 {
-        guard let id = DecimalParser.integer(bytes, args) else { throw WireError(.badNumber, "run: needs a run id (a whole number)") }
-        guard id > 0 else { throw WireError(.badArgument, "run ids are positive") }
-        return id
+        guard !args.isEmpty else { throw WireError(.badNumber, "run: needs a run id (a whole number)") }
+        return try wholeNumber(bytes, args, in: 1...Int64.max, "a run id")
+    }
+
+    /// A whole number within `range`. Every number outside it is told the range, however far out: one past 64
+    /// bits stays `bad_number` (§7: it overflows) but is not called "not a whole number"; `bad_argument` for the
+    /// rest.
+    static func wholeNumber(_ bytes: UnsafeBufferPointer<UInt8>, _ token: Range<Int>, in range: ClosedRange<Int64>,
+                            _ what: String) throws(WireError) -> Int64 {
+        let allowed = "\(what) must be between \(range.lowerBound) and \(range.upperBound)"
+        guard let value = DecimalParser.integer(bytes, token) else {
+            let digits = token.lowerBound + (bytes[token.lowerBound] == UInt8(ascii: "-") ? 1 : 0)
+            let isWhole = digits < token.upperBound && (digits..<token.upperBound).allSatisfy { (bytes[$0] &- 48) < 10 }
+            throw WireError(.badNumber, isWhole ? allowed : "\(what) is a whole number")
+        }
+        guard range.contains(value) else { throw WireError(.badArgument, allowed) }
+        return value
     }
 
     static func noArguments(_ args: Range<Int>, word: String) throws(WireError) {
@@ -215,6 +223,7 @@ enum CommandParser {
 
     static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, word: String) throws(WireError) -> String {
         guard isValidName(bytes, range) else {
+            if isDots(bytes, range) { throw WireError(.badName, "a name cannot be . or .. (no page could show it)") }
             throw WireError(.badName, range.isEmpty ? "\(word): needs a name"
                 : "a name is 1-\(Command.Limits.nameLength) of A-Z a-z 0-9 _ . -")
         }
@@ -232,12 +241,20 @@ enum CommandParser {
 
     static func isValidName(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
         guard !range.isEmpty, range.count <= Command.Limits.nameLength else { return false }
+        // A name is a URL path segment as it is (`/runners/NAME`): of its characters, only the segments `.` and
+        // `..` mean something else there (a browser resolves them away before asking), so no page could show them.
+        if isDots(bytes, range) { return false }
         for index in range {
             let byte = bytes[index]
             let ok = isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
             if !ok { return false }
         }
         return true
+    }
+
+    /// `.` or `..`.
+    static func isDots(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        (1...2).contains(range.count) && range.allSatisfy { bytes[$0] == UInt8(ascii: ".") }
     }
 
     static func isValidKey(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {

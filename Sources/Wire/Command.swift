@@ -217,7 +217,8 @@ public enum Command: Sendable, Hashable {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// True when `name` is a valid runner name: 1...32 of `A-Z a-z 0-9 _ . -`.
+    /// True when `name` is a valid runner name: 1...32 of `A-Z a-z 0-9 _ . -`, but not `.` or `..` (a name is a
+    /// URL path segment as it is, and those two are not).
     public static func isValidName(_ name: String) -> Bool {
         var name = name
         return name.withUTF8 { CommandParser.isValidName($0, 0..<$0.count) }

@@ -85,14 +85,30 @@ extension CommandParser {
             every = value
             tokens.removeLast()
         }
+        try refuseOptions(bytes, tokens, word: "coach", known: ["every"], usage: "coach:NAME [TOKEN] [every=METRES]")
         let (target, token) = try targetAndToken(bytes, tokens, args, word: "coach")
         return .coach(target, token: token, every: every)
     }
 
     /// `watch:NAME [TOKEN]`, `watch:*`.
     static func watch(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
-        let (target, token) = try targetAndToken(bytes, words(bytes, args), args, word: "watch")
+        let tokens = words(bytes, args)
+        try refuseOptions(bytes, tokens, word: "watch", usage: "watch:NAME [TOKEN]")
+        let (target, token) = try targetAndToken(bytes, tokens, args, word: "watch")
         return .watch(target, token: token)
+    }
+
+    /// An option (`KEY=VALUE`) after the target that the command does not take, or not there: `bad_argument`
+    /// naming it, not `bad_name` (a name never has `=`, but the option is what is wrong).
+    private static func refuseOptions(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: [Range<Int>], word: String,
+                                      known: [String] = [], usage: String) throws(WireError) {
+        for option in tokens.dropFirst() {
+            guard let equals = firstIndex(of: UInt8(ascii: "="), in: bytes, option) else { continue }
+            let key = text(bytes, option.lowerBound..<equals)
+            let shown = key.count > 20 ? String(key.prefix(20)) + "…" : key
+            let problem = known.contains(key) ? "\(key)= goes last, with a number" : "unknown option \(shown)="
+            throw WireError(.badArgument, "\(word): \(problem) (\(usage))")
+        }
     }
 
     /// A target and, for a runner, an optional share token after it.

@@ -12,7 +12,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case badNumber = "bad_number"
     /// A latitude beyond ±90 or a longitude beyond ±180.
     case badCoordinate = "bad_coordinate"
-    /// A runner name that is empty, longer than 32 bytes or has characters outside `A-Z a-z 0-9 _ . -`.
+    /// A runner name that is empty, longer than 32 bytes, has characters outside `A-Z a-z 0-9 _ . -`, or is `.`
+    /// or `..`.
     case badName = "bad_name"
     /// A key that is empty, longer than 64 characters or not alphanumeric.
     case badKey = "bad_key"

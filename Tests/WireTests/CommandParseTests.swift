@@ -123,6 +123,10 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         ("iam:ann!", .badName),
         ("iam:änn", .badName),
         ("iam:a/b", .badName),
+        ("iam:.", .badName),
+        ("iam:..", .badName),
+        ("watch:..", .badName),
+        ("runs:.", .badName),
         ("iam:ann key-with-dash", .badKey),
         ("iam:ann " + String(repeating: "k", count: 65), .badKey),
         ("iam:ann k1 k2", .badArgument),
@@ -130,6 +134,11 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         ("watch:**", .badName),
         ("watch:a b", .badName),
         ("coach:bad name", .badName),
+        ("coach:ann foo=1", .badArgument),
+        ("coach:ann every=", .badArgument),
+        ("coach:ann every=500 0123456789abcdef0123456789abcdef", .badArgument),
+        ("coach:* often=5", .badArgument),
+        ("watch:ann every=500", .badArgument),
         ("unwatch:", .badName),
         ("msg:", .badArgument),
         ("msg:   ", .badArgument),
@@ -289,6 +298,51 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         #expect(try Command.parse("undevice:1f0c9a2b") == .removeDevice(token: "1f0c9a2b"))
         #expect(try Command.checkedDeviceLabel("Ann's Pixel") == "Ann's Pixel")
         #expect(throws: WireError.self) { try Command.checkedDeviceLabel("") }
+    }
+
+    /// A name is a URL path segment as it is (`/runners/NAME`): `.` and `..` cannot be one, dots elsewhere can.
+    @Test func aNameIsNeverADotSegment() throws {
+        for name in [".", ".."] {
+            #expect(!Command.isValidName(name))
+            #expect(throws: WireError(.badName, "a name cannot be . or .. (no page could show it)")) {
+                try Command.parse("iam:\(name)")
+            }
+        }
+        for name in ["...", ".ann", "ann.", "a..b", "-", "_"] {
+            #expect(Command.isValidName(name), "\(name)")
+            #expect(try Command.parse("iam:\(name)") == .identify(name: name, key: nil))
+        }
+    }
+
+    /// An option `coach:` (or `watch:`) does not take is named as one, not taken for part of a name.
+    @Test func anUnknownOptionIsABadArgumentNamingIt() {
+        #expect(throws: WireError(.badArgument, "coach: unknown option foo= (coach:NAME [TOKEN] [every=METRES])")) {
+            try Command.parse("coach:ann foo=1")
+        }
+        #expect(throws: WireError(.badArgument, "coach: every= goes last, with a number (coach:NAME [TOKEN] [every=METRES])")) {
+            try Command.parse("coach:ann every=500 0123456789abcdef0123456789abcdef")
+        }
+        #expect(throws: WireError(.badArgument, "watch: unknown option every= (watch:NAME [TOKEN])")) {
+            try Command.parse("watch:ann every=500")
+        }
+    }
+
+    /// A number out of its range is told the range, however far out it is (and bad_number only when it is no
+    /// whole number, or past 64 bits, §7).
+    @Test func anOutOfRangeNumberIsToldItsRange() {
+        let expected: [(String, WireError)] = [
+            ("runs:ann 2147483648 1", WireError(.badArgument, "runs: OFFSET must be between 0 and 2147483647")),
+            ("runs:ann -1", WireError(.badArgument, "runs: OFFSET must be between 0 and 2147483647")),
+            ("runs:ann 99999999999999999999", WireError(.badNumber, "runs: OFFSET must be between 0 and 2147483647")),
+            ("runs:ann 0 101", WireError(.badArgument, "runs: LIMIT must be between 1 and 100")),
+            ("runs:ann x", WireError(.badNumber, "runs: OFFSET is a whole number")),
+            ("run:0", WireError(.badArgument, "a run id must be between 1 and 9223372036854775807")),
+            ("run:9223372036854775808", WireError(.badNumber, "a run id must be between 1 and 9223372036854775807")),
+            ("replay:-3 2", WireError(.badArgument, "a run id must be between 1 and 9223372036854775807")),
+        ]
+        for (line, error) in expected {
+            #expect(throws: error, "\(line)") { try Command.parse(line) }
+        }
     }
 
     @Test func validatesNamesAndKeys() {
