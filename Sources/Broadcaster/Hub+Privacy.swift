@@ -193,3 +193,11 @@ extension Hub {
         return entry
     }
 }
+
+extension RunOwner {
+    /// Off the loop, the rule of ``Hub/mayFollow(_:_:)`` on what the store says: a public runner, or a private
+    /// one among `visible` (the asking connection's own name and its share links' runners).
+    func may(beReadBy visible: Set<String>) -> Bool {
+        !privacy.isPrivate || visible.contains(runner)
+    }
+}

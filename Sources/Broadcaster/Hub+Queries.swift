@@ -25,11 +25,15 @@ extension Hub {
     }
 
     /// The operator's counters of this loop (all of them with one loop).
+    ///
+    /// Anyone may ask (`stats:`, `GET /metrics`): a private runner is counted nowhere in them as a runner, so
+    /// `live_runs` is what the leaderboard shows and no count moves when a private run starts. Its connection
+    /// is one without a role (`other`).
     func statisticsCounters() -> [(String, Int)] {
         var runnerConnections = 0, spectators = 0, coachConnections = 0, idle = 0
         for session in sessions.values {
             var role = false
-            if let name = session.name, runners[name]?.run != nil, runners[name]?.connection != nil {
+            if let name = session.name, !isPrivate(name), runners[name]?.run != nil, runners[name]?.connection != nil {
                 runnerConnections += 1
                 role = true
             }
@@ -37,7 +41,7 @@ extension Hub {
             if session.isCoach { coachConnections += 1; role = true }
             if !role { idle += 1 }
         }
-        let live = liveRunnerNames.count
+        let live = visibleLiveRunnerNames(for: nil).count
         var counters: [(String, Int)] = [
             ("connections", sessions.count), ("runners", runnerConnections), ("spectators", spectators),
             ("coaches", coachConnections), ("other", idle), ("live_runs", live),
@@ -97,12 +101,11 @@ extension Hub {
         }
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
         output.answerFromStore(to: id) { store throws(StoreError) in
-            guard let stored = try store.run(id: runID),
-                  try Self.mayRead(stored.record.runner, visible: visible, in: store) else {
+            guard let (stored, owner) = try Self.readableRun(runID, visible: visible, in: store) else {
                 return [Self.line(ErrorEvent(code: .notFound, reason: "no run \(runID)"))]
             }
             // Badge pins inside a privacy zone are for the runner only.
-            guard viewer != stored.record.runner, let zone = try PrivacyZone.of(stored.record.runner, in: store) else {
+            guard viewer != stored.record.runner, let zone = PrivacyZone(owner.privacy) else {
                 return Self.lines(describing: stored)
             }
             let fixes = try store.fixesInTimeOrder(ofRun: runID).filter(\.isAccepted)
@@ -113,10 +116,23 @@ extension Hub {
         }
     }
 
-    /// Off the loop: true unless `runner` is private (as stored) and not among the `visible` ones.
-    static func mayRead(_ runner: String, visible: Set<String>, in store: any RunStore) throws(StoreError) -> Bool {
-        if visible.contains(runner) { return true }
-        return try store.runner(named: runner)?.privacy.isPrivate != true
+    /// Off the loop: run `id` with its owner, nil for a run nobody has (unknown or discarded) and for a private
+    /// runner's run unless the runner is among the `visible` ones. A refusal makes the same one read whichever
+    /// it is (the owner, in one query), so the time of the answer does not tell a private run from no run.
+    static func readableRun(_ id: Int64, visible: Set<String>,
+                            in store: any RunStore) throws(StoreError) -> (run: StoredRun, owner: RunOwner)? {
+        guard let owner = try store.owner(ofRun: id), owner.may(beReadBy: visible),
+              let run = try store.run(id: id) else { return nil }
+        return (run, owner)
+    }
+
+    /// Off the loop: runner `name` as stored, nil for a name nobody has and for a private runner unless it is
+    /// among the `visible` ones; one read whichever it is.
+    static func readableRunner(_ name: String, visible: Set<String>,
+                               in store: any RunStore) throws(StoreError) -> RunnerRecord? {
+        guard let record = try store.runner(named: name),
+              RunOwner(runner: name, privacy: record.privacy).may(beReadBy: visible) else { return nil }
+        return record
     }
 
     /// A run's summary measured again from its stored fixes, as it was measured live (each fix judged at the

@@ -23,13 +23,13 @@ extension Hub {
         // Read off the loop with the same checks as `run:ID`: a private runner's run is a missing one to others.
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
         output.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
-            guard let run = try store.run(id: runID), try Self.mayRead(run.record.runner, visible: visible, in: store) else {
+            guard let (run, owner) = try Self.readableRun(runID, visible: visible, in: store) else {
                 return .failure(WireError(.notFound, "no run \(runID)"))
             }
             guard run.record.status != .live else {
                 return .failure(WireError(.badArgument, "run \(runID) is live: watch:\(run.record.runner)"))
             }
-            let zone = viewer == run.record.runner ? 0 : try store.runner(named: run.record.runner)?.privacy.zone ?? 0
+            let zone = viewer == run.record.runner ? 0 : owner.privacy.zone
             return .success(ReplaySource(run: run, fixes: try store.fixesInTimeOrder(ofRun: runID), zone: zone))
         }) { [self] result in
             loadingReplays.remove(id)

@@ -240,7 +240,8 @@ extension Hub {
         guard let runID = run.storedID ?? newRunID(for: name, replyTo: id) else { return false }
         run.phase = .running(id: runID, started: started)
         runOwners[runID] = name
-        statistics.runsStarted += 1
+        // Anyone reads the counters (`stats:`, `/metrics`): a private run is counted nowhere there.
+        if !isPrivate(name) { statistics.runsStarted += 1 }
         store.submit(.runStarted(id: runID, runner: name, started: started))
         // The other loops (and nodes) may never have read this runner: its privacy goes before its events.
         if let entry = runners[name] {

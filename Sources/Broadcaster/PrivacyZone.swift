@@ -40,12 +40,6 @@ struct PrivacyZone: Sendable {
         }
     }
 
-    /// The zone of a runner as stored; nil for none.
-    static func of(_ runner: String, in store: any RunStore) throws(StoreError) -> PrivacyZone? {
-        guard let metres = try store.runner(named: runner)?.privacy.zone, metres > 0 else { return nil }
-        return PrivacyZone(metres: metres)
-    }
-
     /// The stored fixes others may see (accepted ones measured along, refused ones kept between them).
     func trim(_ fixes: [StoredFix]) -> [StoredFix] {
         let accepted = fixes.filter(\.isAccepted)
@@ -90,5 +84,13 @@ struct PrivacyZone: Sendable {
             along.append(total)
         }
         return along
+    }
+}
+
+extension PrivacyZone {
+    /// The zone of a runner's settings; nil for none.
+    init?(_ privacy: RunnerPrivacy) {
+        guard privacy.zone > 0 else { return nil }
+        self.init(metres: privacy.zone)
     }
 }

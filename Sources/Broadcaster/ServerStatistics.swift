@@ -12,7 +12,7 @@ public struct ServerStatistics: Sendable, Hashable {
     public var fixesLate = 0
     /// Event lines queued to clients.
     public var eventsSent = 0
-    /// Runs started since start.
+    /// Runs of public runners started since start (anyone may read the counters: private runs are not counted).
     public var runsStarted = 0
     /// Error replies sent.
     public var errorsSent = 0

@@ -55,8 +55,10 @@ enum WebAPI {
     /// answered as one who never existed.
     static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, visible: Set<String>,
                        store: any RunStore) throws(StoreError) -> HTTPResponse {
-        let stored = known || snapshot != nil ? true : try store.runner(named: name) != nil
-        guard stored, try Hub.mayRead(name, visible: visible, in: store) else { return notFound("runner", name) }
+        // One read, whether the name is private, nobody's or public (a runner of another node may not be stored yet).
+        let record = try store.runner(named: name)
+        let readable = record.map { RunOwner(runner: name, privacy: $0.privacy).may(beReadBy: visible) }
+        guard readable ?? (known || snapshot != nil) else { return notFound("runner", name) }
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
         let last = try store.runs(of: name, offset: 0, limit: 1).first
@@ -69,9 +71,7 @@ enum WebAPI {
     /// `GET /api/runners/NAME/runs?offset=&limit=`: `{"runner","offset","runs":[item…],"more"}`.
     static func runs(_ name: String, offset: Int, limit: Int, live: LiveRunView?, visible: Set<String>,
                      store: any RunStore) throws(StoreError) -> HTTPResponse {
-        guard try store.runner(named: name) != nil, try Hub.mayRead(name, visible: visible, in: store) else {
-            return notFound("runner", name)
-        }
+        guard try Hub.readableRunner(name, visible: visible, in: store) != nil else { return notFound("runner", name) }
         let found = try store.runs(of: name, offset: offset, limit: limit + 1)
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
@@ -86,9 +86,8 @@ enum WebAPI {
     static func badges(_ name: String, live: LiveRunner?, visible: Set<String>,
                        store: any RunStore) throws(StoreError) -> HTTPResponse {
         let record = try store.runner(named: name)
-        guard let history = live?.history ?? record?.history, try Hub.mayRead(name, visible: visible, in: store) else {
-            return notFound("runner", name)
-        }
+        let readable = record.map { RunOwner(runner: name, privacy: $0.privacy).may(beReadBy: visible) } ?? true
+        guard let history = live?.history ?? record?.history, readable else { return notFound("runner", name) }
         let farthest = max(live?.distance ?? 0, try store.farthestDistance(of: name))
         var json = Array(#"{"runner":"#.utf8)
         JSONSyntax.appendString(name, to: &json)
@@ -106,11 +105,11 @@ enum WebAPI {
     /// `GET /api/runs/ID`: `{"summary","splits","checkpoints","badges","points"}`; 404 for an unknown run.
     static func run(_ id: Int64, visible: Set<String>, store: any RunStore,
                     tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
-        guard let stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
+        guard let (stored, owner) = try Hub.readableRun(id, visible: visible, in: store) else {
             return notFound("run", String(id))
         }
         let name = stored.record.runner
-        let zone = try PrivacyZone.of(name, in: store)
+        let zone = PrivacyZone(owner.privacy)
         let summary = try measured(id, store: store, tracker: tracker)
         let track = summary.track
         // A live run's row holds no measurements yet: its stored fixes, measured again, give them so far.
@@ -151,11 +150,12 @@ enum WebAPI {
     /// `GET /runs/ID.gpx|.geojson|.svg`: the export with its type and a download name.
     static func export(_ id: Int64, format: ExportFormat, visible: Set<String>, store: any RunStore,
                        tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
-        guard var stored = try store.run(id: id), try Hub.mayRead(stored.record.runner, visible: visible, in: store) else {
+        guard let (found, owner) = try Hub.readableRun(id, visible: visible, in: store) else {
             return notFound("run", String(id))
         }
+        var stored = found
         var fixes = try store.fixesInTimeOrder(ofRun: id)
-        if let zone = try PrivacyZone.of(stored.record.runner, in: store) {
+        if let zone = PrivacyZone(owner.privacy) {
             // Others get the track without its ends, and no badge pin inside them.
             let ends = [fixes.first { $0.isAccepted }, fixes.last { $0.isAccepted }].compactMap { $0?.fix.coordinate }
             stored.awards.removeAll { award in

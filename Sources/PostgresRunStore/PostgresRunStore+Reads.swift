@@ -68,6 +68,20 @@ extension PostgresRunStore {
         }
     }
 
+    /// Whose run `id` is (in history), with the runner's privacy: one query, found or not.
+    public func owner(ofRun id: Int64) throws(StoreError) -> RunOwner? {
+        try reader.read { (connection) throws(StoreError) -> RunOwner? in
+            let rows = try connection.query("""
+                SELECT runs.runner, coalesce(runners.private, false), coalesce(runners.privacy_zone, 0)
+                FROM runs LEFT JOIN runners ON runners.name = runs.runner
+                WHERE runs.id = $1::bigint AND runs.status <> 'discarded'
+                """, [String(id)])
+            guard rows.rowCount > 0 else { return nil }
+            return RunOwner(runner: rows.text(0, 0),
+                            privacy: RunnerPrivacy(isPrivate: rows.text(0, 1) == "t", zone: try rows.double(0, 2)))
+        }
+    }
+
     /// All fixes of a run, accepted and rejected, by sequence.
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
         try reader.read { (connection) throws(StoreError) -> [StoredFix] in

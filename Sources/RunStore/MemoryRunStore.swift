@@ -77,6 +77,15 @@ public final class MemoryRunStore: RunStore {
         }
     }
 
+    /// Whose run `id` is (in history), with the runner's privacy.
+    public func owner(ofRun id: Int64) throws(StoreError) -> RunOwner? {
+        model.read { state in
+            guard let run = state.runs[id], run.record.status != .discarded else { return nil }
+            let name = run.record.runner
+            return RunOwner(runner: name, privacy: state.runners[name]?.privacy ?? RunnerPrivacy())
+        }
+    }
+
     /// All fixes of a run, accepted and rejected, by sequence.
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
         model.read { state in

@@ -52,6 +52,21 @@ public struct RunnerPrivacy: Sendable, Hashable {
     }
 }
 
+/// Whose a run is, and that runner's privacy: the first thing read about any run asked for, so that a private
+/// runner's run and a run nobody has cost the same one read before either is refused.
+public struct RunOwner: Sendable, Hashable {
+    /// The runner's name.
+    public var runner: String
+    /// The runner's privacy settings as stored.
+    public var privacy: RunnerPrivacy
+
+    /// Creates an owner.
+    public init(runner: String, privacy: RunnerPrivacy) {
+        self.runner = runner
+        self.privacy = privacy
+    }
+}
+
 /// A share link's token as stored: only its SHA-256, whose runs it opens, and until when.
 public struct ShareToken: Sendable, Hashable {
     /// SHA-256 of the token, 64 hex digits.

@@ -122,6 +122,10 @@ public protocol RunStore: AnyObject, Sendable {
     func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord]
     /// A run in history with its splits, checkpoints and awards; nil for an unknown or a discarded run.
     func run(id: Int64) throws(StoreError) -> StoredRun?
+    /// Whose run `id` is and the runner's privacy, in one query whether the run exists or not; nil for an
+    /// unknown or a discarded run. Read first about any run asked for: the answer for a private runner's run
+    /// then takes the work of one for a run nobody has (no timing tells them apart).
+    func owner(ofRun id: Int64) throws(StoreError) -> RunOwner?
     /// All fixes of a run, accepted and rejected, by sequence.
     func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix]
     /// All awards of a runner, oldest first.

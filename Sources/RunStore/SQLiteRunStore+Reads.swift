@@ -72,6 +72,22 @@ extension SQLiteRunStore {
         }
     }
 
+    /// Whose run `id` is (in history), with the runner's privacy: one statement, found or not.
+    public func owner(ofRun id: Int64) throws(StoreError) -> RunOwner? {
+        try reader.read { (database) throws(StoreError) -> RunOwner? in
+            let select = try database.cachedStatement("""
+                SELECT runs.runner, coalesce(runners.private, 0), coalesce(runners.privacy_zone, 0)
+                FROM runs LEFT JOIN runners ON runners.name = runs.runner
+                WHERE runs.id = ?1 AND runs.status != 'discarded'
+                """)
+            defer { select.reset() }
+            try select.bind(id, at: 1)
+            guard try select.step() else { return nil }
+            return RunOwner(runner: select.text(at: 0),
+                            privacy: RunnerPrivacy(isPrivate: select.int64(at: 1) != 0, zone: select.double(at: 2)))
+        }
+    }
+
     /// All fixes of a run, accepted and rejected, by sequence: straight from its `fix_chunks` rows (not
     /// through the `fixes` view, which is for the `sqlite3` shell).
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {

@@ -122,6 +122,23 @@ final class AnsweringOutput: HubOutput {
         #expect(output.of(other).last?.hasPrefix("pace:ann ") == true, "other watched ann all along")
     }
 
+    /// `stats:` (and `/metrics`, made of the same counters) answer anyone: a private run is in no count there, so
+    /// the live runs counted are the ones the leaderboard shows.
+    @Test func aPrivateRunIsCountedNowhereInPublic() throws {
+        let hub = hub()
+        _ = try privateRun(hub)
+        let bob = friend
+        hub.received(.identify(name: "bob", key: nil), from: bob, now: start)
+        for index in 0..<30 { hub.received(fix(index), from: bob, now: start + Double(index)) }
+        hub.received(.leaders(goal: nil), from: other, now: start + 31)
+        #expect(output.of(other).last == "done:leaders count=1 more=no")
+        hub.received(.stats, from: other, now: start + 31)
+        let stats = try StatsEvent(line: try #require(output.of(other).last))
+        #expect(stats["live_runs"] == 1, "as many as the leaderboard shows: \(stats.line)")
+        #expect(stats["runs_started"] == 1 && stats["runners"] == 1, "\(stats.line)")
+        #expect(stats["connections"] == 4 && stats["other"] == 3, "ann's connection has no public role: \(stats.line)")
+    }
+
     @Test func aShareLinkOpensThePrivateRunUntilRevoked() throws {
         let hub = hub()
         _ = try privateRun(hub, seconds: 10)

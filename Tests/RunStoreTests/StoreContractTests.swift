@@ -234,6 +234,13 @@ import Testing
         #expect(try store.runs(of: "ada", offset: 2, limit: 10).map(\.id) == [ids[.saved]])
         #expect(try store.run(id: discarded) == nil)
         #expect(try store.run(id: try #require(ids[.timedOut]))?.record.status == .timedOut)
+        // Whose a run is, with the runner's privacy; nobody's for a discarded run, as for one never made.
+        #expect(try store.owner(ofRun: discarded) == nil && store.owner(ofRun: discarded + 100) == nil)
+        #expect(try store.owner(ofRun: try #require(ids[.live])) == RunOwner(runner: "ada", privacy: RunnerPrivacy()))
+        store.submit(.privacy(runner: "ada", RunnerPrivacy(isPrivate: true, zone: 200)))
+        store.flush()
+        #expect(try store.owner(ofRun: try #require(ids[.saved]))
+            == RunOwner(runner: "ada", privacy: RunnerPrivacy(isPrivate: true, zone: 200)))
         // Kept in storage all the same: its fixes are still there (the sqlite3 shell shows the row).
         #expect(try store.fixes(ofRun: discarded).count == 1)
     }

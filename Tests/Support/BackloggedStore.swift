@@ -25,6 +25,7 @@ public final class BackloggedStore: RunStore, @unchecked Sendable {
         try inner.runs(of: runner, offset: offset, limit: limit)
     }
     public func run(id: Int64) throws(StoreError) -> StoredRun? { try inner.run(id: id) }
+    public func owner(ofRun id: Int64) throws(StoreError) -> RunOwner? { try inner.owner(ofRun: id) }
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] { try inner.fixes(ofRun: id) }
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] { try inner.awards(of: runner) }
     public func liveRuns() throws(StoreError) -> [RunRecord] { try inner.liveRuns() }

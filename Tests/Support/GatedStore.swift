@@ -2,8 +2,9 @@ import Dispatch
 import RunCore
 import RunStore
 
-/// A memory store whose history reads (`runs(of:)`, `run(id:)`) wait until the test opens the gate, so a test
-/// can hold an answer back while it checks what else the server does meanwhile.
+/// A memory store whose history reads wait until the test opens the gate (`runs(of:)`, and `owner(ofRun:)`, the
+/// first read about any run), so a test can hold an answer back while it checks what else the server does
+/// meanwhile.
 public final class GatedStore: RunStore, @unchecked Sendable {
     private let inner = MemoryRunStore()
     private let gate = DispatchSemaphore(value: 0)
@@ -29,9 +30,10 @@ public final class GatedStore: RunStore, @unchecked Sendable {
         gate.wait()
         return try inner.runs(of: runner, offset: offset, limit: limit)
     }
-    public func run(id: Int64) throws(StoreError) -> StoredRun? {
+    public func run(id: Int64) throws(StoreError) -> StoredRun? { try inner.run(id: id) }
+    public func owner(ofRun id: Int64) throws(StoreError) -> RunOwner? {
         gate.wait()
-        return try inner.run(id: id)
+        return try inner.owner(ofRun: id)
     }
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] { try inner.fixes(ofRun: id) }
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] { try inner.awards(of: runner) }
