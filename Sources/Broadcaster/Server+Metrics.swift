@@ -7,9 +7,27 @@ extension ServerMetrics {
         if let failure = receipt.failure {
             lastStoreFailure = (now, failure.message)
         } else {
+            lastCommit = now
             commitSeconds.observe(receipt.duration)
             batchSizes.observe(Double(receipt.batchSize))
         }
+    }
+
+    /// Once a second: the store's writes waiting now.
+    func noteWaitingWrites(_ count: Int, now: Double) {
+        if count == 0 {
+            writesWaitingSince = nil
+        } else if writesWaitingSince == nil {
+            writesWaitingSince = now
+        }
+    }
+
+    /// Seconds the store has had writes waiting and committed none (0 while it commits or has none waiting).
+    /// A write made after an idle hour waits a moment for its batch: counted from when it was first seen
+    /// waiting, not from the last commit an hour ago.
+    func storeStall(waiting count: Int, now: Double) -> Double {
+        guard count > 0, let since = writesWaitingSince else { return 0 }
+        return now - max(since, lastCommit)
     }
 }
 
@@ -66,10 +84,17 @@ extension Server {
         return response
     }
 
-    /// `GET /healthz`: 200 while the loop answers (it is answering) and the store committed its last batch.
+    /// `GET /healthz`: 200 while the loop answers (it is answering), the store committed its last batch, and
+    /// writes waiting get committed: a database locked by another process fails no batch (the writer waits and
+    /// retries), so writes waiting past ``ServerConfiguration/storeStallSeconds`` with no commit are 503 too.
     func healthResponse(now: Double) -> HTTPResponse {
         if let failure = metrics.lastStoreFailure, now - failure.at < 10 {
             return .text(.serviceUnavailable, "store failing: \(failure.message)\n")
+        }
+        let waiting = store.pendingWriteCount
+        let stall = metrics.storeStall(waiting: waiting, now: now)
+        if stall >= configuration.storeStallSeconds {
+            return .text(.serviceUnavailable, "store stalled: nothing committed for \(Int(stall)) s, \(waiting) writes waiting\n")
         }
         return .text(.ok, "ok\n")
     }

@@ -215,6 +215,7 @@ public final class Server: @unchecked Sendable {
             tickHTTP(now: now)
             closeStalledRunners(now: now)
             enforceOutputBudget()
+            metrics.noteWaitingWrites(store.pendingWriteCount, now: now)
         }
         // Process-wide, so one loop does it.
         if let interval = configuration.memoryReturnInterval, (shard?.index ?? 0) == 0 {

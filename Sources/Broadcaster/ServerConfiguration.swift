@@ -137,6 +137,9 @@ public struct ServerConfiguration: Sendable {
     public var storeQueueHighWater = 50_000
     /// See ``storeQueueHighWater``. Default 20,000.
     public var storeQueueLowWater = 20_000
+    /// `GET /healthz` answers 503 once writes have waited this many seconds with no batch committed (a locked
+    /// database retries without failing, so nothing else would tell). Default 5.
+    public var storeStallSeconds: Double = 5
     /// With several loops (``ServerGroup``): events one loop may have waiting from the others before they stop
     /// reading fixes until it has handled all but a quarter of them. Default 65,536.
     public var relayInboxHighWater = 65_536

@@ -11,6 +11,11 @@ final class ServerMetrics {
     var turnSeconds = Histogram(bounds: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1])
     /// The last store failure and when it happened (health turns bad while it is recent).
     var lastStoreFailure: (at: Double, message: String)?
+    /// When a batch last committed (0: none yet).
+    var lastCommit = 0.0
+    /// Since when writes have been waiting without a moment with none (looked at once a second; nil while
+    /// none wait). With ``lastCommit``, how long the store has held writes without committing any.
+    var writesWaitingSince: Double?
 
     /// Counts one HTTP response.
     func countResponse(_ status: Int) {

@@ -169,6 +169,33 @@ import Wire
         }
     }
 
+    /// A locked database fails no batch (the writer waits and retries): writes waiting with nothing committed for
+    /// `storeStallSeconds` make the health check 503, and it is 200 again once the store commits.
+    @Test func healthIs503WhileWritesWaitAndNothingCommits() async throws {
+        try await onItsOwnThread {
+            let store = BackloggedStore()
+            try withServer({ $0.storeStallSeconds = 1.5 }, store: store) { server in
+                let client = try http(server)
+                store.pretendBacklog(3)  // three writes waiting, and no commit comes
+                #expect(try client.get("/healthz").status == 200, "a write waits a moment for its batch")
+                let deadline = Date().addingTimeInterval(8)
+                var answer = try client.get("/healthz")
+                while answer.status == 200, Date() < deadline {
+                    usleep(200_000)  // the check is looked at once a second; nothing to wait on but time
+                    answer = try client.get("/healthz")
+                }
+                #expect(answer.status == 503)
+                #expect(answer.text.hasPrefix("store stalled: nothing committed for ") && answer.text.hasSuffix(", 3 writes waiting\n"),
+                        "\(answer.text)")
+                store.pretendBacklog(nil)
+                let (ann, _) = try connectRunner("ann", to: server)  // a claim is a write: a commit follows
+                for line in straightRun(count: 5) { try ann.send(line) }
+                try ann.expect("ack:ann")
+                #expect(try client.get("/healthz").text == "ok\n")
+            }
+        }
+    }
+
     @Test func metricsAreCleanUnderPromtool() async throws {
         let promtool = "/usr/bin/promtool"
         guard FileManager.default.isExecutableFile(atPath: promtool) else {
