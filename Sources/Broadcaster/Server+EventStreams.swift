@@ -33,7 +33,7 @@ extension Server {
         }
         metrics.countResponse(200)
         var head: [UInt8] = []
-        HTTPResponseHead.eventStream.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
+        Self.eventStreamHead.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
         if request.method == "HEAD" {
             // The head a GET would get, and no body: the body would be the stream, so the connection ends there.
             _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)

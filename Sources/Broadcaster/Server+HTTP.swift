@@ -16,7 +16,8 @@ extension Server {
                   },
                   refuse: { [unowned self] socket in
                       metrics.countResponse(503)
-                      let refusal = HTTPResponse.text(.serviceUnavailable, "too many connections: try again later\n")
+                      let refusal = Self.withEveryResponseHeaders(
+                          .text(.serviceUnavailable, "too many connections: try again later\n"))
                       _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
                   },
                   admit: { [unowned self] socket in admitHTTP(socket, now: Self.now()) }, http: true)
@@ -70,11 +71,7 @@ extension Server {
     /// Queues a response; without keep-alive the connection closes once it is written.
     func write(_ response: HTTPResponse, to connection: HTTPConnection, keepAlive: Bool, head: Bool = false) {
         guard connection.state == .open else { return }
-        var response = response
-        // A page's requests to other hosts (map tiles) carry only our origin as their referrer, never the page's
-        // URL with a share token in it; and not nothing either, which OpenStreetMap's tile policy asks for.
-        response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin")
-        response.headers.set("X-Content-Type-Options", "nosniff")
+        let response = Self.withEveryResponseHeaders(response)
         metrics.countResponse(response.status.code)
         let keep = keepAlive && !connection.hasPeerClosed
         _ = connection.output.append(response.encoded(keepAlive: keep, date: httpDate(), includeBody: !head),

@@ -39,6 +39,9 @@ extension Server {
             var response = HTTPResponse(status: .ok, body: asset.bytes)
             response.headers.set("Content-Type", asset.contentType)
             response.headers.set("Cache-Control", "no-cache")
+            if asset.contentType.hasPrefix("text/html") {
+                response.headers.set("Content-Security-Policy", Self.contentSecurityPolicy(for: configuration.streetMap))
+            }
             answer(response)
         case .events:
             openEventStream(request, on: connection, now: now)

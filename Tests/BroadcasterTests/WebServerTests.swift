@@ -196,6 +196,31 @@ import Wire
         }
     }
 
+    /// `X-Content-Type-Options: nosniff` (and the referrer policy) on every answer, whatever made it: a page, the
+    /// API, an error, an event stream's head, and the refusal of a connection past the limit.
+    @Test func everyResponseSaysNosniff() async throws {
+        try await onItsOwnThread {
+            try withServer({ $0.maximumHTTPConnections = 2 }) { server in
+                let client = try http(server)
+                var answers: [(String, HTTPTestClient.Response)] = []
+                for path in ["/", "/assets/app.css", "/api/overview", "/api/runs/9", "/runs/9.gpx", "/nowhere", "/metrics",
+                             "/healthz"] {
+                    answers.append((path, try client.get(path)))
+                }
+                answers.append(("POST /", try client.post("/", body: "x")))
+                let stream = try http(server)
+                answers.append(("/events", try stream.openStream("watch=ann")))
+                let refused = try http(server)
+                answers.append(("past the limit", try refused.response()))
+                #expect(answers.last?.1.status == 503)
+                for (what, answer) in answers {
+                    #expect(answer.header("X-Content-Type-Options") == "nosniff", "\(what): \(answer)")
+                    #expect(answer.header("Referrer-Policy") == "strict-origin-when-cross-origin", "\(what)")
+                }
+            }
+        }
+    }
+
     @Test func metricsAreCleanUnderPromtool() async throws {
         let promtool = "/usr/bin/promtool"
         guard FileManager.default.isExecutableFile(atPath: promtool) else {
