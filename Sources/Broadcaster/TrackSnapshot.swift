@@ -40,7 +40,8 @@ struct TrackSnapshot: Sendable {
 
     /// `[[lat,lon,dist,time],…]`: the smoothed track with the distance along it and the seconds since the
     /// start, what the page draws and colours by pace. With a privacy zone only the points outside it are
-    /// written, but the distance is still measured along the whole track (the run's own values, unchanged).
+    /// written, and their distance and time count from the first of them: a point's distance from the hidden
+    /// start would say, on a straight, where the start is (its heading and how far back).
     static func points(_ track: [Fix], started: Double, zone: PrivacyZone? = nil) -> [UInt8] {
         var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(track.count * 40)
@@ -48,15 +49,18 @@ struct TrackSnapshot: Sendable {
         var distance = 0.0
         var previous: Fix?
         var written = 0
+        var origin: (distance: Double, time: Double)? = zone == nil ? (0, started) : nil
         for (index, fix) in track.enumerated() {
             if let previous { distance += Geodesy.distance(from: previous.coordinate, to: fix.coordinate) }
             previous = fix
             if let shown, !shown[index] { continue }
             if written > 0 { json.append(UInt8(ascii: ",")) }
             written += 1
+            let from = origin ?? (distance, fix.timestamp)
+            origin = from
             json += Array(("[" + NumberFormat.string(fix.latitude, decimals: 7) + ","
-                + NumberFormat.string(fix.longitude, decimals: 7) + "," + NumberFormat.string(distance, decimals: 2)
-                + "," + NumberFormat.string(fix.timestamp - started, decimals: 1) + "]").utf8)
+                + NumberFormat.string(fix.longitude, decimals: 7) + "," + NumberFormat.string(distance - from.distance, decimals: 2)
+                + "," + NumberFormat.string(fix.timestamp - from.time, decimals: 1) + "]").utf8)
         }
         json.append(UInt8(ascii: "]"))
         return json

@@ -163,6 +163,9 @@ enum WebAPI {
                     || zone.hides(award.award.coordinate, near: ends)
             }
             fixes = zone.trim(fixes)
+            // Nor the kilometre marks (GeoJSON's split points, TCX's laps): a place known to be 1 km from the
+            // start tells, on a straight, where the start is.
+            stored.splits = []
         }
         let source = try store.importRecord(ofRun: id)
         let body: String

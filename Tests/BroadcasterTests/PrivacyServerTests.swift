@@ -95,7 +95,14 @@ import Wire
                     let metres = second <= 200 ? Double(second) * 4 : Double(400 - second) * 4
                     return "loc:\(NumberFormat.string(home + metres / 111_229, decimals: 7)),2.35,4,\(Int(start) + second)"
                 }
-                for line in lines { try ann.send(line) }
+                for line in lines[...300] { try ann.send(line) }
+                try ann.expect("ack:ann ts=\(Int(start) + 300)", timeout: 20)
+                // Live, a late viewer's track starts at the first point shown: no distance from the hidden start.
+                let live = try JSONSerialization.jsonObject(with: Data(HTTPTestClient(port: port).get("/api/runners/ann").body))
+                let track = (live as? [String: Any])?["track"] as? [String: Any]
+                let livePoints = try #require(track?["points"] as? [[Double]])
+                #expect(livePoints.count > 50 && livePoints.first?.suffix(2) == [0, 0], "\(livePoints.prefix(2))")
+                for line in lines[301...] { try ann.send(line) }
                 try ann.send("stop:")
                 let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
                 _ = try spectator.expect("end:ann", timeout: 20)
@@ -116,12 +123,19 @@ import Wire
                 // The runner sees all of it.
                 #expect(Self.latitudes(in: ann.received.joined(separator: "\n")).contains { abs($0 - home) < zone / 4 })
                 #expect(end.distance > 1500, "the zone still counts: \(end.distance)")
-                // The points others get keep the run's own distances and times (the zone hides where, not how far).
+                // The points others get count their distance and time from the first one shown (some 200 m and 50 s
+                // in): the distance from the hidden start would point back to it on a straight.
                 let run = try JSONSerialization.jsonObject(with: Data(web.get("/api/runs/\(end.runID)").body)) as? [String: Any]
                 let points = try #require(run?["points"] as? [[Double]])
                 let first = try #require(points.first), last = try #require(points.last)
-                #expect(first[2] > 150 && first[3] > 40, "the first point shown is some 200 m and 50 s in: \(first)")
-                #expect(last[2] > end.distance - 250 && last[2] < end.distance - 150, "\(last) of \(end.distance) m")
+                #expect(first[2] == 0 && first[3] == 0, "\(first)")
+                #expect(last[2] > end.distance - 480 && last[2] < end.distance - 320, "\(last) of \(end.distance) m")
+                // The run's own figures are the run's.
+                let summary = try #require(run?["summary"] as? [String: Any])
+                #expect(summary["dist"] as? Double == end.distance)
+                // Nor do the exports mark a kilometre from the start.
+                #expect(!(try web.get("/runs/\(end.runID).geojson").text.contains("\"split\"")))
+                #expect(try web.get("/runs/\(end.runID).tcx").text.components(separatedBy: "<Lap ").count == 2, "one lap")
             }
         }
     }
