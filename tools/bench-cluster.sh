@@ -41,7 +41,9 @@ start() {
     local name=$1 db=$2 port
     shift 2
     port=$(free_port)
-    "$bin" serve --quiet --port "$port" --http-port off --loops 1 --db "$db" "$@" >"$work/$name.log" 2>&1 &
+    # Every load connection comes from 127.0.0.1: no per-address cap.
+    "$bin" serve --quiet --port "$port" --http-port off --loops 1 --db "$db" --max-connections-per-address off "$@" \
+        >"$work/$name.log" 2>&1 &
     local pid=$!
     for _ in $(seq 100); do
         (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break

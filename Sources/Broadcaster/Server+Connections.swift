@@ -5,44 +5,49 @@ import RunStore
 import Wire
 
 extension Server {
-    /// Accepts every pending line-protocol connection; past the limit a newcomer gets `err:busy` and is closed.
+    /// Accepts every pending line-protocol connection; past a limit a newcomer gets `err:busy` and is closed.
     func acceptConnections() {
         guard let listener else { return }
         acceptAll(from: listener, isFull: { [unowned self] in
                       (shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount)
                           >= configuration.maximumConnections
                   },
-                  refuse: { [unowned self] socket in
+                  refuse: { [unowned self] socket, refusal in
                       connectionStatistics.connectionsRefused += 1
                       var line: [UInt8] = []
-                      ErrorEvent(code: .busy, reason: "server full: try again later").append(to: &line)
+                      ErrorEvent(code: .busy, reason: refusal.reason).append(to: &line)
                       _ = line.withUnsafeBytes { try? socket.write($0) }
                   },
                   admit: { [unowned self] socket in admit(socket, now: Self.now()) }, http: false)
     }
 
-    /// The accept loop of both listeners: every pending connection is admitted and registered, or, past the
-    /// limit, told so (`refuse`) and closed. On `EMFILE` and friends the listener stays readable, so accepting
-    /// pauses briefly instead of spinning.
+    /// The accept loop of both listeners: every pending connection is admitted and registered, or, past a
+    /// limit (the listener's, or its address's), told so (`refuse`) and closed. Out of descriptors, newcomers
+    /// are accepted on the listener's spare one only to be refused, so they hear at once and the listener does
+    /// not stay readable; with no spare (it could not be taken back), accepting pauses briefly instead of
+    /// spinning.
     /// With several loops, the accepted sockets are dealt to the loops in turn (`http` tells them which kind).
-    func acceptAll(from listener: ListeningSocket, isFull: () -> Bool, refuse: (StreamSocket) -> Void,
+    func acceptAll(from listener: ListeningSocket, isFull: () -> Bool, refuse: (StreamSocket, Refusal) -> Void,
                    admit: (StreamSocket) -> Peer, http: Bool) {
         while isAccepting {
             let accepted: IOResult<StreamSocket>
             do {
                 accepted = try listener.accept()
+            } catch where error.isOutOfDescriptors {
+                guard refuseOutOfDescriptors(listener, error: error, refuse: refuse) else { return }
+                continue
             } catch {
-                logger.write("accept failed: \(error); pausing accepts for 100 ms")
-                try? loop.setInterest([], for: listener.fileDescriptor)
-                loop.schedule(after: 0.1) { [unowned self] in
-                    if isAccepting { try? loop.setInterest(.readable, for: listener.fileDescriptor) }
-                }
+                pauseAccepting(listener, after: error)
                 return
             }
             guard case .processed(let socket) = accepted else { return }
             if isFull() {
-                refuse(socket)
-                socket.close()
+                turnAway(socket, .full, refuse: refuse)
+                continue
+            }
+            // Counted here, given back when the connection is closed on whichever loop it ends up (closeNow).
+            guard connectionsPerAddress.admit(socket.peerHost) else {
+                turnAway(socket, .tooManyFromAddress, refuse: refuse)
                 continue
             }
             if !http, let size = configuration.socketReceiveBuffer { try? socket.setReceiveBufferSize(size) }

@@ -7,18 +7,20 @@ import Wire
 
 /// HTTP on the server's loop: accepting, reading, parsing, answering in order, timeouts.
 extension Server {
-    /// Accepts every pending HTTP connection; past the limit a newcomer gets 503 and is closed.
+    /// Accepts every pending HTTP connection; past a limit a newcomer gets 503 and is closed.
     func acceptHTTPConnections() {
         guard let httpListener else { return }
         acceptAll(from: httpListener, isFull: { [unowned self] in
                       (shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount)
                           >= configuration.maximumHTTPConnections
                   },
-                  refuse: { [unowned self] socket in
+                  refuse: { [unowned self] socket, refusal in
                       metrics.countResponse(503)
-                      let refusal = Self.withEveryResponseHeaders(
-                          .text(.serviceUnavailable, "too many connections: try again later\n"))
-                      _ = refusal.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
+                      let text = refusal == .full ? "too many connections: try again later\n" : refusal.reason + "\n"
+                      var response = Self.withEveryResponseHeaders(.text(.serviceUnavailable, text))
+                      // A browser or phone app that honours it comes back once a place may have freed up.
+                      response.headers.set("Retry-After", "5")
+                      _ = response.encoded(keepAlive: false).withUnsafeBytes { try? socket.write($0) }
                   },
                   admit: { [unowned self] socket in admitHTTP(socket, now: Self.now()) }, http: true)
     }

@@ -94,6 +94,8 @@ extension Server {
         loop.deregister(peer.socket.fileDescriptor)
         let description = peer.socket.peerDescription
         peer.socket.close()
+        // Here, not in didClose: a peer moved to another loop leaves this one without closing its socket.
+        connectionsPerAddress.release(peer.socket.peerHost)
         connections[peer.id] = nil
         peer.didClose()
         hub.disconnected(peer.id, now: Self.now())

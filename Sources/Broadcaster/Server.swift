@@ -41,6 +41,10 @@ public final class Server: @unchecked Sendable {
     var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
     /// Wrong device tokens per source address in the current minute (shared by a group's loops).
     let wrongTokens: WrongTokenLimiter
+    /// Open connections per source address (shared by a group's loops).
+    let connectionsPerAddress: ConnectionsPerAddress
+    /// When the log last said the process ran out of descriptors (said at most every 10 s). Loop thread only.
+    var outOfDescriptorsLoggedAt: Double = 0
     /// The timer that calls the hub when the next replayed line is due (loop thread only).
     var replayTimer: TimerID?
     /// The `Date` header of the current second.
@@ -95,14 +99,17 @@ public final class Server: @unchecked Sendable {
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
     /// Binds the listening socket and prepares the loop; nothing runs until ``start()`` or ``run()``.
-    /// `loop` may be one made earlier (``ShutdownSignals`` needs it before any other thread starts).
+    /// `loop` may be one made earlier (``ShutdownSignals`` needs it before any other thread starts). The
+    /// connection limits are fitted within the open-file limit first (``configuration`` says what is in force).
     public convenience init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog = ServerLog(),
                             loop: EventLoop? = nil) throws(IOError) {
-        try self.init(configuration: configuration, store: store, log: log, loop: loop, shard: nil)
+        try self.init(configuration: configuration.fittedToOpenFiles(loops: 1, store: store, log: log), store: store,
+                      log: log, loop: loop, shard: nil)
     }
 
     /// A server, or one loop of a ``ServerGroup`` (`shard`): a loop after the first does not listen. The
     /// listening one takes `listeners` when they were bound before (``ServerListeners``), else binds its own.
+    /// `configuration` is used as it is: its limits were fitted within the open-file limit by the caller.
     init(configuration: ServerConfiguration, store: any RunStore, log: ServerLog, loop: EventLoop?,
          shard: ShardPlacement?, listeners: ServerListeners? = nil) throws(IOError) {
         self.configuration = configuration
@@ -110,6 +117,8 @@ public final class Server: @unchecked Sendable {
         self.logger = log
         self.shard = shard
         wrongTokens = shard?.router.wrongTokens ?? WrongTokenLimiter(perMinute: configuration.deviceFailuresPerMinute)
+        connectionsPerAddress = shard?.router.connectionsPerAddress
+            ?? ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress)
         if let loop { self.loop = loop } else { self.loop = try EventLoop() }
         if let shard, shard.index > 0 {
             listener = nil
@@ -128,7 +137,6 @@ public final class Server: @unchecked Sendable {
         hub = Hub(configuration: configuration, store: store, output: self)
         hub.assertOnLoop = { [loop = self.loop] in loop.assertLoopThread() }
         if let shard { joinShards(shard) }
-        _ = ProcessLimits.raiseOpenFileLimit(to: configuration.maximumConnections + 64)
     }
 
     /// Binds the configuration's ports; the failed call is the error (this init's callers catch `IOError`).

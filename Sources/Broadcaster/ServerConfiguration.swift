@@ -8,8 +8,15 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// TCP port; 0 picks an ephemeral port (tests). Default 4242.
     public var port: UInt16 = 4242
-    /// Most connections open at once; a connection past it gets `err:busy` and is closed. Default 20,000.
+    /// Most line-protocol connections open at once; a connection past it gets `err:busy` and is closed.
+    /// Default 20,000. With ``maximumHTTPConnections`` it is fitted within the process's open-file limit at
+    /// start (when both do not fit the larger is lowered first, and the log says so: see ``ConnectionBudget``).
     public var maximumConnections = 20_000
+    /// Most connections open at once from one source address, line protocol and HTTP counted together (one
+    /// venue's NAT, or one client gone wrong); the next gets `err:busy` or 503 and is closed, and the address's
+    /// other connections go on. Nil: no cap. Default 256: a venue's wifi behind one address, each phone with a
+    /// connection or two and each browser a few.
+    public var maximumConnectionsPerAddress: Int? = 256
     /// Seconds a new connection may stay silent (no valid command) before it is closed with `err:idle`. Default 30.
     public var idleTimeout: Double = 30
     /// Sustained lines per second one connection may send; past it the server stops reading from that
@@ -66,7 +73,7 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a keep-alive HTTP connection may stay idle between requests before it is closed. Default 60.
     public var httpIdleTimeout: Double = 60
     /// Most HTTP connections open at once, event streams included; the next gets 503 and is closed.
-    /// Default 20,000.
+    /// Default 20,000 (fitted within the open-file limit with ``maximumConnections``).
     public var maximumHTTPConnections = 20_000
     /// Seconds between comment heartbeats on an idle event stream (proxies drop silent ones). Default 15.
     public var eventStreamHeartbeat: Double = 15

@@ -25,10 +25,13 @@ public final class ServerGroup: Sendable {
     public var httpPort: UInt16? { servers[0].httpPort }
 
     /// Binds the listeners (or takes `listeners`, bound earlier) and prepares `loops` loops sharing `store`.
-    /// `loop` is the first loop's event loop when one was made earlier (``ShutdownSignals``).
+    /// `loop` is the first loop's event loop when one was made earlier (``ShutdownSignals``). The connection
+    /// limits are fitted within the open-file limit first, once for all the loops (each loop's `configuration`
+    /// says what is in force).
     public init(configuration: ServerConfiguration, store: any RunStore, loops: Int, log: ServerLog = ServerLog(),
                 loop: EventLoop? = nil, listeners: ServerListeners? = nil) throws(IOError) {
         let count = max(1, loops)
+        let configuration = configuration.fittedToOpenFiles(loops: count, store: store, log: log)
         guard count > 1 else {
             servers = [try Server(configuration: configuration, store: store, log: log, loop: loop, shard: nil,
                                   listeners: listeners)]
@@ -36,7 +39,8 @@ public final class ServerGroup: Sendable {
             return
         }
         let router = ShardRouter(count: count, inboxHighWater: configuration.relayInboxHighWater,
-                                 wrongTokensPerMinute: configuration.deviceFailuresPerMinute)
+                                 wrongTokensPerMinute: configuration.deviceFailuresPerMinute,
+                                 connectionsPerAddress: configuration.maximumConnectionsPerAddress)
         let first = try Server(configuration: configuration, store: store, log: log, loop: loop,
                                shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil),
                                listeners: listeners)

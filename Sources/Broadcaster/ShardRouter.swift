@@ -30,11 +30,14 @@ final class ShardRouter: Sendable {
 
     /// Wrong device tokens per source address, for all the loops.
     let wrongTokens: WrongTokenLimiter
+    /// Open connections per source address, for all the loops (counted where accepted, given back where closed).
+    let connectionsPerAddress: ConnectionsPerAddress
 
     /// A router for `count` loops.
-    init(count: Int, inboxHighWater: Int = 65_536, wrongTokensPerMinute: Int = 20) {
+    init(count: Int, inboxHighWater: Int = 65_536, wrongTokensPerMinute: Int = 20, connectionsPerAddress: Int? = nil) {
         precondition(count >= 1)
         wrongTokens = WrongTokenLimiter(perMinute: wrongTokensPerMinute)
+        self.connectionsPerAddress = ConnectionsPerAddress(limit: connectionsPerAddress)
         self.count = count
         self.inboxHighWater = inboxHighWater
         inboxLowWater = inboxHighWater / 4

@@ -103,6 +103,9 @@ public final class PostgresRunStore: RunStore {
     /// Writes submitted and not committed yet.
     public var pendingWriteCount: Int { queue.pendingWriteCount }
 
+    /// Four sockets to the server (writer, reader, lookups, run ids), and as many again while each reconnects.
+    public var descriptorsNeeded: Int { 8 }
+
     /// Writes kept in memory after failed batches, waiting to be retried.
     public var retainedWriteCount: Int { queue.retainedWriteCount }
 

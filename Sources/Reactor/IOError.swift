@@ -16,6 +16,10 @@ public struct IOError: Error, Sendable, Hashable, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// True for `EMFILE` (the process's open-file limit) and `ENFILE` (the system's): nothing is wrong with the
+    /// socket, the process has no descriptor left for a new one.
+    public var isOutOfDescriptors: Bool { errno == EMFILE || errno == ENFILE }
+
     /// A log-friendly rendering such as `"read: Connection reset by peer (errno 104)"`.
     public var description: String {
         "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"

@@ -31,6 +31,13 @@ public enum ProcessLimits {
         return Int(clamping: now.rlim_cur)
     }
 
+    /// The soft and hard `RLIMIT_NOFILE` limits now in force (`RLIM_INFINITY` as `Int.max`); nil if they
+    /// cannot be read.
+    public static func openFileLimits() -> (soft: Int, hard: Int)? {
+        guard let limit = try? Syscall.openFileLimit() else { return nil }
+        return (Int(clamping: limit.rlim_cur), Int(clamping: limit.rlim_max))
+    }
+
     /// The process's resident set size in bytes (`/proc/self/statm` resident pages × page size),
     /// or 0 if it cannot be read.
     public static func residentMemoryBytes() -> Int {

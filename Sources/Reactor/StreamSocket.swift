@@ -4,17 +4,21 @@ import Synchronization
 
 /// A connected TCP/IPv4 socket. Owns its descriptor; ``close()`` is idempotent and `deinit` closes.
 ///
-/// Deliberately tiny (one descriptor and one flag, ~32 bytes on the heap) because the server holds
-/// one per connection. Sendable so it can be handed between threads (e.g. a test client), but only
+/// Deliberately tiny (one descriptor, one flag and an accepted socket's peer host, 48 bytes on the heap)
+/// because the server holds one per connection. Sendable so it can be handed between threads (e.g. a test client), but only
 /// one thread should use it at a time.
 public final class StreamSocket: Sendable {
     /// The socket descriptor (register it with an ``EventLoop``).
     public let fileDescriptor: Int32
+    /// The peer's address without its port, as `accept` gave it (nil for a socket this process connected):
+    /// what per-address limits count, known even after the peer reset the connection.
+    public let peerHost: HostAddress?
     private let closed = Atomic<Bool>(false)
 
     /// Takes ownership of a connected socket descriptor.
-    init(adopting fileDescriptor: Int32) {
+    init(adopting fileDescriptor: Int32, peerHost: HostAddress? = nil) {
         self.fileDescriptor = fileDescriptor
+        self.peerHost = peerHost
     }
 
     deinit { close() }

@@ -90,18 +90,31 @@ enum Syscall {
         return try nonBlocking("sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Accepts one connection as a non-blocking, close-on-exec socket.
+    /// Accepts one connection as a non-blocking, close-on-exec socket, with the peer's address as the kernel
+    /// gave it (nil for a family other than IPv4 and IPv6): asked here, it costs no `getpeername` later, and it
+    /// is known even once the peer has reset the connection.
     ///
     /// `ECONNABORTED` (the peer gave up while queued) is retried like `EINTR`: it says nothing
     /// about the listener, and the next queued connection may be fine.
-    static func accept(_ fd: Int32) throws(IOError) -> IOResult<Int32> {
+    static func accept(_ fd: Int32) throws(IOError) -> IOResult<(Int32, SocketAddress?)> {
         let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        var storage = sockaddr_storage()
         while true {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             do throws(IOError) {
-                guard let accept4 = accept4Function else {
-                    return try acceptThenConfigure(fd)
+                let result = try withUnsafeMutablePointer(to: &storage) { pointer throws(IOError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(IOError) in
+                        guard let accept4 = accept4Function else {
+                            return try acceptThenConfigure(fd, raw, &length)
+                        }
+                        return try nonBlocking("accept4") { accept4(fd, raw, &length, flags) }
+                    }
                 }
-                return try nonBlocking("accept4") { accept4(fd, nil, nil, flags) }
+                guard case .processed(let accepted) = result else { return .wouldBlock }
+                let address = withUnsafePointer(to: &storage) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+                }
+                return .processed((accepted, address))
             } catch where error.errno == ECONNABORTED {
                 continue
             }
@@ -120,8 +133,9 @@ enum Syscall {
     }()
 
     /// Fallback for a libc without `accept4`: plain `accept`, then set the flags (two more calls).
-    private static func acceptThenConfigure(_ fd: Int32) throws(IOError) -> IOResult<Int32> {
-        guard case .processed(let accepted) = try nonBlocking("accept", { Glibc.accept(fd, nil, nil) }) else {
+    private static func acceptThenConfigure(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>,
+                                            _ length: UnsafeMutablePointer<socklen_t>) throws(IOError) -> IOResult<Int32> {
+        guard case .processed(let accepted) = try nonBlocking("accept", { Glibc.accept(fd, address, length) }) else {
             return .wouldBlock
         }
         do {

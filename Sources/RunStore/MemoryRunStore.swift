@@ -42,6 +42,9 @@ public final class MemoryRunStore: RunStore {
     /// Writes submitted and not committed yet.
     public var pendingWriteCount: Int { queue.pendingWriteCount }
 
+    /// None: nothing is on disk.
+    public var descriptorsNeeded: Int { 0 }
+
     /// Blocks until everything submitted so far has been applied.
     public func flush() { queue.flush() }
     /// See ``RunStore/flushCommitted()``.

@@ -147,9 +147,14 @@ public protocol RunStore: AnyObject, Sendable {
     /// runner, false if the name was taken (by another server, first). Blocks on the database: never call it
     /// from an event loop. A store only one server uses queues the write and says true.
     func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool
+    /// File descriptors the store holds at most (its connections and their files): the server keeps them out
+    /// of what it gives client connections (see `ConnectionBudget`). Default 16.
+    var descriptorsNeeded: Int { get }
 }
 
 extension RunStore {
+    /// A store that does not say: as many as ``SQLiteRunStore`` holds.
+    public var descriptorsNeeded: Int { 16 }
     /// One server per store: the name is this server's to give (it knows every claim), so the write is queued.
     public func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool {
         submit(.runner(name: name, keyHash: keyHash, created: created))

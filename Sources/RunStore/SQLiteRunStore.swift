@@ -147,6 +147,10 @@ public final class SQLiteRunStore: RunStore {
     /// Writes submitted and not committed yet.
     public var pendingWriteCount: Int { queue.pendingWriteCount }
 
+    /// Five connections (writer, reader, lookups, run ids, checkpointer), each with the file, its `-wal` and its
+    /// `-shm` open, and one for a sort's temporary file.
+    public var descriptorsNeeded: Int { 5 * 3 + 1 }
+
     /// Blocks until everything submitted so far has been committed or has failed.
     public func flush() { queue.flush() }
     /// See ``RunStore/flushCommitted()``.

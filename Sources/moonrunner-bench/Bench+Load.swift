@@ -86,7 +86,12 @@ private func runLoadScenario(_ scenario: LoadScenario, plan: LoadPlan) -> Bool {
         server = LoadServerProcess(existingHost: plan.host, port: port, processID: plan.externalProcessID)
     } else {
         do {
-            server = try LoadServerProcess(binary: plan.serverBinary, host: plan.host, database: plan.database)
+            let load = scenario.configuration
+            // What the load opens, and room for the connections the devices and probes open and close.
+            let limits = (line: load.runners + load.spectators + load.idle + 256,
+                          http: load.webSpectators + load.devices + load.backlogDevices + 256)
+            server = try LoadServerProcess(binary: plan.serverBinary, host: plan.host, database: plan.database,
+                                           limits: limits)
         } catch {
             printError("moonrunner-bench load: \(scenario.name): \(error)")
             return false

@@ -37,8 +37,11 @@ final class LoadServerProcess {
     }
 
     /// Starts `binary serve --host HOST --port 0 --db DB` and waits (up to 15 s) for its listening line.
-    /// `database` nil means a fresh SQLite file in a temporary directory, removed by ``stop()``.
-    init(binary: String, host: String, database: String?) throws(StartError) {
+    /// `database` nil means a fresh SQLite file in a temporary directory, removed by ``stop()``. Every client
+    /// comes from one address, so the per-address cap is off; `limits` (line protocol, HTTP) are the connection
+    /// limits to ask for, so that the open-file limit is shared out as the load needs (the defaults, 20,000
+    /// each, are halved where 20,000 descriptors are allowed: too few for 10,000 browsers; nil: the defaults).
+    init(binary: String, host: String, database: String?, limits: (line: Int, http: Int)? = nil) throws(StartError) {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("moonrunner-load-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         do {
@@ -50,8 +53,12 @@ final class LoadServerProcess {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process: SpawnedServer
         do {
-            process = try SpawnedServer(executable: binary, arguments: ["serve", "--host", host, "--port", "0",
-                "--http-port", "0", "--db", database ?? directory + "/load.sqlite"], logPath: log)
+            var arguments = ["serve", "--host", host, "--port", "0", "--http-port", "0",
+                             "--db", database ?? directory + "/load.sqlite", "--max-connections-per-address", "off"]
+            if let limits {
+                arguments += ["--max-connections", "\(limits.line)", "--max-http-connections", "\(limits.http)"]
+            }
+            process = try SpawnedServer(executable: binary, arguments: arguments, logPath: log)
         } catch {
             throw StartError(description: error.description)
         }

@@ -21,7 +21,9 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --node NAME             this node's name in the cluster and its log (default HOST:PORT)
   --lease S               seconds a run's lease lasts unless its node renews it: how long a runner
                           whose node died waits before another node takes its run over (default 3)
-  --max-connections N     connections at once; the next gets err:busy (default 20000)
+  --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
+  --max-connections-per-address N|off  connections at once from one source address, line protocol
+                          and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
   --line-burst N          lines a connection may send at once before the rate applies (default 50000)
@@ -45,7 +47,9 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --http-header-timeout S seconds a client may take to send a whole request (default 10)
   --http-idle-timeout S   seconds an idle keep-alive HTTP connection stays open (default 60)
   --max-http-connections N  HTTP connections at once, event streams included; the next gets 503
-                          (default 20000)
+                          (default 20000). Both limits are fitted within the open-file limit at start:
+                          the soft limit is raised to the hard one, and if that is still short of both
+                          plus a reserve (store, loops, listeners) the larger is lowered first, logged
   --http-max-head BYTES   request line and headers at most (431 past it; default 8192)
   --http-max-body BYTES   request body at most (413 past it; default 16384)
   --device-max-body BYTES a phone app's request body (/osmand, /owntracks: a queue of positions) at most
@@ -133,6 +137,12 @@ func runServeCommand(arguments: [String]) -> Int32 {
             throw Options.UsageError(description: "--node and --lease are for a cluster node: add --cluster redis://...")
         }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
+        if let text = options.string("max-connections-per-address") {
+            guard text == "off" || Int(text).map({ $0 >= 1 }) == true else {
+                throw Options.UsageError(description: "--max-connections-per-address: a number (at least 1) or off, not \(text)")
+            }
+            configuration.maximumConnectionsPerAddress = Int(text)
+        }
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
         configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
         configuration.lineBurst = try options.number("line-burst", default: configuration.lineBurst)

@@ -43,7 +43,8 @@ import Wire
         let text = help.standardOutput
         for flag in ["--host", "--port", "--db", "--max-connections", "--idle-timeout", "--lines-per-second",
                      "--errors-per-second", "--high-water", "--hard-limit", "--resume-window", "--lines-per-turn",
-                     "--lines-per-loop-turn", "--read-ahead", "--receive-buffer", "--memory-return"] {
+                     "--lines-per-loop-turn", "--read-ahead", "--receive-buffer", "--memory-return",
+                     "--max-http-connections", "--max-connections-per-address"] {
             #expect(text.contains(flag), "\(flag)")
         }
     }
