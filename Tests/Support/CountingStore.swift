@@ -25,6 +25,7 @@ public final class CountingStore: RunStore, @unchecked Sendable {
     public func submit(_ write: StoreWrite) { inner.submit(write) }
     public func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) { inner.setCommitHandler(handler) }
     public func flush() { inner.flush() }
+    public func flushCommitted() throws(StoreError) { try inner.flushCommitted() }
     public var pendingWriteCount: Int { inner.pendingWriteCount }
     public func close() { inner.close() }
     public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
