@@ -85,30 +85,45 @@ extension PostgresRunStore {
     /// All fixes of a run, accepted and rejected, by sequence.
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
         try reader.read { (connection) throws(StoreError) -> [StoredFix] in
-            let rows = try connection.query("""
+            try Self.fixes(of: id, connection.query("""
                 SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
                 FROM fixes WHERE run = $1::bigint ORDER BY sequence
-                """, [String(id)])
-            var fixes: [StoredFix] = []
-            fixes.reserveCapacity(rows.rowCount)
-            for row in 0..<rows.rowCount {
-                let fix = Fix(latitude: try rows.optionalDouble(row, 1) ?? .nan,
-                              longitude: try rows.optionalDouble(row, 2) ?? .nan,
-                              accuracy: try rows.optionalDouble(row, 3) ?? .nan,
-                              timestamp: try rows.optionalDouble(row, 4) ?? .nan)
-                var rejection: FixRejection?
-                if let reason = rows.optionalText(row, 6) {
-                    guard let known = FixRejection(rawValue: reason) else {
-                        throw StoreError(code: SQLITE_CORRUPT,
-                                         message: "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
-                    }
-                    rejection = known
-                }
-                fixes.append(StoredFix(runID: id, sequence: try rows.int64(row, 0), fix: fix,
-                                       received: try rows.double(row, 5), rejection: rejection))
-            }
-            return fixes
+                """, [String(id)]))
         }
+    }
+
+    /// At most `limit` fixes of a run from sequence `first` on, by sequence (a range of the primary key).
+    public func fixes(ofRun id: Int64, from first: Int64, limit: Int) throws(StoreError) -> [StoredFix] {
+        guard limit > 0 else { return [] }
+        return try reader.read { (connection) throws(StoreError) -> [StoredFix] in
+            try Self.fixes(of: id, connection.query("""
+                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
+                FROM fixes WHERE run = $1::bigint AND sequence >= $2::bigint ORDER BY sequence LIMIT $3::bigint
+                """, [String(id), String(first), String(limit)]))
+        }
+    }
+
+    /// The fixes of run `id` in `rows` (sequence, latitude, longitude, accuracy, timestamp, received, rejection).
+    private static func fixes(of id: Int64, _ rows: PostgresResult) throws(StoreError) -> [StoredFix] {
+        var fixes: [StoredFix] = []
+        fixes.reserveCapacity(rows.rowCount)
+        for row in 0..<rows.rowCount {
+            let fix = Fix(latitude: try rows.optionalDouble(row, 1) ?? .nan,
+                          longitude: try rows.optionalDouble(row, 2) ?? .nan,
+                          accuracy: try rows.optionalDouble(row, 3) ?? .nan,
+                          timestamp: try rows.optionalDouble(row, 4) ?? .nan)
+            var rejection: FixRejection?
+            if let reason = rows.optionalText(row, 6) {
+                guard let known = FixRejection(rawValue: reason) else {
+                    throw StoreError(code: SQLITE_CORRUPT,
+                                     message: "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
+                }
+                rejection = known
+            }
+            fixes.append(StoredFix(runID: id, sequence: try rows.int64(row, 0), fix: fix,
+                                   received: try rows.double(row, 5), rejection: rejection))
+        }
+        return fixes
     }
 
     /// All awards of a runner, in the order they were stored.

@@ -96,6 +96,27 @@ public final class MemoryRunStore: RunStore {
         }
     }
 
+    /// At most `limit` fixes of a run from sequence `first` on, by sequence: looked up one sequence after
+    /// another (a run's are consecutive), the next stored one searched for only past a gap.
+    public func fixes(ofRun id: Int64, from first: Int64, limit: Int) throws(StoreError) -> [StoredFix] {
+        model.read { state in
+            guard let run = state.fixes[id] else { return [] }
+            var page: [StoredFix] = []
+            var sequence = first
+            while page.count < limit {
+                guard let fix = run[sequence] else {
+                    guard let next = run.keys.lazy.filter({ $0 > sequence }).min() else { break }
+                    sequence = next
+                    continue
+                }
+                page.append(fix)
+                guard sequence < .max else { break }
+                sequence += 1
+            }
+            return page
+        }
+    }
+
     /// All awards of a runner, in the order they were stored.
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] {
         model.read { state in state.awards.filter { $0.runner == runner } }

@@ -128,6 +128,9 @@ public protocol RunStore: AnyObject, Sendable {
     func owner(ofRun id: Int64) throws(StoreError) -> RunOwner?
     /// All fixes of a run, accepted and rejected, by sequence.
     func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix]
+    /// At most `limit` fixes of a run, accepted and rejected, by sequence, from sequence `first` on: a run read
+    /// a page at a time (see ``FixTimeline``). The default reads the whole run and keeps the page.
+    func fixes(ofRun id: Int64, from first: Int64, limit: Int) throws(StoreError) -> [StoredFix]
     /// All awards of a runner, oldest first.
     func awards(of runner: String) throws(StoreError) -> [StoredAward]
     /// Runs still marked live (to recover after a crash).
@@ -159,6 +162,12 @@ extension RunStore {
     public func claimRunner(name: String, keyHash: String, created: Double) throws(StoreError) -> Bool {
         submit(.runner(name: name, keyHash: keyHash, created: created))
         return true
+    }
+
+    /// The whole run read, a page kept: for stores that wrap another (tests); the stores themselves read the
+    /// page alone.
+    public func fixes(ofRun id: Int64, from first: Int64, limit: Int) throws(StoreError) -> [StoredFix] {
+        Array(try fixes(ofRun: id).drop { $0.sequence < first }.prefix(max(0, limit)))
     }
 }
 

@@ -111,6 +111,37 @@ extension SQLiteRunStore {
         }
     }
 
+    /// At most `limit` fixes of a run from sequence `first` on, by sequence: the rows from the one holding
+    /// `first` (found through the primary key), decoded until the page is full.
+    public func fixes(ofRun id: Int64, from first: Int64, limit: Int) throws(StoreError) -> [StoredFix] {
+        guard limit > 0 else { return [] }
+        return try reader.read { (database) throws(StoreError) -> [StoredFix] in
+            let select = try database.cachedStatement("""
+                SELECT first_sequence, count, base_time, fixes FROM fix_chunks
+                WHERE run = ?1 AND first_sequence >= coalesce((SELECT first_sequence FROM fix_chunks
+                    WHERE run = ?1 AND first_sequence <= ?2 ORDER BY first_sequence DESC LIMIT 1), ?2)
+                ORDER BY first_sequence
+                """)
+            defer { select.reset() }
+            try select.bind(id, at: 1)
+            try select.bind(first, at: 2)
+            var fixes: [StoredFix] = []
+            fixes.reserveCapacity(limit)
+            var row: [StoredFix] = []
+            while fixes.count < limit, try select.step() {
+                row.removeAll(keepingCapacity: true)
+                let rowFirst = select.int64(at: 0)
+                let count = Int(select.int64(at: 1))
+                let base = select.int64(at: 2)
+                try select.withTextBytes(at: 3) { (text) throws(StoreError) in
+                    try FixChunkCoding.decode(text, run: id, firstSequence: rowFirst, count: count, base: base, into: &row)
+                }
+                for fix in row where fix.sequence >= first && fixes.count < limit { fixes.append(fix) }
+            }
+            return fixes
+        }
+    }
+
     /// All awards of a runner, in the order they were stored.
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] {
         try reader.read { (database) throws(StoreError) -> [StoredAward] in
