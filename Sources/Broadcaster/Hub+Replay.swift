@@ -22,6 +22,7 @@ extension Hub {
         loadingReplays.insert(id)
         // Read off the loop with the same checks as `run:ID`: a private runner's run is a missing one to others.
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
+        let pageSize = configuration.replayPageSize
         output.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
             guard let (run, owner) = try Self.readableRun(runID, visible: visible, in: store) else {
                 return .failure(WireError(.notFound, "no run \(runID)"))
@@ -30,7 +31,10 @@ extension Hub {
                 return .failure(WireError(.badArgument, "run \(runID) is live: watch:\(run.record.runner)"))
             }
             let zone = viewer == run.record.runner ? 0 : owner.privacy.zone
-            return .success(ReplaySource(run: run, fixes: try store.fixesInTimeOrder(ofRun: runID), zone: zone))
+            // The run is read once by sequence for its timeline, then a page at a time: never held whole.
+            var timeline = try FixTimeline(run: runID, selecting: .accepted, in: store)
+            let fixes = try timeline.next(pageSize, from: store)
+            return .success(ReplaySource(run: run, fixes: fixes, timeline: timeline, zone: zone))
         }) { [self] result in
             loadingReplays.remove(id)
             guard sessions[id] != nil else { return }
@@ -39,14 +43,15 @@ extension Hub {
                 fail(id, error.code, error.reason)
             case .success(let source):
                 send(OkEvent(what: "replay", fields: [.integer("run", runID), .number("speed", speed, 1)]), to: id)
-                replays[id] = Replay(source, speed: speed, now: now, configuration: configuration.tracker)
+                replays[id] = Replay(source, speed: speed, now: now, configuration: configuration.tracker,
+                                     pageSize: pageSize)
                 advanceReplays(now: now)
             }
         }
     }
 
-    /// Sends every replay's lines due by `now`, forgets the finished ones, and asks to be called again when
-    /// the next line is due.
+    /// Sends every replay's lines due by `now`, forgets the finished ones, asks for the next page of those
+    /// running low, and asks to be called again when the next line is due.
     func advanceReplays(now: Double) {
         assertOnLoop()
         for (id, replay) in replays.sorted(by: { $0.key < $1.key }) {
@@ -57,9 +62,36 @@ extension Hub {
                 continue
             }
             for (line, isPace) in replay.lines(dueBy: now) { send(line, to: id, paceOf: isPace ? replay.runner : nil) }
-            if replay.nextDue == nil { replays[id] = nil }
+            if replay.isOver {
+                replays[id] = nil
+            } else if replay.needsFixes {
+                readFixes(of: replay, for: id)
+            }
         }
         output.scheduleReplays(at: nextReplayDue)
+    }
+
+    /// Reads a replay's next page off the loop, asked for while a page is still left to replay, so the replay
+    /// seldom waits for it (and the loop never does). A page that comes back for a replay stopped, replaced or
+    /// closed meanwhile is dropped with it.
+    private func readFixes(of replay: Replay, for id: ConnectionID) {
+        guard let timeline = replay.takeTimeline() else { return }
+        let limit = replay.pageSize
+        output.readReplayFixes({ store throws(StoreError) -> ReplayPage in
+            var timeline = timeline
+            let fixes = try timeline.next(limit, from: store)
+            return ReplayPage(fixes: fixes, timeline: timeline)
+        }) { [self] result in
+            guard replays[id] === replay else { return }
+            switch result {
+            case .success(let page):
+                replay.received(page)
+            case .failure(let error):
+                replays[id] = nil
+                fail(id, .storage, "storage: \(error.message)")
+            }
+            output.scheduleReplays(at: nextReplayDue)
+        }
     }
 
     /// When the next replayed line is due, on the server's clock; nil with no replay going.

@@ -33,6 +33,10 @@ protocol HubOutput: AnyObject {
     func loadReplay(for connection: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void)
+    /// Reads a replay's next page off the loop (no flush: the run is finished and was read once already), then
+    /// hands it to `deliver` on the loop. The connection's commands do not wait for it.
+    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
     /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
     func scheduleReplays(at time: Double?)
     /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
@@ -58,6 +62,9 @@ extension HubOutput {
     func loadReplay(for connection: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {}
+    /// Tests without a server do not replay.
+    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {}
     /// Tests without a server do not replay.
     func scheduleReplays(at time: Double?) {}
 }
@@ -120,7 +127,7 @@ final class Hub {
     var isBoardChanged = false
     /// Share tokens (by hash): whose runs each opens, until when. Loaded at start, kept in step by `share:`.
     var shares: [String: ShareToken] = [:]
-    /// Replays in progress, one per connection at most.
+    /// Replays in progress, one per connection at most (each holds at most two pages of its run's fixes).
     var replays: [ConnectionID: Replay] = [:]
     /// Connections whose replay's run is being read off the loop: they count toward the cap already.
     var loadingReplays: Set<ConnectionID> = []

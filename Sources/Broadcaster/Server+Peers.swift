@@ -225,6 +225,13 @@ extension Server: HubOutput {
         }
     }
 
+    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
+        readOffLoop(flushing: false, { store in
+            do throws(StoreError) { return .success(try read(store)) } catch { return .failure(error) }
+        }, then: deliver)
+    }
+
     func scheduleReplays(at time: Double?) {
         if let timer = replayTimer { loop.cancel(timer) }
         replayTimer = nil
@@ -235,14 +242,14 @@ extension Server: HubOutput {
         }
     }
 
-    /// Runs a store read on the history queue (after a flush, so it sees every earlier write), then hands its
-    /// result to `deliver` on the loop.
-    func readOffLoop<Value: Sendable>(_ read: @escaping @Sendable (any RunStore) -> Value,
+    /// Runs a store read on the history queue (after a flush when `flushing`, so it sees every earlier write),
+    /// then hands its result to `deliver` on the loop.
+    func readOffLoop<Value: Sendable>(flushing: Bool = true, _ read: @escaping @Sendable (any RunStore) -> Value,
                                       then deliver: @escaping (Value) -> Void) {
         let store = self.store
         let delivery = UncheckedSendable(deliver)
         queryQueue.async { [loop] in
-            store.flush()
+            if flushing { store.flush() }
             let value = read(store)
             loop.execute { delivery.value(value) }
         }

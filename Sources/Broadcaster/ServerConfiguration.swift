@@ -53,8 +53,12 @@ public struct ServerConfiguration: Sendable {
     public var offPaceHold: Double = 60
     /// Places of the leaderboard that `rank:` events follow and `leaders:` lists. Default 100.
     public var leaderboardPlaces = 100
-    /// Replays (`replay:`) going at once on a loop (each holds a saved run's fixes). Default 100.
+    /// Replays (`replay:`) going at once on a loop (each holds at most two pages of a saved run's fixes).
+    /// Default 100.
     public var maximumReplays = 100
+    /// Fixes a replay reads from the store at once (it holds two pages at most, so its memory does not grow
+    /// with the run's length). Not a flag: tests make it small. Default 1,000 (some 70 KB).
+    var replayPageSize = 1_000
 
     /// HTTP port for the web page, its event stream and JSON API, on the same loop and host; nil turns HTTP
     /// off; 0 picks an ephemeral port (tests). Default 8080.

@@ -47,6 +47,24 @@ final class AnsweringOutput: HubOutput {
         heldReads = []
         for read in reads { read() }
     }
+    /// When set, replays' next pages are read only when `readHeldPages()` is called.
+    var holdsReplayPages = false
+    private var heldPages: [() -> Void] = []
+    /// Replay pages read so far.
+    var replayPagesRead = 0
+    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
+        let answer = { [store] in
+            self.replayPagesRead += 1
+            do throws(StoreError) { deliver(.success(try read(store))) } catch { deliver(.failure(error)) }
+        }
+        if holdsReplayPages { heldPages.append(answer) } else { answer() }
+    }
+    func readHeldPages() {
+        let reads = heldPages
+        heldPages = []
+        for read in reads { read() }
+    }
     func scheduleReplays(at time: Double?) { replaysDue = time }
     func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
         wrongGuesses[connection, default: []].append(target)
