@@ -9,16 +9,19 @@ import Synchronization
 final class ConnectionsPerAddress: Sendable {
     /// The cap; nil counts nothing.
     let limit: Int?
+    /// Whether loopback addresses are counted (see ``ServerConfiguration/capsLoopbackPerAddress``).
+    let countsLoopback: Bool
     private let open = Mutex<[HostAddress: Int]>([:])
 
-    init(limit: Int?) {
+    init(limit: Int?, countsLoopback: Bool) {
         self.limit = limit
+        self.countsLoopback = countsLoopback
     }
 
     /// Counts a newcomer from `host`; false, counting nothing, when the address already has `limit` open.
     /// A socket without a known peer (not an accepted one) always passes, uncounted.
     func admit(_ host: HostAddress?) -> Bool {
-        guard let limit, let host else { return true }
+        guard let limit, let host, countsLoopback || !host.isLoopback else { return true }
         return open.withLock { table in
             let count = table[host, default: 0]
             guard count < limit else { return false }
@@ -29,7 +32,7 @@ final class ConnectionsPerAddress: Sendable {
 
     /// Gives back the place of a connection from `host` that ``admit(_:)`` counted, once it is closed.
     func release(_ host: HostAddress?) {
-        guard limit != nil, let host else { return }
+        guard limit != nil, let host, countsLoopback || !host.isLoopback else { return }
         open.withLock { table in
             guard let count = table[host] else { return }
             table[host] = count > 1 ? count - 1 : nil

@@ -118,7 +118,8 @@ public final class Server: @unchecked Sendable {
         self.shard = shard
         wrongTokens = shard?.router.wrongTokens ?? WrongTokenLimiter(perMinute: configuration.deviceFailuresPerMinute)
         connectionsPerAddress = shard?.router.connectionsPerAddress
-            ?? ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress)
+            ?? ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress,
+                                     countsLoopback: configuration.capsLoopbackPerAddress)
         if let loop { self.loop = loop } else { self.loop = try EventLoop() }
         if let shard, shard.index > 0 {
             listener = nil

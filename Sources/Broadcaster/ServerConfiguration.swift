@@ -17,6 +17,9 @@ public struct ServerConfiguration: Sendable {
     /// other connections go on. Nil: no cap. Default 256: a venue's wifi behind one address, each phone with a
     /// connection or two and each browser a few.
     public var maximumConnectionsPerAddress: Int? = 256
+    /// Whether that cap counts loopback connections (127.0.0.0/8, ::1) too. Default false: behind a reverse
+    /// proxy on the same machine every client comes from loopback, and so does a load test.
+    public var capsLoopbackPerAddress = false
     /// Seconds a new connection may stay silent (no valid command) before it is closed with `err:idle`. Default 30.
     public var idleTimeout: Double = 30
     /// Sustained lines per second one connection may send; past it the server stops reading from that

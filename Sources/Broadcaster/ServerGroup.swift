@@ -40,7 +40,8 @@ public final class ServerGroup: Sendable {
         }
         let router = ShardRouter(count: count, inboxHighWater: configuration.relayInboxHighWater,
                                  wrongTokensPerMinute: configuration.deviceFailuresPerMinute,
-                                 connectionsPerAddress: configuration.maximumConnectionsPerAddress)
+                                 connectionsPerAddress: configuration.maximumConnectionsPerAddress,
+                                 capsLoopback: configuration.capsLoopbackPerAddress)
         let first = try Server(configuration: configuration, store: store, log: log, loop: loop,
                                shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil),
                                listeners: listeners)

@@ -34,10 +34,11 @@ final class ShardRouter: Sendable {
     let connectionsPerAddress: ConnectionsPerAddress
 
     /// A router for `count` loops.
-    init(count: Int, inboxHighWater: Int = 65_536, wrongTokensPerMinute: Int = 20, connectionsPerAddress: Int? = nil) {
+    init(count: Int, inboxHighWater: Int = 65_536, wrongTokensPerMinute: Int = 20, connectionsPerAddress: Int? = nil,
+         capsLoopback: Bool = false) {
         precondition(count >= 1)
         wrongTokens = WrongTokenLimiter(perMinute: wrongTokensPerMinute)
-        self.connectionsPerAddress = ConnectionsPerAddress(limit: connectionsPerAddress)
+        self.connectionsPerAddress = ConnectionsPerAddress(limit: connectionsPerAddress, countsLoopback: capsLoopback)
         self.count = count
         self.inboxHighWater = inboxHighWater
         inboxLowWater = inboxHighWater / 4

@@ -30,6 +30,11 @@ public struct HostAddress: Sendable, Hashable, CustomStringConvertible {
     /// True for an IPv4 address (held IPv4-mapped).
     public var isIPv4: Bool { high == 0 && low >> 32 == 0xFFFF }
 
+    /// True for loopback: 127.0.0.0/8 or ::1.
+    public var isLoopback: Bool {
+        isIPv4 ? UInt32(truncatingIfNeeded: low) >> 24 == 127 : high == 0 && low == 1
+    }
+
     /// `127.0.0.1` for IPv4 (mapped or not), `::1` for IPv6.
     public var description: String {
         if isIPv4 {

@@ -23,7 +23,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           whose node died waits before another node takes its run over (default 3)
   --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
   --max-connections-per-address N|off  connections at once from one source address, line protocol
-                          and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT)
+                          and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT);
+                          loopback is not capped (a reverse proxy, a load test) unless --cap-loopback
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
   --line-burst N          lines a connection may send at once before the rate applies (default 50000)
@@ -115,7 +116,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     var mapNotice: String?
     var cluster: ClusterSettings?
     do {
-        var options = try Options(arguments, switches: ["quiet"])
+        var options = try Options(arguments, switches: ["quiet", "cap-loopback"])
         if options.wantsHelp {
             print(serveHelp)
             return 0
@@ -143,6 +144,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
             }
             configuration.maximumConnectionsPerAddress = Int(text)
         }
+        configuration.capsLoopbackPerAddress = options.flag("cap-loopback")
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
         configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
         configuration.lineBurst = try options.number("line-burst", default: configuration.lineBurst)

@@ -18,7 +18,7 @@ import Wire
     }
 
     @Test func the257thConnectionFrom127001IsRefusedAtOnceWhileTheFirst256KeepWorking() throws {
-        try withServer { server in
+        try withServer({ $0.capsLoopbackPerAddress = true }) { server in
             #expect(server.configuration.maximumConnectionsPerAddress == 256, "the default")
             let (lines, https) = try Self.fill(server, line: 200, http: 56)
             defer {
@@ -62,10 +62,23 @@ import Wire
         }
     }
 
+    /// Behind a reverse proxy every client comes from loopback, and a load test runs there: not capped unless
+    /// asked (`--cap-loopback`).
+    @Test func loopbackIsNotCappedByDefault() throws {
+        try withServer({ $0.maximumConnectionsPerAddress = 2 }) { server in
+            let (lines, https) = try Self.fill(server, line: 3, http: 2)
+            defer {
+                lines.forEach { $0.close() }
+                https.forEach { $0.close() }
+            }
+            #expect(lines.count == 3 && https.count == 2)
+        }
+    }
+
     /// With several loops the count is shared: a connection that moved to another loop keeps its place (it is
     /// not given back on the move), and gives it back when it closes there.
     @Test func withTwoLoopsAConnectionMovedToTheOtherLoopCountsOnceAndItsCloseThereFreesItsPlace() throws {
-        try withServerGroup(loops: 2, { $0.maximumConnectionsPerAddress = 2 }) { group in
+        try withServerGroup(loops: 2, { $0.maximumConnectionsPerAddress = 2; $0.capsLoopbackPerAddress = true }) { group in
             let name = group.runnerName(ownedBy: 1, prefix: "cap")
             let runner = try TestClient(port: group.port)
             try runner.send("iam:\(name)")
