@@ -43,6 +43,13 @@ final class HTTPConnection: Peer {
 
     override var owesAnAnswer: Bool { isAwaitingResponse }
 
+    override var bufferedInputBytes: Int { parser.bufferedByteCount }
+
+    override var heldSince: Double? {
+        guard parser.bufferedByteCount > 0, let started = requestStartedAt else { return backloggedSince }
+        return min(started, backloggedSince ?? started)
+    }
+
     override func handleEvent(readable: Bool, writable: Bool, hangup: Bool) {
         if writable { server.flush(self) }
         if (readable || hangup) && state == .open { server.readHTTP(self) }

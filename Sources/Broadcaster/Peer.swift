@@ -41,6 +41,14 @@ class Peer: EventHandler {
         self.server = server
     }
 
+    /// Bytes received and held until a whole request is in (an HTTP body of up to a MiB); they count toward the
+    /// output budget as pending output does.
+    var bufferedInputBytes: Int { 0 }
+
+    /// Since when the peer has held memory waiting on its client: a backlog it does not read, or a request it
+    /// is slow to finish sending. The budget closes the oldest first.
+    var heldSince: Double? { backloggedSince }
+
     /// True while an answer is being made off the loop: at end of stream the peer closes only after it.
     var owesAnAnswer: Bool { false }
 

@@ -1,10 +1,11 @@
 import Dispatch
 import Synchronization
 
-/// Memory for slow readers: bounded per connection (``ServerConfiguration/outputHardLimit``) and in total
-/// (``ServerConfiguration/outputBudget``). Cheers and paces are dropped or merged for a reader that is behind
-/// (``OutputBuffer``); what still piles up is shed here, once a second, reader by reader, oldest backlog first,
-/// and never by closing a runner for its spectators' sake.
+/// Memory for slow clients: bounded per connection (``ServerConfiguration/outputHardLimit``, the HTTP body
+/// limits) and in total (``ServerConfiguration/outputBudget``: output not yet written and requests not yet
+/// whole). Cheers and paces are dropped or merged for a reader that is behind (``OutputBuffer``); what still
+/// piles up is shed here, once a second, client by client, oldest first, and never by closing a runner for
+/// its spectators' sake.
 extension Server {
     /// A runner's own connection went over the hard limit: watched until it catches up, closed if it stops
     /// reading altogether.
@@ -42,19 +43,20 @@ extension Server {
         configuration.outputBudget / max(1, shard?.router.count ?? 1)
     }
 
-    /// Once a second: when this loop's pending output is over its share of the budget, the connections with the
-    /// oldest backlogs are closed until it fits (runners' own connections are spared). The total pending.
+    /// Once a second: when this loop's pending output and partial requests are over its share of the budget,
+    /// the connections holding memory longest are closed until it fits (runners' own connections are spared).
+    /// The total held.
     @discardableResult
     func enforceOutputBudget() -> Int {
         var total = 0
-        for peer in connections.values { total += peer.output.pendingBytes }
+        for peer in connections.values { total += peer.output.pendingBytes + peer.bufferedInputBytes }
         guard total > outputBudgetShare else { return total }
         let behind = connections.values
-            .filter { $0.state == .open && !$0.output.isEmpty && !hub.isRunnersOwnConnection($0.id) }
-            .sorted { ($0.backloggedSince ?? .infinity, $0.id) < ($1.backloggedSince ?? .infinity, $1.id) }
+            .filter { $0.state == .open && $0.heldSince != nil && !hub.isRunnersOwnConnection($0.id) }
+            .sorted { ($0.heldSince ?? .infinity, $0.id) < ($1.heldSince ?? .infinity, $1.id) }
         var shed = 0
         for peer in behind where total > outputBudgetShare {
-            total -= peer.output.pendingBytes
+            total -= peer.output.pendingBytes + peer.bufferedInputBytes
             shed += 1
             connectionStatistics.slowClientsClosed += 1
             closeAtTurnEnd(peer, reason: "over the output budget")
@@ -65,12 +67,13 @@ extension Server {
 }
 
 extension Server {
-    /// Bytes waiting for all of this loop's connections, read on the loop (for tests and operators' tools).
+    /// Bytes held for all of this loop's connections (output not written, requests not whole), read on the loop
+    /// (for tests and operators' tools).
     package func pendingOutputBytes() -> Int {
         let total = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         loop.execute { [self] in
-            total.withLock { $0 = connections.values.reduce(0) { $0 + $1.output.pendingBytes } }
+            total.withLock { $0 = connections.values.reduce(0) { $0 + $1.output.pendingBytes + $1.bufferedInputBytes } }
             done.signal()
         }
         done.wait()

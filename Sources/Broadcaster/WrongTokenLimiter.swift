@@ -48,15 +48,6 @@ final class WrongTokenLimiter: Sendable {
         }
     }
 
-    /// True while `address` is refused (five times the limit this minute): for a request that brings a wrong
-    /// token but is answered anyway (an API call that then shows only public runners).
-    func isRefused(_ address: String, now: Double) -> Bool {
-        tables.withLock { tables in
-            guard let tally = tables.addresses[address], now - tally.since < 60 else { return false }
-            return tally.count > 5 * limit
-        }
-    }
-
     /// Adds one to `key`'s tally of this minute; the new count.
     private static func count(_ key: String, in table: inout [String: Tally], now: Double) -> Int {
         if table.count >= capacity, table[key] == nil {
