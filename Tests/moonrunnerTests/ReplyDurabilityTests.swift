@@ -26,6 +26,20 @@ import Wire
             key = try #require(ok["key"])
         }
 
+        /// The token of the `ok:` answer to `command`.
+        func token(_ command: String, expecting answer: String) throws -> String {
+            try #require(try OkEvent(event: Event.parse(client.ask(command, expecting: answer)))["token"])
+        }
+
+        /// 20 fixes of a live run, acked (so only what comes next is at stake); the run's id.
+        func startRun() throws -> Int64 {
+            let start = (Date().timeIntervalSince1970 - 30).rounded(.down)
+            for index in 0..<20 { try client.send("loc:\(48.85 + Double(index) * 0.00003),2.35,5,\(Int(start) + index)") }
+            let started = try RunStartedEvent(event: Event.parse(client.expect("run:ann")))
+            _ = try client.expect("ack:ann", timeout: 10)
+            return runID
+        }
+
         /// `kill -9` at once, then the database as the next start would find it.
         func killed() throws -> SQLiteRunStore {
             process.signal(SIGKILL)
@@ -55,11 +69,9 @@ import Wire
 
     @Test func aShareLinkAndItsRevocationSurviveAKill() throws {
         let server = try Killable()
-        let share = try OkEvent(event: Event.parse(server.client.ask("share:", expecting: "ok:share")))
-        let token = try #require(share["token"])
-        let second = try OkEvent(event: Event.parse(server.client.ask("share:", expecting: "ok:share")))
-        let kept = try #require(second["token"])
-        _ = try server.client.ask("unshare:\(token)", expecting: "ok:unshare")
+        let revoked = try server.token("share:", expecting: "ok:share")
+        let kept = try server.token("share:", expecting: "ok:share")
+        _ = try server.client.ask("unshare:\(revoked)", expecting: "ok:unshare")
         let store = try server.killed()
         defer { store.close() }
         let hashes = try store.shareTokens().map(\.hash)
@@ -69,10 +81,8 @@ import Wire
 
     @Test func aDeviceTokenAndItsRevocationSurviveAKill() throws {
         let server = try Killable()
-        let first = try OkEvent(event: Event.parse(server.client.ask("device:watch", expecting: "ok:device")))
-        let revoked = try #require(first["token"])
-        let second = try OkEvent(event: Event.parse(server.client.ask("device:phone", expecting: "ok:device")))
-        let kept = try #require(second["token"])
+        let revoked = try server.token("device:watch", expecting: "ok:device")
+        let kept = try server.token("device:phone", expecting: "ok:device")
         _ = try server.client.ask("undevice:\(revoked)", expecting: "ok:undevice")
         let store = try server.killed()
         defer { store.close() }
@@ -82,29 +92,19 @@ import Wire
 
     @Test func aRunEndedWithStopDiscardStaysDiscardedAfterAKill() throws {
         let server = try Killable()
-        let start = (Date().timeIntervalSince1970 - 30).rounded(.down)
-        for index in 0..<20 {
-            try server.client.send("loc:\(48.85 + Double(index) * 0.00003),2.35,5,\(Int(start) + index)")
-        }
-        let started = try RunStartedEvent(event: Event.parse(server.client.expect("run:ann")))
-        _ = try server.client.expect("ack:ann", timeout: 10)  // the live run is on disk: only its end is at stake
+        let runID = try server.startRun()
         try server.client.send("stop:discard")
         _ = try server.client.expect("end:ann")
         let store = try server.killed()
         defer { store.close() }
         let stored = try store.liveRuns().map(\.id)
-        #expect(!stored.contains(started.runID), "the discarded run would come back as live, then timed out")
-        #expect(try store.run(id: started.runID) == nil, "a discarded run is in no history")
+        #expect(!stored.contains(runID), "the discarded run would come back as live, then timed out")
+        #expect(try store.run(id: runID) == nil, "a discarded run is in no history")
     }
 
     @Test func thePageMadeDeviceTokenAndStopSurviveAKill() throws {
         let server = try Killable()
-        let start = (Date().timeIntervalSince1970 - 30).rounded(.down)
-        for index in 0..<20 {
-            try server.client.send("loc:\(48.85 + Double(index) * 0.00003),2.35,5,\(Int(start) + index)")
-        }
-        let started = try RunStartedEvent(event: Event.parse(server.client.expect("run:ann")))
-        _ = try server.client.expect("ack:ann", timeout: 10)  // the live run is on disk: only its end is at stake
+        let runID = try server.startRun()
         let page = try HTTPTestClient(port: try server.process.httpPort())
         let made = try page.post("/runners/ann/devices", body: "key=\(server.key)&label=watch",
                                  type: "application/x-www-form-urlencoded")
@@ -116,6 +116,6 @@ import Wire
         let store = try server.killed()
         defer { store.close() }
         #expect(try store.deviceTokens().map(\.hash) == [RunnerKey.hash(String(token))])
-        #expect(try store.run(id: started.runID)?.record.status == .saved)
+        #expect(try store.run(id: runID)?.record.status == .saved)
     }
 }
