@@ -7,14 +7,16 @@ public struct ConnectionBudget: Sendable, Equatable {
     public var line: Int
     /// The HTTP limit to use.
     public var http: Int
+    /// The limit of both kinds together, nil when the two limits fit as they are.
+    public var total: Int?
     /// True when the limits asked for did not fit and were lowered.
-    public var isLowered: Bool
+    public var isLowered: Bool { total != nil }
 
     /// A budget as given (``fit(lineLimit:httpLimit:reserve:available:)`` makes them).
-    public init(line: Int, http: Int, isLowered: Bool) {
+    public init(line: Int, http: Int, total: Int?) {
         self.line = line
         self.http = http
-        self.isLowered = isLowered
+        self.total = total
     }
 
     /// Descriptors kept for everything but client connections, before the store's and the loops' own: standard
@@ -26,19 +28,19 @@ public struct ConnectionBudget: Sendable, Equatable {
 
     /// The limits to use when `available` descriptors are allowed and `reserve` of them go to everything else.
     ///
-    /// Left as they are when they fit. Otherwise the larger is lowered first, so that neither the runners' line
-    /// protocol nor the browsers' and phones' HTTP is starved for the other: a limit within half of what the
-    /// reserve leaves keeps its value and the other gets the rest; when both are above half, each gets half.
-    /// Every descriptor the reserve leaves is used; with none left, both are 0.
+    /// Left as they are when they fit. Otherwise the descriptors the reserve leaves are one pool for both kinds
+    /// (`total`): either may use what the other does not, up to its own limit, except a tenth of the pool (or
+    /// the other's whole limit, when smaller) kept for the other, so a flood of idle connections of one kind
+    /// never locks the other out: 20,000 runners and spectators on a machine of 20,000 descriptors still fit,
+    /// and so does the page's `/healthz` beside 20,000 idle line connections.
     public static func fit(lineLimit: Int, httpLimit: Int, reserve: Int, available: Int) -> ConnectionBudget {
         let line = max(0, lineLimit)
         let http = max(0, httpLimit)
         let room = max(0, available - max(0, reserve))
-        let (total, overflow) = line.addingReportingOverflow(http)
-        guard overflow || total > room else { return ConnectionBudget(line: line, http: http, isLowered: false) }
-        let half = room / 2
-        if line <= half { return ConnectionBudget(line: line, http: room - line, isLowered: true) }
-        if http <= room - half { return ConnectionBudget(line: room - http, http: http, isLowered: true) }
-        return ConnectionBudget(line: half, http: room - half, isLowered: true)
+        let (sum, overflow) = line.addingReportingOverflow(http)
+        guard overflow || sum > room else { return ConnectionBudget(line: line, http: http, total: nil) }
+        let kept = room / 10
+        return ConnectionBudget(line: min(line, room - min(http, kept)), http: min(http, room - min(line, kept)),
+                                total: room)
     }
 }

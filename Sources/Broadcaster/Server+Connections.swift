@@ -10,7 +10,7 @@ extension Server {
         guard let listener else { return }
         acceptAll(from: listener, isFull: { [unowned self] in
                       (shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount)
-                          >= configuration.maximumConnections
+                          >= configuration.maximumConnections || isFullOverall
                   },
                   refuse: { [unowned self] socket, refusal in
                       connectionStatistics.connectionsRefused += 1
@@ -19,6 +19,14 @@ extension Server {
                       _ = line.withUnsafeBytes { try? socket.write($0) }
                   },
                   admit: { [unowned self] socket in admit(socket, now: Self.now()) }, http: false)
+    }
+
+    /// True when both kinds together have the most the open-file limit allows (``ServerConfiguration/maximumTotalConnections``).
+    var isFullOverall: Bool {
+        guard let total = configuration.maximumTotalConnections else { return false }
+        let line = shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount
+        let http = shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount
+        return line + http >= total
     }
 
     /// The accept loop of both listeners: every pending connection is admitted and registered, or, past a

@@ -12,7 +12,7 @@ extension Server {
         guard let httpListener else { return }
         acceptAll(from: httpListener, isFull: { [unowned self] in
                       (shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount)
-                          >= configuration.maximumHTTPConnections
+                          >= configuration.maximumHTTPConnections || isFullOverall
                   },
                   refuse: { [unowned self] socket, refusal in
                       metrics.countResponse(503)

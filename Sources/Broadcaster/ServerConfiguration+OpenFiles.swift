@@ -9,8 +9,8 @@ extension ServerConfiguration {
 
     /// This configuration with its two connection limits fitted within the open-file limit, process-wide, so
     /// called once per server (a ``ServerGroup``'s loops share it). The soft limit is raised as far as the
-    /// limits and the reserve need (up to the hard limit, or past it as root); if that is still short, the
-    /// larger limit is lowered first (``ConnectionBudget/fit(lineLimit:httpLimit:reserve:available:)``) and the
+    /// limits and the reserve need (up to the hard limit, or past it as root); if that is still short, both
+    /// kinds share what is left (``ConnectionBudget/fit(lineLimit:httpLimit:reserve:available:)``) and the
     /// log says so. HTTP's limit counts only with HTTP on.
     func fittedToOpenFiles(loops: Int, store: any RunStore, log: ServerLog) -> ServerConfiguration {
         let http = httpPort == nil ? 0 : maximumHTTPConnections
@@ -26,10 +26,11 @@ extension ServerConfiguration {
         guard budget.isLowered else { return self }
         var fitted = self
         fitted.maximumConnections = budget.line
+        fitted.maximumTotalConnections = budget.total
         var lowered = "--max-connections lowered to \(budget.line)"
         if httpPort != nil {
             fitted.maximumHTTPConnections = budget.http
-            lowered += " and --max-http-connections to \(budget.http)"
+            lowered += " and --max-http-connections to \(budget.http), both together at most \(budget.total ?? 0)"
         }
         let hard = ProcessLimits.openFileLimits().map { " (hard limit \($0.hard))" } ?? ""
         let asked = httpPort == nil ? "\(maximumConnections) connections"

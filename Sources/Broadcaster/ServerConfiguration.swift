@@ -17,6 +17,9 @@ public struct ServerConfiguration: Sendable {
     /// other connections go on. Nil: no cap. Default 256: a venue's wifi behind one address, each phone with a
     /// connection or two and each browser a few.
     public var maximumConnectionsPerAddress: Int? = 256
+    /// Most connections of both kinds together; nil for none. Set at start when the two limits do not fit in
+    /// the open-file limit (see ``ConnectionBudget``).
+    public var maximumTotalConnections: Int?
     /// Whether that cap counts loopback connections (127.0.0.0/8, ::1) too. Default false: behind a reverse
     /// proxy on the same machine every client comes from loopback, and so does a load test.
     public var capsLoopbackPerAddress = false

@@ -37,7 +37,7 @@ import Wire
             for index in 0..<20 { try client.send("loc:\(48.85 + Double(index) * 0.00003),2.35,5,\(Int(start) + index)") }
             let started = try RunStartedEvent(event: Event.parse(client.expect("run:ann")))
             _ = try client.expect("ack:ann", timeout: 10)
-            return runID
+            return started.runID
         }
 
         /// `kill -9` at once, then the database as the next start would find it.
