@@ -10,10 +10,23 @@ final class Connection: Peer {
     var budgetCheckedAt: Double
     /// True while reading is paused because the line budget ran out.
     var isReadPaused = false
-    /// True while a history answer for this connection is being read off the loop. Its later commands wait
-    /// in the framer (and reading stops), so replies go out in command order and `quit:` closes only after the
-    /// answer was written — as Redis holds a blocked client's next commands.
-    var isAwaitingAnswer = false
+    /// Answers for this connection being made elsewhere (a history read off the loop, a commit, a cluster claim,
+    /// a slowed wrong key's answer). Its later commands wait in the framer (and reading stops) until all are
+    /// sent, so replies go out in command order and `quit:` closes only after them — as Redis holds a blocked
+    /// client's next commands. A count, as two may overlap (a claim's cluster answer, then its commit).
+    var pendingAnswers = 0
+    /// True while an answer is pending (see ``pendingAnswers``).
+    var isAwaitingAnswer: Bool { pendingAnswers > 0 }
+
+    /// One answer more is made elsewhere.
+    func awaitAnswer() { pendingAnswers += 1 }
+
+    /// One pending answer was sent; true when none is left (the commands that waited may run).
+    func answerArrived() -> Bool {
+        guard pendingAnswers > 0 else { return false }
+        pendingAnswers -= 1
+        return pendingAnswers == 0
+    }
     /// Errors answered in the current one-second window (flood protection).
     var errorWindowStart: Double = 0
     var errorsInWindow = 0

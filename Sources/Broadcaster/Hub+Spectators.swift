@@ -103,7 +103,8 @@ extension Hub {
     /// go now (tokens taken), else why not.
     func admitPageCheer(from address: String, to runner: String, now: Double) -> String? {
         if let refusal = cheerLimits.admitSender(nil, address: address, now: now) { return refusal }
-        return cheerLimits.admit(to: runner, now: now) ? nil : cheerLimits.runnerRefusal(runner, now: now)
+        return cheerLimits.admit(to: runner, from: address, now: now) ? nil
+            : cheerLimits.runnerRefusal(runner, from: address, now: now)
     }
 
     /// Sends a cheer to a runner's connection and spectators (and keeps it for late web viewers of the run).
@@ -117,10 +118,12 @@ extension Hub {
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else
     /// to every runner the sender watches (with `watch:*`, every runner with a live run) and their audiences.
     /// The sender gets `ok:msg count=N` (runners reached), not its own words back. Limited per connection,
-    /// source address and runner (``CheerLimits``): a runner that had its share is skipped.
+    /// source address, and runner running per address (``CheerLimits``): a runner that had that address's share
+    /// is skipped.
     func cheer(_ id: ConnectionID, text: String, now: Double) {
         guard let session = sessions[id] else { return }
-        if let refusal = cheerLimits.admitSender(id, address: output.address(of: id), now: now) {
+        let address = output.address(of: id)
+        if let refusal = cheerLimits.admitSender(id, address: address, now: now) {
             fail(id, .busy, refusal)
             return
         }
@@ -137,17 +140,18 @@ extension Hub {
             fail(id, .notFound, "no one to cheer: watch a runner first")
             return
         }
-        // A private runner the sender may not see is counted like a name nobody runs under, and hears nothing.
+        // A private runner the sender may not see is counted like a name nobody runs under, and hears nothing;
+        // only runners it may see with a run going have a share to use up, so no limit tells them apart.
         var skipped: [String] = []
         for runner in targets where mayFollow(runner, id) {
-            guard cheerLimits.admit(to: runner, now: now) else {
+            if liveRun(of: runner) != nil, !cheerLimits.admit(to: runner, from: address, now: now) {
                 skipped.append(runner)
                 continue
             }
             relayCheer(to: runner, from: sender, text: text, except: id)
         }
         guard skipped.count < targets.count else {
-            fail(id, .busy, cheerLimits.runnerRefusal(skipped[0], now: now))
+            fail(id, .busy, cheerLimits.runnerRefusal(skipped[0], from: address, now: now))
             return
         }
         send(OkEvent(what: "msg", fields: [.init(key: "count", value: String(targets.count - skipped.count))]), to: id)

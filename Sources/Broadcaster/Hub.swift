@@ -107,7 +107,7 @@ final class Hub {
     var backlogs: [String: EventBacklog] = [:]
     /// The `end:` lines of the latest runs ended, oldest first (at most 20), for the web overview.
     var recentlyEnded: [[UInt8]] = []
-    /// What cheers may go now, per sender and per runner cheered.
+    /// What cheers may go now, per sender and per runner cheered (shared by a group's loops).
     var cheerLimits: CheerLimits
     /// Connections following everyone.
     var everyoneWatchers: Set<ConnectionID> = []
@@ -287,9 +287,10 @@ final class Hub {
         output.send(line, to: id, paceOf: runner)
     }
 
-    /// True for the connection a runner proved its name on: never closed for what others send it.
+    /// True for the connection of a runner with a run going: not closed at the hard limit for what others send
+    /// it (see ``ServerConfiguration/stalledRunnerTimeout``).
     func isRunnersOwnConnection(_ id: ConnectionID) -> Bool {
-        sessions[id]?.runner.map { $0.connection == id } ?? false
+        sessions[id]?.runner.map { $0.connection == id && $0.run != nil } ?? false
     }
 
     /// The runner entry a connection speaks for (its `iam:` proved the name), or nil after answering

@@ -124,7 +124,7 @@ extension Server {
     /// The connection's later lines wait meanwhile.
     func takeOverThenIdentify(_ connection: Connection, _ command: Command) {
         guard let cluster, case .identify(let name, _) = command else { return }
-        connection.isAwaitingAnswer = true
+        connection.awaitAnswer()
         updateInterest(connection)
         let store = self.store, id = connection.id
         cluster.takeovers.async { [loop] in
@@ -174,7 +174,7 @@ extension Server {
     /// the winner gets its key, anyone later `err:wrong_key` as for any claimed name.
     func claimThenIdentify(_ connection: Connection, _ command: Command) {
         guard let cluster, case .identify(let name, _) = command else { return }
-        connection.isAwaitingAnswer = true
+        connection.awaitAnswer()
         updateInterest(connection)
         let store = self.store, id = connection.id, key = RunnerKey.generate(), now = Self.now()
         cluster.takeovers.async { [loop] in
@@ -211,8 +211,7 @@ extension Server {
 
     /// The connection's lines that waited for a cluster answer run now, in order.
     private func goOnAfterClusterAnswer(_ connection: Connection, now: Double) {
-        guard connection.isAwaitingAnswer else { return }
-        connection.isAwaitingAnswer = false
+        guard connection.answerArrived() else { return }
         processBufferedLines(connection, now: now)
         if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
         updateInterest(connection)

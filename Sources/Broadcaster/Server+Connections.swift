@@ -9,8 +9,7 @@ extension Server {
     func acceptConnections() {
         guard let listener else { return }
         acceptAll(from: listener, isFull: { [unowned self] in
-                      (shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount)
-                          >= configuration.maximumConnections || isFullOverall
+                      openLineConnections >= configuration.maximumConnections || isFullOverall
                   },
                   refuse: { [unowned self] socket, refusal in
                       connectionStatistics.connectionsRefused += 1
@@ -24,9 +23,19 @@ extension Server {
     /// True when both kinds together have the most the open-file limit allows (``ServerConfiguration/maximumTotalConnections``).
     var isFullOverall: Bool {
         guard let total = configuration.maximumTotalConnections else { return false }
-        let line = shard?.router.lineConnections.load(ordering: .relaxed) ?? lineConnectionCount
-        let http = shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount
-        return line + http >= total
+        return openLineConnections + openHTTPConnections >= total
+    }
+
+    /// Line-protocol connections open on all loops, with those on their way to a loop.
+    var openLineConnections: Int {
+        guard let router = shard?.router else { return lineConnectionCount }
+        return router.lineConnections.load(ordering: .relaxed) + router.postedLineConnections.load(ordering: .relaxed)
+    }
+
+    /// HTTP connections open on all loops, with those on their way to a loop.
+    var openHTTPConnections: Int {
+        guard let router = shard?.router else { return httpConnectionCount }
+        return router.httpConnections.load(ordering: .relaxed) + router.postedHTTPConnections.load(ordering: .relaxed)
     }
 
     /// The accept loop of both listeners: every pending connection is admitted and registered, or, past a
@@ -60,6 +69,7 @@ extension Server {
             }
             if !http, let size = configuration.socketReceiveBuffer { try? socket.setReceiveBufferSize(size) }
             if let shard, case let target = shard.router.takeNextLoop(), target != shard.index {
+                shard.router.countPosted(http: http, 1)
                 shard.router.post([.adopt(MigratingPeer(socket: socket, id: nil, output: OutputBuffer(),
                                                         hasPeerClosed: false, connectedAt: Self.now(),
                                                         kind: .accepted(http: http)))],

@@ -121,17 +121,12 @@ extension Server {
     }
 
     /// Answers a request that says a change was stored (a device token made, a run stopped) once everything
-    /// submitted so far is committed, or 503 when some of it could not be; the connection's next requests wait.
+    /// submitted so far is committed (503 only if the server stops first); the connection's next requests wait.
     func respondOnceStored(_ response: HTTPResponse, to connection: HTTPConnection, keepAlive: Bool) {
         connection.isAwaitingResponse = true
         let id = connection.id
-        readOffLoop({ store -> StoreError? in
-            do throws(StoreError) { try store.flushCommitted() } catch { return error }
-            return nil
-        }) { [unowned self] failure in
-            if let failure { logger.write("a change was not stored yet: \(failure)") }
-            resume(id, with: failure == nil ? response
-                   : .text(.serviceUnavailable, "storage is failing: the change is kept and retried; try again later\n"),
+        afterCommit { [unowned self] failure in
+            resume(id, with: failure.map { .text(.serviceUnavailable, "\($0.message)\n") } ?? response,
                    keepAlive: keepAlive)
         }
     }

@@ -20,7 +20,7 @@ extension Server {
             send(answer, to: id, paceOf: nil)
             errorSent(to: id)
         case .slow(let seconds):
-            connection.isAwaitingAnswer = true
+            connection.awaitAnswer()
             _ = loop.schedule(after: seconds) { [unowned self] in
                 guard connections[id] is Connection else { return }
                 send(answer, to: id, paceOf: nil)

@@ -11,8 +11,7 @@ extension Server {
     func acceptHTTPConnections() {
         guard let httpListener else { return }
         acceptAll(from: httpListener, isFull: { [unowned self] in
-                      (shard?.router.httpConnections.load(ordering: .relaxed) ?? httpConnectionCount)
-                          >= configuration.maximumHTTPConnections || isFullOverall
+                      openHTTPConnections >= configuration.maximumHTTPConnections || isFullOverall
                   },
                   refuse: { [unowned self] socket, refusal in
                       metrics.countResponse(503)

@@ -137,9 +137,9 @@ extension Server: HubOutput {
             connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {
-            // A runner's own connection is never closed for what others send it: it goes only once it stops
-            // reading altogether (``closeStalledRunners(now:)``).
-            if hub.isRunnersOwnConnection(id) {
+            // A runner's own connection, with a run going, is not closed for what others send it: it goes once it
+            // stops reading altogether (``closeStalledRunners(now:)``), or at four times the limit.
+            if peer.output.pendingBytes <= 4 * configuration.outputHardLimit, hub.isRunnersOwnConnection(id) {
                 watchStalledRunner(peer)
                 scheduleFlush(peer)
                 return
@@ -181,7 +181,7 @@ extension Server: HubOutput {
 
     func answerFromStore(to id: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
-        (connections[id] as? Connection)?.isAwaitingAnswer = true
+        (connections[id] as? Connection)?.awaitAnswer()
         let logger = self.logger
         readOffLoop({ store in
             do throws(StoreError) {
@@ -198,16 +198,38 @@ extension Server: HubOutput {
     }
 
     func sendOnceStored(_ lines: [[UInt8]], to id: ConnectionID) {
-        answerFromStore(to: id) { store throws(StoreError) in
-            try store.flushCommitted()
-            return lines
+        (connections[id] as? Connection)?.awaitAnswer()
+        afterCommit { [unowned self] failure in
+            if let failure {
+                send(Hub.line(ErrorEvent(code: .storage, reason: "storage: \(failure.message)")), to: id, paceOf: nil)
+            } else {
+                for line in lines { send(line, to: id, paceOf: nil) }
+            }
+            hub.statistics.eventsSent += failure == nil ? lines.count : 1
+            answered(id)
+        }
+    }
+
+    /// Calls `deliver` on the loop once everything submitted so far is committed (through failures and their
+    /// retries: it may wait as long as the storage is down), with an error only if the store closed first.
+    func afterCommit(_ deliver: @escaping (StoreError?) -> Void) {
+        let store = self.store
+        let delivery = UncheckedSendable(deliver)
+        commitQueue.async { [loop] in
+            let failure: StoreError?
+            do throws(StoreError) {
+                try store.flushCommitted()
+                failure = nil
+            } catch {
+                failure = error
+            }
+            loop.execute { delivery.value(failure) }
         }
     }
 
     /// An answer made off the loop is queued: the commands that waited behind it run now, in order.
     func answered(_ id: ConnectionID) {
-        guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
-        connection.isAwaitingAnswer = false
+        guard let connection = connections[id] as? Connection, connection.answerArrived() else { return }
         processBufferedLines(connection, now: Self.now())
         if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
         updateInterest(connection)
@@ -216,7 +238,7 @@ extension Server: HubOutput {
     func loadReplay(for id: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
-        (connections[id] as? Connection)?.isAwaitingAnswer = true
+        (connections[id] as? Connection)?.awaitAnswer()
         readOffLoop({ store in
             do throws(StoreError) { return try read(store) } catch { return .failure(WireError(.storage, "storage: \(error.message)")) }
         }) { [unowned self] result in

@@ -117,7 +117,9 @@ extension Server {
             return .text(.notFound, "\(runner) is not running now")
         }
         if let refusal = hub.admitPageCheer(from: address, to: runner, now: now) {
-            return .text(.tooManyRequests, refusal + "\n")
+            var response = HTTPResponse.text(.tooManyRequests, refusal + "\n")
+            response.headers.set("Retry-After", "1")
+            return response
         }
         hub.relayCheer(to: runner, from: "anon", text: text)
         return .text(.accepted, "accepted")

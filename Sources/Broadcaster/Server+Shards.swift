@@ -125,11 +125,10 @@ extension Server {
         guard let shard, shard.router.count > 1 else {
             return hub.send(StatsEvent(local + clusterCounters(), subject: subject), to: id)
         }
-        connection.isAwaitingAnswer = true
+        connection.awaitAnswer()
         gatherCounters(local) { [unowned self] counters in
             hub.send(StatsEvent(counters + clusterCounters(), subject: subject), to: id)
-            guard let connection = connections[id] as? Connection, connection.isAwaitingAnswer else { return }
-            connection.isAwaitingAnswer = false
+            guard let connection = connections[id] as? Connection, connection.answerArrived() else { return }
             processBufferedLines(connection, now: Self.now())
             if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
             updateInterest(connection)
@@ -190,6 +189,7 @@ extension Server {
         let peer: Peer
         switch moving.kind {
         case .accepted(let http):
+            shard?.router.countPosted(http: http, -1)
             peer = http ? admitHTTP(moving.socket, now: now) : admit(moving.socket, now: now)
         case .line(let framer, let budget, let checkedAt, let follows, _):
             let connection = admit(moving.socket, now: moving.connectedAt, movedAs: moving.id)

@@ -78,6 +78,8 @@ public final class Server: @unchecked Sendable {
     private var httpAcceptHandler: AcceptHandler?
     /// History reads run here, off the loop, one at a time.
     let queryQueue = DispatchQueue(label: "moonrunner.history")
+    /// Replies that say a change was stored wait for its commit here, never behind a history read.
+    let commitQueue = DispatchQueue(label: "moonrunner.commits")
     /// This loop's place among the loops of a ``ServerGroup``; nil for a server of one loop.
     let shard: ShardPlacement?
     /// Messages for the other loops, gathered during a turn and sent at its end, one batch per loop, with how
@@ -137,6 +139,7 @@ public final class Server: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store, output: self)
         hub.assertOnLoop = { [loop = self.loop] in loop.assertLoopThread() }
+        if let shared = shard?.router.cheerLimits { hub.cheerLimits = shared }
         if let shard { joinShards(shard) }
     }
 

@@ -120,9 +120,9 @@ public struct ServerConfiguration: Sendable {
     /// Cheers one runner gets a second, from everyone together; past it a cheer skips the runner (`err:busy`
     /// when it reaches nobody). Default 5.
     public var cheersPerSecondPerRunner = 5.0
-    /// Seconds a runner's own connection may take none of its output while more than ``outputHardLimit`` waits
-    /// for it before it is closed (its run goes on, as after any disconnect). A spectator is closed at the
-    /// hard limit at once; a runner is not closed for what others send it. Default 60.
+    /// Seconds a runner's own connection (with a run going) may take none of its output while more than
+    /// ``outputHardLimit`` waits for it before it is closed (its run goes on, as after any disconnect); it is
+    /// closed at once at four times the limit. A spectator is closed at the hard limit at once. Default 60.
     public var stalledRunnerTimeout = 60.0
 
     /// Lines one connection may have handled per loop turn; the rest wait for its next turn, after every other

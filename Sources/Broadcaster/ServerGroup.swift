@@ -41,7 +41,8 @@ public final class ServerGroup: Sendable {
         let router = ShardRouter(count: count, inboxHighWater: configuration.relayInboxHighWater,
                                  wrongTokensPerMinute: configuration.deviceFailuresPerMinute,
                                  connectionsPerAddress: configuration.maximumConnectionsPerAddress,
-                                 capsLoopback: configuration.capsLoopbackPerAddress)
+                                 capsLoopback: configuration.capsLoopbackPerAddress,
+                                 cheerLimits: CheerLimits(configuration))
         let first = try Server(configuration: configuration, store: store, log: log, loop: loop,
                                shard: ShardPlacement(router: router, index: 0, port: 0, httpPort: nil),
                                listeners: listeners)

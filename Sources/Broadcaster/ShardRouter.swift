@@ -25,6 +25,10 @@ final class ShardRouter: Sendable {
     /// Open line-protocol and HTTP connections across the loops (each kind has one limit for the whole server).
     let lineConnections = Atomic<Int>(0)
     let httpConnections = Atomic<Int>(0)
+    /// Sockets the first loop accepted and posted to another, not adopted there yet (line, HTTP): counted with
+    /// the open ones against the limits, or an accept burst would take in more than the descriptors allow.
+    let postedLineConnections = Atomic<Int>(0)
+    let postedHTTPConnections = Atomic<Int>(0)
     /// The next loop an accepted connection goes to (round robin).
     private let nextLoop = Atomic<Int>(0)
 
@@ -32,17 +36,26 @@ final class ShardRouter: Sendable {
     let wrongTokens: WrongTokenLimiter
     /// Open connections per source address, for all the loops (counted where accepted, given back where closed).
     let connectionsPerAddress: ConnectionsPerAddress
+    /// The cheer limits of all the loops (a flood's connections land on every loop); nil for a router made
+    /// without a configuration (tests).
+    let cheerLimits: CheerLimits?
 
     /// A router for `count` loops.
     init(count: Int, inboxHighWater: Int = 65_536, wrongTokensPerMinute: Int = 20, connectionsPerAddress: Int? = nil,
-         capsLoopback: Bool = false) {
+         capsLoopback: Bool = false, cheerLimits: CheerLimits? = nil) {
         precondition(count >= 1)
+        self.cheerLimits = cheerLimits
         wrongTokens = WrongTokenLimiter(perMinute: wrongTokensPerMinute)
         self.connectionsPerAddress = ConnectionsPerAddress(limit: connectionsPerAddress, countsLoopback: capsLoopback)
         self.count = count
         self.inboxHighWater = inboxHighWater
         inboxLowWater = inboxHighWater / 4
         inboxDepths = (0..<count).map { _ in InboxDepth() }
+    }
+
+    /// Counts sockets posted to another loop (`delta` 1) or adopted there (-1).
+    func countPosted(http: Bool, _ delta: Int) {
+        if http { postedHTTPConnections.add(delta, ordering: .relaxed) } else { postedLineConnections.add(delta, ordering: .relaxed) }
     }
 
     /// Registers the loops (once, before they run).

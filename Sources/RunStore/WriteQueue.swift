@@ -33,9 +33,11 @@ package final class WriteQueue: @unchecked Sendable {
     private var handler: (@Sendable (CommitReceipt) -> Void)?
     private var loggedSubmitAfterClose = false
     private var retainedCount = 0
-    /// Writes dropped for good (they failed alone for a permanent reason), and the last failure of any kind.
-    private var droppedCount = 0
-    private var lastFailure: StoreError?
+    /// Writes taken off `pending` by the writer so far (they are numbered in submission order), and how many
+    /// of the first are done: committed, or dropped for good after failing alone. A failed batch kept for a
+    /// retry does not count until its retry commits.
+    private var takenCount: UInt64 = 0
+    private var committedThrough: UInt64 = 0
 
     /// Writes kept after a failed batch, to go first in the next attempt. Writer thread only.
     private var retained: [StoreWrite] = []
@@ -93,18 +95,19 @@ package final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits as ``flush()`` does, then throws unless every write submitted before the call is on disk: some are
-    /// kept for a retry (storage failing) or were dropped. What a reply saying "changed" waits for.
+    /// Blocks until every write submitted before the call is committed: past failed batches, through their
+    /// retries, however long the storage takes to come back. What a reply saying "changed" waits for. Throws
+    /// only when the store closes first.
     package func flushCommitted() throws(StoreError) {
         condition.lock()
-        let droppedBefore = droppedCount
+        let target = submitted
+        flushWaiters += 1
+        condition.broadcast()
+        while committedThrough < target && state != .stopped { condition.wait() }
+        flushWaiters -= 1
+        let reached = committedThrough >= target
         condition.unlock()
-        flush()
-        condition.lock()
-        defer { condition.unlock() }
-        guard retainedCount == 0, droppedCount == droppedBefore else {
-            throw lastFailure ?? StoreError(code: 10, message: "storage is failing")  // 10: SQLITE_IOERR
-        }
+        if !reached { throw StoreError(code: 21, message: "the store closed before the change was stored") }
     }
 
     package func close() {
@@ -118,11 +121,11 @@ package final class WriteQueue: @unchecked Sendable {
     // MARK: Writer thread
 
     private func writerLoop() {
-        while let taken = nextWrites() {
+        while let (taken, firstNumber) = nextWrites() {
             var start = 0
             repeat {
                 let end = min(start + configuration.maximumBatchSize, taken.count)
-                commit(Array(taken[start..<end]))
+                commit(Array(taken[start..<end]), through: firstNumber &+ UInt64(end) &- 1)
                 condition.lock()
                 processed &+= UInt64(end - start)
                 condition.broadcast()
@@ -140,9 +143,9 @@ package final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for work and takes everything queued; nil when it is time to stop. Returns an empty array when
-    /// only retained writes are due for a retry.
-    private func nextWrites() -> [StoreWrite]? {
+    /// Waits for work and takes everything queued, with the number of its first write; nil when it is time to
+    /// stop. Returns an empty array when only retained writes are due for a retry.
+    private func nextWrites() -> (writes: [StoreWrite], firstNumber: UInt64)? {
         condition.lock()
         defer { condition.unlock() }
         // The retry of retained writes is due at a fixed time: a wake-up before it (a flush, a spurious one) must
@@ -153,7 +156,7 @@ package final class WriteQueue: @unchecked Sendable {
                 // One last attempt for writes kept after failures, then stop.
                 if retained.isEmpty { return nil }
                 state = .stopping
-                return retainedFinalAttempt()
+                return retainedFinalAttempt().map { ($0, takenCount &+ 1) }
             }
             if retained.isEmpty {
                 condition.wait()
@@ -162,7 +165,7 @@ package final class WriteQueue: @unchecked Sendable {
             let deadline = retryAt ?? Date(timeIntervalSinceNow: configuration.retainedRetryInterval)
             retryAt = deadline
             if !condition.wait(until: deadline) || Date() >= deadline {
-                if pending.isEmpty { return [] }
+                if pending.isEmpty { return ([], takenCount &+ 1) }
             }
         }
         if configuration.maximumBatchDelay > 0 {
@@ -174,12 +177,14 @@ package final class WriteQueue: @unchecked Sendable {
         let taken = pending
         pending = []
         pending.reserveCapacity(min(taken.count, configuration.maximumBatchSize))
-        return taken
+        let first = takenCount &+ 1
+        takenCount &+= UInt64(taken.count)
+        return (taken, first)
     }
 
     private var finalAttemptDone = false
-    /// Writes dropped by the batch being committed (writer thread only), counted into `droppedCount` after it.
-    private var dropped = 0
+    /// The number of the last write among those kept for a retry (writer thread only).
+    private var retainedThrough: UInt64 = 0
 
     private func retainedFinalAttempt() -> [StoreWrite]? {
         if finalAttemptDone { return nil }
@@ -188,8 +193,10 @@ package final class WriteQueue: @unchecked Sendable {
     }
 
     /// Commits one batch (after any retained writes), retrying as the failure policy says, and reports it.
-    private func commit(_ batch: [StoreWrite]) {
+    /// `through`: the number of the batch's last write (or, for an empty one, of the write before it).
+    private func commit(_ batch: [StoreWrite], through: UInt64) {
         let writes = retained.isEmpty ? batch : retained + batch
+        let number = max(through, retainedThrough)
         retained = []
         guard !writes.isEmpty else { return }
         let started = DispatchTime.now().uptimeNanoseconds
@@ -223,9 +230,12 @@ package final class WriteQueue: @unchecked Sendable {
         receipt.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         condition.lock()
         retainedCount = retained.count
-        if let failure = receipt.failure { lastFailure = failure }
-        droppedCount += dropped
-        dropped = 0
+        if retained.isEmpty {
+            committedThrough = max(committedThrough, number)
+            condition.broadcast()
+        } else {
+            retainedThrough = number
+        }
         let handler = self.handler
         condition.unlock()
         handler?(receipt)
@@ -253,7 +263,6 @@ package final class WriteQueue: @unchecked Sendable {
                 }
                 if let run = write.runID { receipt.affectedRuns.insert(run) }
                 receipt.failure = error
-                dropped += 1
                 log("dropping a write that cannot be stored (\(write.summary)): \(error)")
             }
         }

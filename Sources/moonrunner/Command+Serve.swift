@@ -24,21 +24,24 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
   --max-connections-per-address N|off  connections at once from one source address, line protocol
                           and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT);
-                          loopback is not capped (a reverse proxy, a load test) unless --cap-loopback
+                          loopback is not capped (a reverse proxy, a load test) unless --cap-loopback on
+  --cap-loopback on|off   whether that cap counts loopback connections too (default off)
   --idle-timeout S        seconds a silent new connection may stay (default 30)
   --lines-per-second N    sustained lines per connection per second; past it reading pauses (default 20000)
   --line-burst N          lines a connection may send at once before the rate applies (default 50000)
   --errors-per-second N   error replies per second before err:flood and close (default 200)
   --high-water BYTES      pending output above which pace: lines are conflated (default 65536)
-  --hard-limit BYTES      pending output above which a slow client is closed (default 4194304); a
-                          runner's own connection only once it reads nothing for --runner-stall S
-                          seconds (default 60)
-  --output-budget MB      pending output over all connections together; past it the clients furthest
-                          behind are closed, oldest backlog first, never a runner (default 256)
+  --hard-limit BYTES      pending output above which a slow client is closed (default 4194304); the
+                          connection of a runner with a run going only after --runner-stall, or at 4x
+  --runner-stall S        seconds such a runner's connection may read nothing, over the hard limit,
+                          before it is closed; its run goes on (default 60)
+  --output-budget MIB     pending output and partly received requests over all connections together,
+                          in MiB; past it the clients furthest behind are closed, oldest first, never
+                          a runner with a run going (default 256)
   --cheers-per-second N   cheers (msg:, the page's button) one connection may send a second, 5 s worth
                           at once; past it err:busy / 429 (default 1)
   --cheers-per-address N  ... from one source address, all its connections together (default 10)
-  --cheers-per-runner N   cheers one runner gets a second from everyone; past it a cheer skips the
+  --cheers-per-runner N   cheers one runner gets a second from one address; past it a cheer skips the
                           runner (default 5)
   --write-per-turn BYTES  bytes written to one client per loop turn (default 65536)
   --resume-window S       seconds a disconnected runner's run stays open (default 600)
@@ -73,9 +76,10 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           (default 0.005); replies that say a change was stored come after the commit
   --device-idle S         seconds without a position after which a run fed by a phone app ends, saved
                           (default 600)
-  --device-failures N     wrong device tokens, keys and share tokens per source address, per runner and per
-                          connection a minute before answers slow down (5x: refused); a right one is
-                          always taken (default 20)
+  --device-failures N     wrong device tokens, keys and share tokens a minute, per source address and per
+                          runner, before their answers slow down; past 5 times it the address is
+                          refused for the minute; a connection is closed after N; a right key or
+                          token is always taken (at least 1; default 20)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --tiles URL|off         map tiles under the pages' tracks: a {z}/{x}/{y} URL template (default
@@ -116,7 +120,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     var mapNotice: String?
     var cluster: ClusterSettings?
     do {
-        var options = try Options(arguments, switches: ["quiet", "cap-loopback"])
+        var options = try Options(arguments, switches: ["quiet"])
         if options.wantsHelp {
             print(serveHelp)
             return 0
@@ -144,7 +148,11 @@ func runServeCommand(arguments: [String]) -> Int32 {
             }
             configuration.maximumConnectionsPerAddress = Int(text)
         }
-        configuration.capsLoopbackPerAddress = options.flag("cap-loopback")
+        switch options.string("cap-loopback") ?? "off" {
+        case "on": configuration.capsLoopbackPerAddress = true
+        case "off": configuration.capsLoopbackPerAddress = false
+        case let other: throw Options.UsageError(description: "--cap-loopback: on or off, not \(other)")
+        }
         configuration.idleTimeout = try options.number("idle-timeout", default: configuration.idleTimeout)
         configuration.linesPerSecond = try options.number("lines-per-second", default: configuration.linesPerSecond)
         configuration.lineBurst = try options.number("line-burst", default: configuration.lineBurst)

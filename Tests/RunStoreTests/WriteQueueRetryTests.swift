@@ -46,4 +46,32 @@ import Testing
         #expect(queue.retainedWriteCount == 0)
         queue.close()
     }
+
+    /// A reply that says a change was stored waits through a failed batch and its retries, and comes once the
+    /// retry commits: never while the change is only in memory, never an error the change would outlive.
+    @Test func flushCommittedWaitsForTheRetryThatCommits() async throws {
+        var configuration = StoreConfiguration()
+        configuration.retainedRetryInterval = 0.05
+        configuration.retryAttempts = 0
+        let sink = FlakySink()
+        let queue = WriteQueue(configuration: configuration, sink: sink, label: "test")
+        queue.submit(.runner(name: "ann", keyHash: "h", created: 1))
+        let done = Mutex(false)
+        let waiter = Thread {
+            try? queue.flushCommitted()
+            done.withLock { $0 = true }
+        }
+        waiter.start()
+        // Failed attempts come and go (each an event the waiter sees), and it still waits.
+        while sink.attempts.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!done.withLock { $0 }, "the change is only kept in memory: not stored yet")
+        #expect(sink.committed.withLock { $0 } == 0)
+        sink.isDown.withLock { $0 = false }
+        let deadline = Date().addingTimeInterval(5)
+        while !done.withLock({ $0 }), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(done.withLock { $0 } && sink.committed.withLock { $0 } == 1)
+        // Nothing left: it answers at once.
+        try queue.flushCommitted()
+        queue.close()
+    }
 }
