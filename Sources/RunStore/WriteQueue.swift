@@ -86,28 +86,29 @@ package final class WriteQueue: @unchecked Sendable {
     }
 
     package func flush() {
-        condition.lock()
-        let target = submitted
-        flushWaiters += 1
-        condition.broadcast()
-        while processed < target && state != .stopped { condition.wait() }
-        flushWaiters -= 1
-        condition.unlock()
+        _ = waitForWritesSubmitted(toReach: { processed })
     }
 
     /// Blocks until every write submitted before the call is committed: past failed batches, through their
     /// retries, however long the storage takes to come back. What a reply saying "changed" waits for. Throws
     /// only when the store closes first.
     package func flushCommitted() throws(StoreError) {
+        guard waitForWritesSubmitted(toReach: { committedThrough }) else {
+            throw StoreError(code: 21, message: "the store closed before the change was stored")
+        }
+    }
+
+    /// Waits (the writer told to skip its batch delay) until `count` reaches the writes submitted before the
+    /// call, or the writer stopped; whether it reached them.
+    private func waitForWritesSubmitted(toReach count: () -> UInt64) -> Bool {
         condition.lock()
+        defer { condition.unlock() }
         let target = submitted
         flushWaiters += 1
         condition.broadcast()
-        while committedThrough < target && state != .stopped { condition.wait() }
+        while count() < target && state != .stopped { condition.wait() }
         flushWaiters -= 1
-        let reached = committedThrough >= target
-        condition.unlock()
-        if !reached { throw StoreError(code: 21, message: "the store closed before the change was stored") }
+        return count() >= target
     }
 
     package func close() {

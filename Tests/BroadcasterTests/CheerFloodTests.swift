@@ -10,6 +10,17 @@ import Wire
 @Suite(.mayBlock) struct CheerFloodTests {
     static let longText = String(repeating: "Allez ! ", count: 34)
 
+    /// Sends `count` cheers at once; their answers (`ok:msg` or `err:`), in order.
+    static func cheer(_ count: Int, from fan: TestClient) throws -> [String] {
+        for _ in 0..<count { try fan.send("msg:go") }
+        var answers: [String] = []
+        while answers.count < count {
+            let line = try fan.nextLine()
+            if line.hasPrefix("ok:msg") || line.hasPrefix("err:") { answers.append(line) }
+        }
+        return answers
+    }
+
     /// Reads a fan's replies until its 20,000 cheers are all answered `ok:msg`.
     static func awaitReplies(of fan: TestClient) throws {
         var answered = 0
@@ -91,12 +102,7 @@ import Wire
             _ = try ann.expect("run:ann")
             let fan = try TestClient(port: server.port)
             _ = try fan.ask("watch:ann", expecting: "ok:watch")
-            for _ in 0..<7 { try fan.send("msg:go") }
-            var answers: [String] = []
-            while answers.count < 7 {
-                let line = try fan.nextLine()
-                if line.hasPrefix("ok:msg") || line.hasPrefix("err:") { answers.append(line) }
-            }
+            let answers = try Self.cheer(7, from: fan)
             #expect(answers.filter { $0 == "ok:msg count=1" }.count == 5, "\(answers)")
             #expect(answers.last?.hasPrefix("err:busy \"at most 1 cheer a second from a connection") == true)
             let page = try HTTPTestClient(port: try #require(server.httpPort))
@@ -129,13 +135,7 @@ import Wire
             func busyAnswers(watching name: String) throws -> Int {
                 let fan = try TestClient(port: server.port)
                 _ = try fan.ask("watch:\(name)", expecting: "ok:watch")
-                for _ in 0..<30 { try fan.send("msg:go") }
-                var answers: [String] = []
-                while answers.count < 30 {
-                    let line = try fan.nextLine()
-                    if line.hasPrefix("ok:msg") || line.hasPrefix("err:") { answers.append(line) }
-                }
-                return answers.filter { $0.hasPrefix("err:busy") }.count
+                return try Self.cheer(30, from: fan).filter { $0.hasPrefix("err:busy") }.count
             }
             #expect(try busyAnswers(watching: "ann") == busyAnswers(watching: "zed"))
             #expect(try busyAnswers(watching: "bob") == 25, "a public runner's share is used up")
