@@ -28,10 +28,12 @@ public final class StreamSocket: Sendable {
 
     /// Connects to `host:port` with a *blocking* connect and sets `TCP_NODELAY`. For clients, tests
     /// and benchmarks: the socket stays in blocking mode (see ``setBlocking(_:)``).
-    /// A closed port throws `IOError(operation: "connect", errno: ECONNREFUSED)`.
-    public static func connect(host: String, port: UInt16) throws(IOError) -> StreamSocket {
+    /// A closed port throws `IOError(operation: "connect", errno: ECONNREFUSED)`. `receiveBufferSize` is set
+    /// before connecting, so the window the handshake offers is already that small (a client that reads slowly).
+    public static func connect(host: String, port: UInt16, receiveBufferSize: Int? = nil) throws(IOError) -> StreamSocket {
         let address = try IPv4Address.make(host: host, port: port)
         let socket = StreamSocket(adopting: try Syscall.tcpSocket(nonBlocking: false))
+        if let receiveBufferSize { try socket.setReceiveBufferSize(receiveBufferSize) }
         try Syscall.connect(socket.fileDescriptor, address)
         try Syscall.setSocketOption(socket.fileDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
         return socket

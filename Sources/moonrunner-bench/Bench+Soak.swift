@@ -8,12 +8,20 @@ usage: moonrunner-bench soak [--minutes N] [options]
 
 Starts this executable's `serve` on a fresh SQLite file and keeps a steady churn going against it: runners
 join, stream, drop the connection or quit or stop, and come back with their key (iam:NAME KEY), resending
-what no ack covered; spectators (line and web) come and go; malformed lines are mixed in. Every report
-interval it prints the server's RSS and open files. At the end every runner comes back until its fixes are
-acked, the server is stopped (SIGTERM), and every acked fix is looked for in the SQLite file it used.
+what no ack covered; spectators (line and web) come and go; malformed lines are mixed in. Beside it, on the
+same server, a hostile mix (--hostile on): cheer floods (msg: flat out and at 150/s, POST /runners/NAME/cheers),
+connections that never read (GET /events?watch=*, watch:*; 4 KiB receive buffers), replays of the saved runs
+(replay:ID 100, half never read), and guessing (iam:NAME KEY, watch:NAME TOKEN, /osmand?id= with wrong ones,
+for the normal runners' names); each reconnects when the server closes it. Every report interval it prints
+the server's RSS and open files, and the hostile kinds' counts. At the end the hostile mix stops, every runner
+comes back until its fixes are acked, the server is stopped (SIGTERM), and every acked fix is looked for in the
+SQLite file it used.
 
-Verdict: PASS when RSS after the first report stays within max(10 %, 8 MiB), the server's files that are not
-connections stay within 4, no acked fix is missing, and no connection failed or got an unexpected error.
+Verdict: PASS when no acked fix is missing; RSS is bounded (sampled every 5 s: the last third's peak within
+max(10 %, 16 MiB) of the first third's, and no sample above the output budget + 200 MiB); the server's files
+that are not connections stay within 4; no normal runner was refused (err:wrong_key, err:busy, err:flood…, or
+no ok:iam within 30 s) or disconnected by the server; the normal spectators never went 10 s without an event;
+no guess was taken; and no normal connection failed or got an unexpected error.
 
   --minutes N           minutes of churn (default 5; 30 for the issue's soak; fractions allowed)
   --runners R           runners (default 40)
@@ -23,6 +31,15 @@ connections stay within 4, no acked fix is missing, and no connection failed or 
   --malformed P         share of a runner's lines that are malformed, 0...1 (default 0.03)
   --report-every S      seconds between reports (default 60)
   --seed N              seed of the churn (default 13)
+  --hostile on|off      the hostile mix beside the normal one (default on)
+  --floods N            line connections cheering, half flat out, half at 150/s; and N/2 posting cheers over
+                        HTTP at 50/s (default 4)
+  --stalled N           connections that never read, 4 of 5 event streams, 1 of 5 watch:* (default 150)
+  --replayers N         connections replaying saved runs at 100x, half never reading (default 4)
+  --guessers N          connections guessing at 5/s, in turn keys, share tokens, device tokens, for the
+                        names the runners claimed (default 12: over 100 wrong a minute, refused at once)
+  --output-budget MB    the server's --output-budget (default 8: the stalled readers pass it once the kernel's
+                        send buffers, ~2 MB each, are full)
   --keep-db PATH        write the server's database to PATH and keep it (default: a temporary file)
   --server-bin PATH     executable to start as `PATH serve` (default: this one)
 """
@@ -46,20 +63,34 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
         configuration.malformedShare = try options.number("malformed", default: configuration.malformedShare)
         configuration.reportInterval = try options.number("report-every", default: configuration.reportInterval)
         configuration.seed = try options.number("seed", default: configuration.seed)
+        var hostile = HostileConfiguration()
+        hostile.floods = try options.number("floods", default: hostile.floods)
+        hostile.stalled = try options.number("stalled", default: hostile.stalled)
+        hostile.replayers = try options.number("replayers", default: hostile.replayers)
+        hostile.guessers = try options.number("guessers", default: hostile.guessers)
+        switch options.string("hostile") ?? "on" {
+        case "on": configuration.hostile = hostile
+        case "off": configuration.hostile = nil
+        case let other: throw Options.UsageError(description: "--hostile: on or off, not \(other)")
+        }
+        configuration.outputBudget = try options.number("output-budget", default: configuration.outputBudget)
         keptDatabase = options.string("keep-db")
         serverBinary = options.string("server-bin") ?? serverBinary
         try options.finish()
         guard configuration.minutes > 0, configuration.runners > 0, configuration.rate > 0,
               configuration.spectators >= 0, configuration.webSpectators >= 0,
-              (0...1).contains(configuration.malformedShare), configuration.reportInterval > 0 else {
-            throw Options.UsageError(description: "--minutes, --runners, --rate and --report-every must be positive, "
-                                     + "--malformed within 0...1")
+              (0...1).contains(configuration.malformedShare), configuration.reportInterval > 0,
+              configuration.outputBudget > 0, hostile.floods >= 0, hostile.stalled >= 0, hostile.replayers >= 0,
+              hostile.guessers >= 0 else {
+            throw Options.UsageError(description: "--minutes, --runners, --rate, --report-every and --output-budget must "
+                                     + "be positive, --malformed within 0...1, the hostile counts 0 or more")
         }
     } catch {
         printError("moonrunner-bench soak: \(error)\n\(soakBenchHelp)")
         return 2
     }
-    let wanted = configuration.runners + configuration.spectators + configuration.webSpectators + 256
+    let hostileConnections = configuration.hostile.map { $0.floods * 2 + $0.stalled + $0.replayers + $0.guessers } ?? 0
+    let wanted = configuration.runners + configuration.spectators + configuration.webSpectators + hostileConnections + 256
     guard ProcessLimits.raiseOpenFileLimit(to: wanted) >= wanted else {
         printError("moonrunner-bench soak: \(wanted) open files needed")
         return 1
@@ -75,7 +106,8 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
     let server: LoadServerProcess
     let driver: SoakDriver
     do throws(LoadServerProcess.StartError) {
-        server = try LoadServerProcess(binary: serverBinary, host: "127.0.0.1", database: database)
+        server = try LoadServerProcess(binary: serverBinary, host: "127.0.0.1", database: database,
+                                       serveOptions: ["--output-budget", "\(configuration.outputBudget)"])
     } catch {
         printError("moonrunner-bench soak: \(error)")
         return 1
@@ -89,18 +121,31 @@ func runSoakBenchmark(arguments: [String]) -> Int32 {
     }
     print("soak: \(configuration.runners) runners at \(configuration.rate) fixes/s, \(configuration.spectators) + "
           + "\(configuration.webSpectators) web spectators, \(configuration.minutes) min, seed \(configuration.seed), "
-          + "server pid \(server.processID.map(String.init) ?? "?"), load average \(machineLoadAverage())")
+          + "server pid \(server.processID.map(String.init) ?? "?"), output budget \(configuration.outputBudget) MiB, "
+          + "load average \(machineLoadAverage())")
+    if let hostile = configuration.hostile {
+        print("hostile: \(hostile.floods) cheer floods (+\(hostile.floods == 0 ? 0 : max(1, hostile.floods / 2)) over HTTP), "
+              + "\(hostile.stalled) stalled readers, \(hostile.replayers) replayers, \(hostile.guessers) guessers")
+    }
     // One line per report as it happens, also when stdout is a file or a pipe.
     driver.run { sample in
         print(soakReportLine(sample))
         fflush(nil)
     }
+    // The log goes with the server's temporary folder: read it first.
+    let shed = server.logLines(containing: ": over the output budget")
     let stopped = server.stop()
     let check = checkAcknowledgedFixes(of: driver.runners, in: database)
-    let verdict = SoakVerdict(samples: driver.samples, tally: driver.tally, check: check,
+    var verdict = SoakVerdict(samples: driver.samples, tally: driver.tally, check: check,
                               unexpectedCloses: driver.load.unexpectedCloseCount,
                               firstUnexpectedClose: driver.load.firstUnexpectedCloseReason,
                               shutdownStatus: stopped?.status)
+    verdict.judgeResidentMemory(driver.residentSamples, minutes: configuration.minutes,
+                                outputBudget: configuration.outputBudget)
+    verdict.judgeNormalClients(driver: driver)
+    if let hostile = driver.hostile {
+        verdict.judgeHostile(hostile, shedByBudget: shed, settleSeconds: driver.settleSeconds)
+    }
     for line in verdict.lines { print(line) }
     print("verdict: \(verdict.passed ? "PASS" : "FAIL")\(verdict.problems.isEmpty ? "" : " — " + verdict.problems.joined(separator: "; "))")
     return verdict.passed ? 0 : 1
@@ -117,6 +162,14 @@ private func soakReportLine(_ sample: SoakSample) -> String {
         + "sessions=\(tally.runnerSessions) resumed=\(tally.resumes) drops=\(tally.drops) quits=\(tally.quits) "
         + "stops=\(tally.stops) acked=\(sample.fixesAcknowledged) spectators=\(tally.spectatorSessions)"
         + "+\(tally.webSpectatorSessions)web malformed=\(tally.malformedSent)/answered \(tally.malformedAnswered)"
+        + (sample.hostile.isEmpty ? "" : "\n" + hostileReportLine(sample.hostile))
+}
+
+/// The hostile mix so far, all kinds together.
+private func hostileReportLine(_ counts: [HostileCounts]) -> String {
+    let sum = { (value: (HostileCounts) -> Int) in counts.reduce(0) { $0 + value($1) } }
+    return "         hostile: \(sum(\.connections)) connections (\(sum(\.reconnects)) reconnects), \(sum(\.sent)) sent, "
+        + "\(sum(\.refusals)) refused/busy, \(sum(\.closedByServer)) closed by the server"
 }
 
 /// What the store holds of the acked fixes.
@@ -168,17 +221,6 @@ struct SoakVerdict {
         // is the baseline; the last one is taken after the wind-down.
         let baseline = samples.count > 2 ? samples[1] : samples[0]
         let last = samples[samples.count - 1]
-        if let before = baseline.residentBytes, let after = last.residentBytes {
-            let growth = after - before
-            let allowed = max(before / 10, 8 << 20)
-            lines.append("rss: \(mebibytes(before)) at t=\(minutes(baseline)) min -> \(mebibytes(after)) at the end "
-                         + "(\(growth >= 0 ? "+" : "")\(mebibytes(growth)); allowed +\(mebibytes(allowed)))")
-            let peak = samples.compactMap(\.residentBytes).max() ?? after
-            lines.append("rss peak: \(mebibytes(peak))")
-            if growth > allowed { problems.append("RSS grew by \(mebibytes(growth))") }
-        } else {
-            problems.append("no RSS figures")
-        }
         if let before = baseline.otherFiles, let after = last.otherFiles {
             let range = samples.compactMap(\.otherFiles)
             lines.append("fds other than connections: \(before) at t=\(minutes(baseline)) min -> \(after) at the end "
@@ -205,6 +247,64 @@ struct SoakVerdict {
         if tally.connectFailures > 0 { problems.append("\(tally.connectFailures) connects failed") }
         lines.append("server shutdown: exit status \(shutdownStatus.map(String.init) ?? "?")")
         if shutdownStatus != 0 { problems.append("the server exited with status \(shutdownStatus.map(String.init) ?? "?")") }
+    }
+}
+
+extension SoakVerdict {
+    /// RSS is bounded when the last third's peak is within max(10 %, 16 MiB) of the first third's (the first
+    /// third fills caches, SQLite's page cache and the stalled readers' backlog up to the output budget), and no
+    /// sample is above the output budget + 200 MiB.
+    mutating func judgeResidentMemory(_ samples: [(seconds: Double, bytes: Int)], minutes: Double, outputBudget: Int) {
+        guard let first = samples.first, let last = samples.last, let peak = samples.map(\.bytes).max() else {
+            problems.append("no RSS figures")
+            return
+        }
+        let third = minutes * 60 / 3
+        let early = samples.filter { $0.seconds <= third }.map(\.bytes).max() ?? first.bytes
+        let late = samples.filter { $0.seconds >= 2 * third }.map(\.bytes).max() ?? last.bytes
+        let allowed = max(early / 10, 16 << 20)
+        let cap = (outputBudget + 200) << 20
+        lines.append("rss: start \(mebibytes(first.bytes)), peak \(mebibytes(peak)), end \(mebibytes(last.bytes)) "
+                     + "(\(samples.count) samples 5 s apart); peak of the first third \(mebibytes(early)), of the last "
+                     + "\(mebibytes(late)) (allowed +\(mebibytes(allowed))); cap \(mebibytes(cap))")
+        if late - early > allowed {
+            problems.append("RSS grew: the last third peaked \(mebibytes(late - early)) above the first")
+        }
+        if peak > cap { problems.append("RSS peaked at \(mebibytes(peak)), above the output budget + 200 MiB") }
+    }
+
+    /// No normal runner refused or disconnected by the server; the normal spectators' events kept flowing.
+    mutating func judgeNormalClients(driver: SoakDriver) {
+        let tally = driver.tally
+        lines.append("normal runners: \(tally.runnerRefusals) refused\(tally.firstRunnerRefusal.map { " (first: \($0))" } ?? ""), "
+                     + "\(tally.runnerDisconnects) disconnected by the server"
+                     + "\(tally.firstRunnerDisconnect.map { " (first: \($0))" } ?? ""); slowest ok:iam "
+                     + String(format: "%.2f s", tally.slowestIdentify) + ", \(tally.slowIdentifies) took 1 s or more")
+        if tally.runnerRefusals > 0 { problems.append("\(tally.runnerRefusals) times a normal runner was refused") }
+        if tally.runnerDisconnects > 0 {
+            problems.append("\(tally.runnerDisconnects) normal runners' connections closed by the server")
+        }
+        let latency = driver.spectatorPaceLatency
+        let gap = driver.longestSpectatorGap
+        lines.append("normal spectators: \(tally.spectatorEvents) events, at most " + String(format: "%.2f s", gap)
+                     + " without one while the churn ran; pace ts→arrival p50 \(latency.percentile(0.5) / 1000) ms, "
+                     + "p99 \(latency.percentile(0.99) / 1000) ms, max \(latency.maximum / 1000) ms (\(latency.count) paces)")
+        if tally.spectatorEvents == 0 || gap >= 10 {
+            problems.append("the normal spectators' events stopped for " + String(format: "%.1f s", gap))
+        }
+    }
+
+    /// The hostile kinds' counts; no guess may be taken.
+    mutating func judgeHostile(_ mix: SoakHostileMix, shedByBudget: Int, settleSeconds: Double) {
+        lines.append("hostile, per kind (answers by kind; 'slowed': 0.2 s or more; 'refused': too many wrong ones):")
+        lines += mix.reportLines()
+        lines.append("server: \(shedByBudget) connections closed over the output budget; the hostile connections closed "
+                     + "after \(String(format: "%.1f", settleSeconds)) s")
+        let taken = [HostileKind.guessKey, .guessToken, .guessDevice].reduce(0) { sum, kind in
+            sum + mix.counts[kind.rawValue].answers.filter { $0.key.hasPrefix("ok:") || $0.key.hasPrefix("2") }
+                .values.reduce(0, +)
+        }
+        if taken > 0 { problems.append("\(taken) wrong keys or tokens were taken") }
     }
 }
 

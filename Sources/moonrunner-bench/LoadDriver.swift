@@ -475,13 +475,16 @@ final class LoadDriver {
 
     // MARK: Plumbing
 
-    /// Connects (blocking connect: loopback handshakes are fast), makes the socket non-blocking and registers it.
-    func connect<Peer: LoadPeer>(port: UInt16? = nil, _ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
+    /// Connects (blocking connect: loopback handshakes are fast), makes the socket non-blocking and registers it;
+    /// `receiveBuffer` is its kernel receive buffer (set before connecting), nil for the kernel's own.
+    func connect<Peer: LoadPeer>(port: UInt16? = nil, receiveBuffer: Int? = nil,
+                                 _ make: (StreamSocket) -> Peer) throws(LoadSetupError) -> Peer {
         do {
-            let socket = try StreamSocket.connect(host: server.host, port: port ?? server.port)
+            let socket = try StreamSocket.connect(host: server.host, port: port ?? server.port,
+                                                  receiveBufferSize: receiveBuffer)
             try socket.setBlocking(false)
             let peer = make(socket)
-            try loop.register(socket.fileDescriptor, interest: .readable, handler: peer)
+            try loop.register(socket.fileDescriptor, interest: peer.interest, handler: peer)
             return peer
         } catch {
             throw LoadSetupError(description: "connect to \(server.host):\(server.port): \(error)")

@@ -17,14 +17,20 @@ class LoadPeer: EventHandler {
     let socket: StreamSocket
     unowned let driver: LoadDriver
     var state = State.connecting
+    /// False for a peer that never reads (a stalled reader): it is registered without read interest, so the
+    /// server's output piles up; it learns of a close only when the kernel reports an error or a write fails.
+    let isReading: Bool
     private var framer = LineFramer(maximumLineLength: 16 * 1024)
     private var output: [UInt8] = []
     private var outputStart = 0
-    private var interest: Interest = .readable
+    /// The interest registered now (``LoadDriver/connect(port:_:)`` registers this one).
+    private(set) var interest: Interest
 
-    init(socket: StreamSocket, driver: LoadDriver) {
+    init(socket: StreamSocket, driver: LoadDriver, reading: Bool = true) {
         self.socket = socket
         self.driver = driver
+        isReading = reading
+        interest = reading ? .readable : []
     }
 
     /// True while output waits for the socket to take it.
@@ -35,7 +41,12 @@ class LoadPeer: EventHandler {
             flush()
             if !hasPendingOutput { socketDrained() }
         }
-        if (readable || hangup) && state != .closed { readAvailable() }
+        guard state != .closed else { return }
+        if isReading {
+            if readable || hangup { readAvailable() }
+        } else if hangup {
+            close(reason: "reset by the server")
+        }
     }
 
     /// Queues bytes and writes what the socket takes now.
@@ -69,7 +80,8 @@ class LoadPeer: EventHandler {
             output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
             outputStart = 0
         }
-        setInterest(hasPendingOutput ? [.readable, .writable] : .readable)
+        let base: Interest = isReading ? .readable : []
+        setInterest(hasPendingOutput ? base.union(.writable) : base)
     }
 
     private func setInterest(_ wanted: Interest) {
@@ -99,20 +111,26 @@ class LoadPeer: EventHandler {
                 close(reason: "closed by the server")
                 return
             }
-            let now = LoadClock.wallMicroseconds()
-            framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            while let framed = framer.nextLine() {
-                switch framed {
-                case .line(let line):
-                    line.withUnsafeBufferPointer { received($0, at: now) }
-                case .tooLong:
-                    driver.noteProtocolError("a line longer than 16 KiB")
-                }
-                if state == .closed { return }
-            }
+            receivedBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: LoadClock.wallMicroseconds())
+            if state == .closed { return }
             if count < buffer.count { break }
         }
         finishedReading()
+    }
+
+    /// What one read brought, at `now` (wall-clock µs). Cut into lines for ``received(_:at:)`` unless a
+    /// subclass reads another framing (HTTP answers with a body).
+    func receivedBytes(_ bytes: UnsafeRawBufferPointer, at now: Int64) {
+        framer.append(bytes)
+        while let framed = framer.nextLine() {
+            switch framed {
+            case .line(let line):
+                line.withUnsafeBufferPointer { received($0, at: now) }
+            case .tooLong:
+                driver.noteProtocolError("a line longer than 16 KiB")
+            }
+            if state == .closed { return }
+        }
     }
 
     /// Deregisters and closes; a close the driver did not ask for (`expected: false`, e.g. the server hung up
@@ -122,7 +140,13 @@ class LoadPeer: EventHandler {
         state = .closed
         driver.loop.deregister(socket.fileDescriptor)
         socket.close()
-        if !expected { driver.noteUnexpectedClose(reason) }
+        if !expected { closedUnexpectedly(reason) }
+    }
+
+    /// The server hung up or a read or write failed. Counted as a failure of the run; a hostile peer, for
+    /// which that is an answer, counts it as its own.
+    func closedUnexpectedly(_ reason: String) {
+        driver.noteUnexpectedClose(reason)
     }
 
     /// One complete line (without its newline). Subclasses answer their own lines; this handles the common ones.

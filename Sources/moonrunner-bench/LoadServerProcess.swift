@@ -40,8 +40,10 @@ final class LoadServerProcess {
     /// `database` nil means a fresh SQLite file in a temporary directory, removed by ``stop()``. Every client
     /// comes from one address, so the per-address cap is off; `limits` (line protocol, HTTP) are the connection
     /// limits to ask for, so that the open-file limit is shared out as the load needs (the defaults, 20,000
-    /// each, are halved where 20,000 descriptors are allowed: too few for 10,000 browsers; nil: the defaults).
-    init(binary: String, host: String, database: String?, limits: (line: Int, http: Int)? = nil) throws(StartError) {
+    /// each, are halved where 20,000 descriptors are allowed: too few for 10,000 browsers; nil: the defaults);
+    /// `serveOptions` are more of `serve`'s options.
+    init(binary: String, host: String, database: String?, limits: (line: Int, http: Int)? = nil,
+         serveOptions: [String] = []) throws(StartError) {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("moonrunner-load-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         do {
@@ -58,6 +60,7 @@ final class LoadServerProcess {
             if let limits {
                 arguments += ["--max-connections", "\(limits.line)", "--max-http-connections", "\(limits.http)"]
             }
+            arguments += serveOptions
             process = try SpawnedServer(executable: binary, arguments: arguments, logPath: log)
         } catch {
             throw StartError(description: error.description)

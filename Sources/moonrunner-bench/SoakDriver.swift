@@ -28,6 +28,12 @@ struct SoakConfiguration: Sendable {
     var seed: UInt64 = 13
     /// Runner names are `PREFIX-N`.
     var namePrefix = "soak"
+    /// The hostile mix run beside the normal one, nil for none.
+    var hostile: HostileConfiguration? = HostileConfiguration()
+    /// The server's `--output-budget` in MiB: small enough that the hostile mix's stalled readers pass it. Each
+    /// first fills the kernel's send buffer (about 2 MB on loopback, within a minute or two), then holds the
+    /// 64 KiB high-water mark and a little more (past it paces are merged and cheers dropped).
+    var outputBudget = 8
 }
 
 /// One report line: the server's resident memory and open files, and what the bench had open then.
@@ -39,6 +45,8 @@ struct SoakSample {
     var connections: Int
     var tally: SoakTally
     var fixesAcknowledged: Int
+    /// The hostile kinds' counts so far (empty without the hostile mix).
+    var hostile: [HostileCounts]
 
     /// The server's files that are not one of this bench's connections (listening sockets, epoll, the
     /// database, logs…): what must stay flat.
@@ -46,7 +54,8 @@ struct SoakSample {
 }
 
 /// Drives the churn on the load driver's epoll loop in this thread (see ``SoakRunner``): runners join, stream,
-/// drop or stop or quit, and come back with their key; spectators come and go; malformed lines mixed in.
+/// drop or stop or quit, and come back with their key; spectators come and go; malformed lines mixed in; the
+/// hostile mix (``SoakHostileMix``) beside them until the churn ends.
 final class SoakDriver {
     let configuration: SoakConfiguration
     let load: LoadDriver
@@ -55,6 +64,17 @@ final class SoakDriver {
     private var spectators: [SoakSpectator] = []
     var tally = SoakTally()
     private(set) var samples: [SoakSample] = []
+    /// The hostile mix, nil when off.
+    private(set) var hostile: SoakHostileMix?
+    /// The server's RSS every 5 s (seconds since the start, bytes), and after the wind-down.
+    private(set) var residentSamples: [(seconds: Double, bytes: Int)] = []
+    /// Latency of the `pace` events the normal spectators got (their `ts` to their arrival).
+    private(set) var spectatorPaceLatency = LatencyHistogram()
+    /// The longest the normal spectators together went without an event while the churn ran (seconds).
+    private(set) var longestSpectatorGap = 0.0
+    private var lastSpectatorEvent: Double?
+    /// Seconds the server took after the churn to close what the hostile mix left (``settle()``).
+    private(set) var settleSeconds = 0.0
     private var random: SeededRandom
     private var winding = false
     private var started = 0.0
@@ -82,6 +102,10 @@ final class SoakDriver {
         load = try LoadDriver(configuration: LoadConfiguration(), server: server)
         random = SeededRandom(seed: configuration.seed)
         runners = (0..<configuration.runners).map { SoakRunner(index: $0, prefix: configuration.namePrefix) }
+        if let hostileConfiguration = configuration.hostile {
+            hostile = SoakHostileMix(configuration: hostileConfiguration, load: load, server: server,
+                                     runnerNames: runners.map(\.name), seed: configuration.seed &+ 1)
+        }
     }
 
     /// Runs the churn for the configured minutes, sampling every report interval (and printing each sample
@@ -96,9 +120,14 @@ final class SoakDriver {
         samples.append(sample())
         report(samples[0])
         var nextReport = started + configuration.reportInterval
+        var nextResident = started
         let ticker = load.loop.schedule(every: 0.01) { [unowned self] in
             let now = LoadClock.monotonicSeconds()
             tick(now: now)
+            if now >= nextResident {
+                nextResident += 5
+                noteResident(now: now)
+            }
             if now >= nextReport {
                 nextReport += configuration.reportInterval
                 samples.append(sample())
@@ -108,7 +137,10 @@ final class SoakDriver {
         }
         load.loop.run()
         load.loop.cancel(ticker)
+        hostile?.stop()
         windDown()
+        settle()
+        noteResident(now: LoadClock.monotonicSeconds())
         samples.append(sample())
         report(samples[samples.count - 1])
         closeEveryone()
@@ -118,6 +150,10 @@ final class SoakDriver {
 
     private func tick(now: Double) {
         for runner in runners { step(runner, now: now) }
+        if !winding {
+            hostile?.tick(now: now)
+            if let last = lastSpectatorEvent { longestSpectatorGap = max(longestSpectatorGap, now - last) }
+        }
         spectators.removeAll { spectator in
             if spectator.state == .closed { return true }
             guard now >= spectator.leavesAt else { return false }
@@ -141,7 +177,10 @@ final class SoakDriver {
         case .offline(let until):
             if now >= until && (!winding || runner.unacknowledgedCount > 0) { connect(runner) }
         case .identifying:
-            break
+            if now - runner.identifyingSince > 30, let connection = runner.connection {
+                tally.noteRunnerRefused("\(runner.name): no ok:iam within 30 s")
+                disconnect(runner, connection, now: now)
+            }
         case .streaming(let until):
             guard let connection = runner.connection else { return }
             if now >= until && !winding {
@@ -198,6 +237,7 @@ final class SoakDriver {
             let connection = try load.connect { SoakRunnerConnection(socket: $0, driver: load, runner: runner, soak: self) }
             runner.connection = connection
             runner.phase = .identifying
+            runner.identifyingSince = LoadClock.monotonicSeconds()
             tally.runnerSessions += 1
             connection.send(runner.identifyLine)
         } catch {
@@ -220,6 +260,17 @@ final class SoakDriver {
     func runnerStopped(_ runner: SoakRunner) {
         tally.stops += 1
         if let connection = runner.connection { disconnect(runner, connection, now: LoadClock.monotonicSeconds()) }
+    }
+
+    /// An event (a line, or an event stream's `event:`) reached a normal spectator.
+    func spectatorEvent() {
+        tally.spectatorEvents += 1
+        lastSpectatorEvent = LoadClock.monotonicSeconds()
+    }
+
+    /// A `pace` with this `ts` (µs) reached a normal spectator at `now` (wall-clock µs).
+    func spectatorPace(stamp: Int64?, at now: Int64) {
+        if let stamp { spectatorPaceLatency.record(now - stamp) }
     }
 
     private func addSpectator(web: Bool, now: Double) {
@@ -260,6 +311,21 @@ final class SoakDriver {
         load.loop.cancel(ticker)
     }
 
+    /// The stalled readers this bench closed stay open on the server until it next writes to them (an event
+    /// stream's heartbeat comes after 15 s of silence): up to 20 s for the server's files that are not
+    /// connections to come back within 4 of the first report's, so that the last report counts what stayed.
+    private func settle() {
+        guard hostile != nil, let target = (samples.count > 2 ? samples[1] : samples[0]).otherFiles else { return }
+        let started = LoadClock.monotonicSeconds()
+        let ticker = load.loop.schedule(every: 0.5) { [unowned self] in
+            let other = sample().otherFiles ?? .max
+            if other <= target + 4 || LoadClock.monotonicSeconds() - started >= 20 { load.loop.stop() }
+        }
+        load.loop.run()
+        load.loop.cancel(ticker)
+        settleSeconds = LoadClock.monotonicSeconds() - started
+    }
+
     private func closeEveryone() {
         for runner in runners {
             runner.connection?.close(reason: "done", expected: true)
@@ -269,11 +335,16 @@ final class SoakDriver {
         spectators.removeAll()
     }
 
+    private func noteResident(now: Double) {
+        if let bytes = server.residentBytes() { residentSamples.append((now - started, bytes)) }
+    }
+
     private func sample() -> SoakSample {
-        let connections = runners.filter { $0.connection != nil }.count + spectators.count
+        let connections = runners.filter { $0.connection != nil }.count + spectators.count + (hostile?.openConnections ?? 0)
         return SoakSample(seconds: LoadClock.monotonicSeconds() - started, residentBytes: server.residentBytes(),
                           openFiles: server.openFileCount(), connections: connections, tally: tally,
-                          fixesAcknowledged: runners.reduce(0) { $0 + $1.acknowledged.count })
+                          fixesAcknowledged: runners.reduce(0) { $0 + $1.acknowledged.count },
+                          hostile: hostile?.counts ?? [])
     }
 }
 

@@ -31,6 +31,8 @@ final class SoakRunner {
     var connection: SoakRunnerConnection?
     /// Monotonic time the next fix is due.
     var nextFixAt = 0.0
+    /// Monotonic time the current connection sent `iam:`.
+    var identifyingSince = 0.0
     /// Fixes sent and not yet covered by an ack, oldest first: their `ts` in µs and their line.
     private(set) var unacknowledged: [(micros: Int64, line: [UInt8])] = []
     private var unacknowledgedHead = 0
@@ -119,10 +121,25 @@ struct SoakTally {
     var firstUnexpectedError: String?
     var connectFailures = 0
     var firstConnectFailure: String?
+    /// A normal runner refused: told `err:wrong_key`, `err:busy`, `err:flood`… (not the answer to a malformed
+    /// line), or no `ok:iam` within 30 s. Must stay 0 however hostile the rest of the load.
+    var runnerRefusals = 0
+    var firstRunnerRefusal: String?
+    /// A normal runner's connection closed by the server.
+    var runnerDisconnects = 0
+    var firstRunnerDisconnect: String?
+    /// The longest a runner waited for `ok:iam` (seconds), and how many waited 1 s or more.
+    var slowestIdentify = 0.0
+    var slowIdentifies = 0
 
     mutating func noteUnexpected(_ line: String) {
         unexpectedErrors += 1
         if firstUnexpectedError == nil { firstUnexpectedError = line }
+    }
+
+    mutating func noteRunnerRefused(_ what: String) {
+        runnerRefusals += 1
+        if firstRunnerRefusal == nil { firstRunnerRefusal = what }
     }
 }
 
@@ -140,6 +157,10 @@ final class SoakRunnerConnection: LoadPeer {
         super.init(socket: socket, driver: driver)
     }
 
+    /// Answers that refuse the runner whatever it sent, never the answer to a malformed line.
+    static let refusals: Set<String> = ["err:wrong_key", "err:busy", "err:flood", "err:idle", "err:storage",
+                                        "err:shutting_down", "err:replaced", "err:live_elsewhere"]
+
     override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
         if line.starts(with: "ack:".utf8) {
             guard let micros = LoadClock.timestampMicros(in: line) else {
@@ -148,20 +169,38 @@ final class SoakRunnerConnection: LoadPeer {
             runner.acknowledge(upTo: micros)
         } else if line.starts(with: "ok:iam".utf8) {
             let event = try? Event.parse(line)
-            if let key = event?["key"] { runner.key = key }
+            if let key = event?["key"] {
+                runner.key = key
+                soak.hostile?.noteClaimed(runner.name)
+            }
             if event?["resumed"] != nil { soak.tally.resumes += 1 }
+            let waited = LoadClock.monotonicSeconds() - runner.identifyingSince
+            soak.tally.slowestIdentify = max(soak.tally.slowestIdentify, waited)
+            if waited >= 1 { soak.tally.slowIdentifies += 1 }
             soak.runnerIdentified(runner)
         } else if line.starts(with: "end:".utf8) {
             soak.tally.runsEnded += 1
+            if let event = try? Event.parse(line), event["saved"] == "yes", let run = event["run"].flatMap(Int64.init) {
+                soak.hostile?.noteSavedRun(run)
+            }
             if case .stopping = runner.phase { soak.runnerStopped(runner) }
         } else if line.starts(with: "err:".utf8) {
-            if pendingMalformed > 0 {
+            let text = String(decoding: line, as: UTF8.self)
+            if Self.refusals.contains(HostilePeer.answerKind(line)) {
+                soak.tally.noteRunnerRefused("\(runner.name): \(text)")
+            } else if pendingMalformed > 0 {
                 pendingMalformed -= 1
                 soak.tally.malformedAnswered += 1
             } else {
-                soak.tally.noteUnexpected("\(runner.name): " + String(decoding: line, as: UTF8.self))
+                soak.tally.noteUnexpected("\(runner.name): " + text)
             }
         }
+    }
+
+    override func closedUnexpectedly(_ reason: String) {
+        soak.tally.runnerDisconnects += 1
+        if soak.tally.firstRunnerDisconnect == nil { soak.tally.firstRunnerDisconnect = "\(runner.name): \(reason)" }
+        super.closedUnexpectedly(reason)
     }
 }
 
@@ -185,21 +224,38 @@ final class SoakSpectator: LoadPeer {
         send(Array(request.utf8))
     }
 
+    /// The web stream's current `event:` is a `pace`.
+    private var readingPace = false
+    /// When the subscription was answered (wall-clock µs): the paces of the next second are the catch-up
+    /// (a runner's latest, however old), not timed.
+    private var subscribedAt = Int64.max
+
     override func received(_ line: UnsafeBufferPointer<UInt8>, at now: Int64) {
         if isWeb {
             if line.starts(with: "HTTP/1.1 200".utf8) {
                 state = .ready
+                subscribedAt = now
             } else if line.starts(with: "event: ".utf8) {
-                soak.tally.spectatorEvents += 1
+                readingPace = line.starts(with: "event: pace".utf8)
+                soak.spectatorEvent()
+            } else if readingPace && line.starts(with: "data: ".utf8) {
+                readingPace = false
+                if now - subscribedAt >= 1_000_000 {
+                    soak.spectatorPace(stamp: LoadClock.jsonTimestampMicros(in: line), at: now)
+                }
             } else if line.starts(with: "HTTP/1.1 ".utf8) {
                 soak.tally.noteUnexpected("web spectator: " + String(decoding: line, as: UTF8.self))
             }
         } else if line.starts(with: "ok:watch".utf8) {
             state = .ready
+            subscribedAt = now
         } else if line.starts(with: "err:".utf8) {
             soak.tally.noteUnexpected("spectator: " + String(decoding: line, as: UTF8.self))
         } else {
-            soak.tally.spectatorEvents += 1
+            soak.spectatorEvent()
+            if line.starts(with: "pace:".utf8) && now - subscribedAt >= 1_000_000 {
+                soak.spectatorPace(stamp: LoadClock.timestampMicros(in: line), at: now)
+            }
         }
     }
 }

@@ -143,6 +143,21 @@ import Testing
         #expect(fcntl(server.fileDescriptor, F_GETFL) & O_NONBLOCK == 0)
         #expect(fcntl(server.fileDescriptor, F_GETFD) & FD_CLOEXEC != 0)
     }
+
+    @Test func aReceiveBufferAskedForIsSetBeforeConnecting() throws {
+        let listener = try ListeningSocket(host: "127.0.0.1", port: 0)
+        let small = try StreamSocket.connect(host: "127.0.0.1", port: listener.port, receiveBufferSize: 4096)
+        let usual = try StreamSocket.connect(host: "127.0.0.1", port: listener.port)
+        func receiveBuffer(_ socket: StreamSocket) -> Int32 {
+            var size: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(socket.fileDescriptor, SOL_SOCKET, SO_RCVBUF, &size, &length)
+            return size
+        }
+        // The kernel doubles what it is asked for (its bookkeeping); left alone it starts at tcp_rmem's default.
+        #expect(receiveBuffer(small) == 8192)
+        #expect(receiveBuffer(usual) > 8192)
+    }
 }
 
 /// Process limits used by the server at start-up. Serialized: resident memory is the whole process's, and one
