@@ -174,6 +174,10 @@ private func hostileReportLine(_ counts: [HostileCounts]) -> String {
 
 /// What the store holds of the acked fixes.
 struct SoakStoreCheck {
+    /// Fixes the runners made, how many times they were written (resends too), and those no ack covered.
+    var made = 0
+    var written = 0
+    var unacknowledged = 0
     var acknowledged = 0
     var missing = 0
     var firstMissing: String?
@@ -202,6 +206,9 @@ private func checkAcknowledgedFixes(of runners: [SoakRunner], in path: String) -
                 if check.firstMissing == nil { check.firstMissing = "\(runner.name) ts=\(Double(micros) / 1e6)" }
             }
             check.acknowledged += runner.acknowledged.count
+            check.made += runner.fixesMade
+            check.written += runner.linesSent
+            check.unacknowledged += runner.unacknowledgedCount
         }
     } catch {
         check.error = "\(error)"
@@ -229,6 +236,8 @@ struct SoakVerdict {
         } else {
             problems.append("no open-file figures")
         }
+        lines.append("fixes: \(check.made) sent (\(check.written) lines with the resends), \(check.acknowledged) acked, "
+                     + "\(check.unacknowledged) never acked")
         lines.append("store: \(check.acknowledged) acked fixes, \(check.missing) missing; \(check.storedFixes) fixes "
                      + "in \(check.runs) runs")
         if let error = check.error { problems.append("cannot read the store: \(error)") }

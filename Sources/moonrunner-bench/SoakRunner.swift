@@ -40,6 +40,8 @@ final class SoakRunner {
     private(set) var acknowledged: [Int64] = []
     /// Fixes written, counting resends.
     private(set) var linesSent = 0
+    /// Fixes made (each once, however often resent).
+    private(set) var fixesMade = 0
     private let originLatitude: Double
     private let originLongitude: Double
     private var firstMicros: Int64 = 0
@@ -80,6 +82,7 @@ final class SoakRunner {
         line.append(UInt8(ascii: "\n"))
         unacknowledged.append((micros, line))
         linesSent += 1
+        fixesMade += 1
         return line
     }
 
