@@ -11,7 +11,7 @@ extension RunTracker {
     /// fix is counted `stale` and dropped, and this fix is judged as a first fix.
     public mutating func add(_ fix: Fix, now: Double) -> FixOutcome {
         if droppedStart != nil { droppedStart = nil }
-        guard projection == nil else { return admit(fix, now: now) }
+        guard projection == nil else { return admitAfterAnyPause(fix, now: now) }
         if let held = heldStart {
             heldStart = nil
             if fix.timestamp == held.timestamp {
@@ -41,8 +41,17 @@ extension RunTracker {
         return admit(fix, now: now)
     }
 
-    /// The time the run started (its first accepted fix's), nil before.
+    /// The time the run started (its first accepted fix's, or the clock's start when earlier), nil before.
     public var startedAt: Double? { projection == nil ? nil : startTimestamp }
+
+    /// Starts the run's clock at `timestamp`, the first point a recorded file has: elapsed time, splits and
+    /// badge times then count from it even when the filter refuses that point (a handheld GPS's first fix,
+    /// often inaccurate), as the device's own timer did. It takes effect only when earlier than the first
+    /// accepted fix, and only before it: a live run's clock starts at its first accepted fix.
+    public mutating func startClock(at timestamp: Double) {
+        guard projection == nil, timestamp.isFinite else { return }
+        clockStart = timestamp
+    }
 
     /// True when `fix` is the next (or previous) fix of the recording `held` began: valid, within the
     /// recording gap of it or half its age, and no faster than a runner from it.

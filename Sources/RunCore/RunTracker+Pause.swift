@@ -23,9 +23,29 @@ extension RunTracker {
     public var isPaused: Bool { projection != nil && smoother.count == 0 && gateSegmentStart == settledCount }
 
     /// Offers one fix like ``add(_:now:)`` and says whether it began a new track segment: the first fix
-    /// accepted after a ``pause()``, or one the filter re-anchored on after a jump. The first fix of the run
-    /// begins the first segment and does not count.
+    /// accepted after a ``pause()`` or after a gap that was a pause (see ``FilterConfiguration/pauseGap``), or
+    /// one the filter re-anchored on after a jump. The first fix of the run begins the first segment and does
+    /// not count.
     public mutating func addNotingSegment(_ fix: Fix, now: Double) -> (outcome: FixOutcome, startsSegment: Bool) {
+        let resuming = isPaused, gapPauses = recordingGaps.count
+        let segmentStart = gateSegmentStart
+        let outcome = add(fix, now: now)
+        guard case .accepted = outcome else { return (outcome, false) }
+        return (outcome, resuming || recordingGaps.count != gapPauses || gateSegmentStart != segmentStart)
+    }
+
+    /// Pauses found in the recording's gaps so far (each also ends a segment, as a ``pause()`` does).
+    public var pausesInGaps: Int { recordingGaps.count }
+
+    /// A fix of a started run: first a pause when the silence before it was one (a valid fix only: a fix the
+    /// filter refuses says nothing of where the runner went), then, when the run is paused, a filter that
+    /// does not judge the fix as a jump from the one before the pause.
+    mutating func admitAfterAnyPause(_ fix: Fix, now: Double) -> FixOutcome {
+        if !isPaused, let last = filter.lastAccepted, fix.timestamp > last.timestamp,
+           filter.staticRejection(of: fix, now: now) == nil,
+           recordingGaps.isPause(from: last.timestamp, to: fix.timestamp, speed: filter.impliedSpeed(from: last, to: fix)) {
+            pause()
+        }
         let resuming = isPaused
         if resuming, let last = lastAcceptedTimestamp {
             // The filter judges jumps from its last accepted fix. After a pause that is a stand-in at the new
@@ -36,9 +56,9 @@ extension RunTracker {
                              now: last)
             self.filter = filter
         }
-        let segmentStart = gateSegmentStart
-        let outcome = add(fix, now: now)
-        guard case .accepted = outcome else { return (outcome, false) }
-        return (outcome, resuming || gateSegmentStart != segmentStart)
+        let previous = lastAcceptedTimestamp
+        let outcome = admit(fix, now: now)
+        if !resuming, case .accepted = outcome, let previous { recordingGaps.noteInterval(fix.timestamp - previous) }
+        return outcome
     }
 }

@@ -40,10 +40,14 @@ public struct RunTracker: Sendable {
     public internal(set) var droppedStart: Fix?
 
     var filter: FixFilter
+    /// Finds the pauses in the recording's gaps.
+    var recordingGaps: RecordingGaps
     var smoother: KalmanSmoother
     var projection: LocalProjection?
-    /// Timestamp of the first accepted fix.
+    /// Timestamp of the first accepted fix, or the earlier start of the clock (``startClock(at:)``).
     var startTimestamp = 0.0
+    /// Where a recording's clock started when its first point may be refused (``startClock(at:)``).
+    var clockStart: Double?
     /// Final track points (older than the lag and the settling horizon); only the newest when the tracker
     /// does not keep its track (``TrackerConfiguration/keepsTrack``).
     var committed = FinalTrack()
@@ -96,6 +100,7 @@ public struct RunTracker: Sendable {
         self.configuration = configuration
         self.history = history
         filter = FixFilter(configuration: configuration.filter)
+        recordingGaps = RecordingGaps(configuration: configuration.filter)
         smoother = KalmanSmoother(configuration)
         settling = SettlingTrack(configuration)
     }
@@ -110,7 +115,7 @@ public struct RunTracker: Sendable {
         let started = projection == nil
         if started {
             projection = LocalProjection(origin: fix.coordinate)
-            startTimestamp = fix.timestamp
+            startTimestamp = min(fix.timestamp, clockStart ?? fix.timestamp)
         } else if verdict == .reanchor {
             advanceWindow(committing: smoother.count)
             gateSegmentStart = settledCount

@@ -24,6 +24,19 @@ public struct FilterConfiguration: Sendable, Hashable {
     /// the one before), the last of them is accepted and the track re-anchors on it: the earlier accepted
     /// fix was the wrong one. The jump itself adds no distance. Default 5.
     public var reanchorCount: Int = 5
+    /// A recording gap is a pause when it is at least this many seconds long (and at least
+    /// ``pauseGapIntervals`` of the recording's usual interval) and crossed no faster than ``pauseGapSpeed``:
+    /// a watch that stops recording while its wearer stands (auto-pause), or a phone app that sends only after
+    /// moving some metres. No distance and no moving time are counted across it, as across a
+    /// ``RunTracker/pause()``. Default 10.
+    public var pauseGap: Double = 10
+    /// The fastest straight-line speed across a gap that still makes it a pause, m/s: walking pace. A gap
+    /// crossed faster (a tunnel at running pace, a phone that lost its signal) is run and counts. Default 1.5.
+    public var pauseGapSpeed: Double = 1.5
+    /// A gap is a pause only when it is at least this many times the recording's usual interval (a running
+    /// average of the intervals that were not gaps), so an app that records every 15 s while its wearer walks
+    /// is not paused at every fix. Default 3.
+    public var pauseGapIntervals: Double = 3
 
     /// Creates the default filter.
     public init() {}

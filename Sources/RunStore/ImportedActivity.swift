@@ -14,6 +14,8 @@ public enum ActivityFormat: String, Sendable, Hashable, CaseIterable {
 public struct ImportedActivity: Sendable, Hashable {
     /// The activity's name or id as the file gives it, if any.
     public var name: String?
+    /// The sport the file gives it (TCX `Sport`: Running, Biking, Other), if any.
+    public var sport: String?
     /// The usable points (a position and a time), in segments; no segment is empty.
     public var segments: [[Fix]]
     /// Points skipped because they had no valid position (a watch still looking for satellites).
@@ -24,9 +26,10 @@ public struct ImportedActivity: Sendable, Hashable {
     public var deviceDistance: Double?
 
     /// Creates an activity.
-    public init(name: String? = nil, segments: [[Fix]], pointsWithoutPosition: Int = 0, pointsWithoutTime: Int = 0,
-                deviceDistance: Double? = nil) {
+    public init(name: String? = nil, sport: String? = nil, segments: [[Fix]], pointsWithoutPosition: Int = 0,
+                pointsWithoutTime: Int = 0, deviceDistance: Double? = nil) {
         self.name = name
+        self.sport = sport
         self.segments = segments.filter { !$0.isEmpty }
         self.pointsWithoutPosition = pointsWithoutPosition
         self.pointsWithoutTime = pointsWithoutTime
@@ -118,6 +121,7 @@ private struct ActivityFileReader: XMLEventHandler {
 /// Collects one activity's points while a reader walks it.
 struct ActivityBuilder {
     var name: String?
+    var sport: String?
     var segments: [[Fix]] = [[]]
     var withoutPosition = 0
     var withoutTime = 0
@@ -154,7 +158,7 @@ struct ActivityBuilder {
     func finish() throws(StoreError) -> ImportedActivity? {
         // A name is a title, not a document: a file's 50 MB <name> is cut to what a list can show.
         let title = name.map { String($0.prefix(Self.longestName)) }
-        let activity = ImportedActivity(name: title, segments: segments, pointsWithoutPosition: withoutPosition,
+        let activity = ImportedActivity(name: title, sport: sport, segments: segments, pointsWithoutPosition: withoutPosition,
                                         pointsWithoutTime: withoutTime, deviceDistance: deviceDistance)
         if activity.pointCount == 0, let line = firstTimelessLine {
             throw StoreError.invalidInput("line \(line): track point without a <time>; a run needs the time of "

@@ -22,6 +22,12 @@ public enum RunImport {
         public var newRunnerKey: String?
         /// Where the run came from; nil for ``importRun(_:runner:into:configuration:now:)``.
         public var source: ImportRecord?
+        /// Why the engine refused the activity's first point, if it did: its distance starts at a later
+        /// point, its clock still at this one.
+        public var firstPointRejection: FixRejection?
+        /// Pauses the engine found in the recording's gaps (silences crossed at walking pace or slower, see
+        /// ``FilterConfiguration/pauseGap``), beside the file's own segment breaks.
+        public var pausesInGaps = 0
     }
 
     /// What became of one activity of a file.
@@ -77,7 +83,7 @@ public enum RunImport {
                               into store: any RunStore, configuration: TrackerConfiguration,
                               now: Double) throws(StoreError) -> Outcome {
         let fixes = activity.fixes
-        guard let first = fixes.first, let last = fixes.last else {
+        guard let first = fixes.first else {
             throw StoreError.invalidInput("the track has no points")
         }
         var newKey: String?
@@ -89,10 +95,16 @@ public enum RunImport {
         }
         let id = try store.allocateRunID()
         var tracker = RunTracker(configuration: configuration, history: existing?.history ?? BadgeHistory())
+        // An imported activity's clock runs from its first recorded point to its last, as the device's did,
+        // whatever the filter makes of those points.
+        let (recordStart, recordEnd) = fixes.reduce((first.timestamp, first.timestamp)) {
+            (min($0.0, $1.timestamp), max($0.1, $1.timestamp))
+        }
+        tracker.startClock(at: recordStart)
+        var firstPointRejection: FixRejection?
         // The row exists before its first fix, as on the server; its start moves to the first accepted fix
         // when the run finishes.
         store.submit(.runStarted(id: id, runner: runner, started: first.timestamp))
-        var firstAccepted: Double?
         var sequence: Int64 = 0
         var pausesBefore: [Int64] = []
         for (index, segment) in activity.segments.enumerated() {
@@ -106,10 +118,10 @@ public enum RunImport {
                 switch tracker.addNotingSegment(fix, now: fix.timestamp).outcome {
                 case .rejected(let reason):
                     rejection = reason
+                    if sequence == 1 { firstPointRejection = reason }
                 case .held:
                     break  // never: each fix is judged at its own time, so none is stale
                 case .accepted(let progress):
-                    if firstAccepted == nil { firstAccepted = tracker.startedAt }
                     for award in progress.awards {
                         store.submit(.award(StoredAward(runner: runner, runID: id, award: award)))
                     }
@@ -119,9 +131,9 @@ public enum RunImport {
             }
         }
         let summary = tracker.finish()
-        let record = RunRecord(id: id, runner: runner, started: firstAccepted ?? first.timestamp,
-                               ended: tracker.lastAcceptedTimestamp ?? last.timestamp,
-                               distance: summary.distance, elapsed: summary.elapsed, movingTime: summary.movingTime,
+        let record = RunRecord(id: id, runner: runner, started: recordStart, ended: recordEnd,
+                               distance: summary.distance, elapsed: recordEnd - recordStart,
+                               movingTime: summary.movingTime,
                                status: .saved, rejections: summary.rejections)
         store.submit(.runFinished(record, splits: summary.splits, checkpoints: summary.checkpoints))
         store.submit(.history(runner: runner, tracker.history))
@@ -137,6 +149,7 @@ public enum RunImport {
         guard try store.run(id: id)?.record.status == .saved else {
             throw StoreError(code: SQLITE_IOERR, message: "the imported run \(id) could not be stored (see the log above)")
         }
-        return Outcome(runID: id, record: record, summary: summary, newRunnerKey: newKey, source: source)
+        return Outcome(runID: id, record: record, summary: summary, newRunnerKey: newKey, source: source,
+                       firstPointRejection: firstPointRejection, pausesInGaps: tracker.pausesInGaps)
     }
 }

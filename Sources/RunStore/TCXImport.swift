@@ -3,7 +3,8 @@ import RunCore
 
 /// Turns XML events of a Garmin Training Center (TCX v2) document into activities.
 ///
-/// Each `<Activity>` is one activity (whatever its sport), named by its `<Id>`. Its laps' trackpoints are
+/// Each `<Activity>` is one activity, named by its `<Id>`, with its `Sport` (a `<MultiSportSession>`'s legs,
+/// in `<FirstSport>` and `<NextSport>`, are activities like any other). Its laps' trackpoints are
 /// its points: a lap boundary continues the track, while a second `<Track>` inside one lap is where the
 /// device was paused, so it starts a new segment. Trackpoints without a `<Position>` (heart rate only, or no
 /// satellites yet) or without a `<Time>` are skipped and counted. The laps' `<DistanceMeters>` add up to the
@@ -13,6 +14,10 @@ import RunCore
 struct TCXReader: XMLEventHandler {
     /// The TCX v2 namespace.
     static let namespace = "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
+
+    /// Where an `<Activity>` may stand: in `<Activities>`, or as a leg of a `<MultiSportSession>` (a
+    /// triathlon's swim, ride and run: each its own activity, and so its own run).
+    static let activityParents: Set<String> = ["Activities", "FirstSport", "NextSport"]
 
     private var activities: [ActivityBuilder] = []
     /// Local names of the open elements; elements of other namespaces are recorded as "".
@@ -34,8 +39,10 @@ struct TCXReader: XMLEventHandler {
         let parent = path.last
         path.append(element.name)
         switch (element.name, parent) {
-        case ("Activity", "Activities"):
-            activities.append(ActivityBuilder())
+        case ("Activity", let parent?) where Self.activityParents.contains(parent):
+            var activity = ActivityBuilder()
+            activity.sport = element.attributes["Sport"].flatMap { $0.isEmpty ? nil : String($0.prefix(40)) }
+            activities.append(activity)
             deviceDistanceOverride = nil
         case ("Lap", "Activity"):
             tracksInLap = 0
@@ -82,7 +89,7 @@ struct TCXReader: XMLEventHandler {
             latitude = XMLNumber.value(text)
         case ("LongitudeDegrees", "Position") where inPoint:
             longitude = XMLNumber.value(text)
-        case ("Activity", "Activities"):
+        case ("Activity", let parent?) where Self.activityParents.contains(parent):
             if let deviceDistanceOverride { activities[last].deviceDistance = deviceDistanceOverride }
         case ("Trackpoint", "Track") where inPoint:
             activities[last].add(latitude: latitude, longitude: longitude, time: time,

@@ -9,7 +9,10 @@ usage: moonrunner import FILE... --runner NAME [--db PATH]
 Loads every activity of each GPX (1.0/1.1) or TCX (Garmin Training Center v2) file as a saved run of NAME;
 the format is told by the content, not the file name. Runs go through the same engine as a live run
 (filtering, smoothing, splits, badges; the clock is each point's own time), and a new <trkseg> (GPX) or a
-second <Track> in a lap (TCX) is a pause: no distance or moving time across it. Points without a position
+second <Track> in a lap (TCX) is a pause: no distance or moving time across it. So is a silence in the
+recording crossed at walking pace or slower (a watch on auto-pause); one crossed at running pace (a
+tunnel) is run. A TCX multisport session's legs are runs of their own. Elapsed time runs from the first
+recorded point to the last, even when the filter refuses the first. Points without a position
 or a time are skipped and counted. Every point is stored, accepted or filtered, with the awards, the
 runner's badge history and, for TCX, the device's own distance. A file already imported for NAME (same
 start time and point count) is not imported again. A file that cannot be read is reported and the others
@@ -123,7 +126,8 @@ private func importSummary(_ outcome: RunImport.Outcome, activity: ImportedActiv
         distance += String(format: " (device %.2f km)", device / 1000)
     }
     var lines = [
-        "  run \(outcome.runID) saved for \(record.runner)" + (activity.name.map { ": \($0)" } ?? ""),
+        "  run \(outcome.runID) saved for \(record.runner)" + (activity.name.map { ": \($0)" } ?? "")
+            + (activity.sport.map { " (\($0))" } ?? ""),
         distance,
         "  elapsed    \(clock(record.elapsed))   moving \(clock(record.movingTime))",
         "  pace       \(record.averagePace.map { "\(clock($0)) /km" } ?? "–")",
@@ -134,8 +138,16 @@ private func importSummary(_ outcome: RunImport.Outcome, activity: ImportedActiv
     if activity.pointsWithoutPosition > 0 { points += "; skipped \(activity.pointsWithoutPosition) without a position" }
     if activity.pointsWithoutTime > 0 { points += "; skipped \(activity.pointsWithoutTime) without a time" }
     lines.append(points + ")")
-    if activity.segments.count > 1 {
-        lines.append("  pauses     \(activity.segments.count - 1)")
+    if let rejection = outcome.firstPointRejection {
+        lines.append("  start      the first point was filtered (\(rejection.rawValue)): the clock starts at it, "
+            + "the distance at the first point kept")
+    }
+    let filePauses = activity.segments.count - 1, gapPauses = outcome.pausesInGaps
+    if filePauses + gapPauses > 0 {
+        var parts: [String] = []
+        if filePauses > 0 { parts.append("\(filePauses) in the file") }
+        if gapPauses > 0 { parts.append("\(gapPauses) where the recording stopped at walking pace or slower") }
+        lines.append("  pauses     \(filePauses + gapPauses) (" + parts.joined(separator: ", ") + ")")
     }
     // One split a line, numbers right-aligned: a marathon's 42 on one line ran far past the terminal's edge.
     let kilometres = outcome.summary.splits.filter { $0.unit == .kilometre }

@@ -97,9 +97,15 @@ func trackLines(_ text: String) -> [String] {
 
         let paused = try #require(try ImportedFile(data: data).runs.first)
         #expect(paused.source.pausesBefore == [1027])
-        // The same points as one segment, as the importer used to read them: the straight line across.
-        let joinedStore = MemoryRunStore()
-        let joined = try RunImport.importRun(activity.fixes, runner: "ada", into: joinedStore, now: 1)
+        // The same points as one segment, as the importer used to read them, with no pause found in gaps
+        // either: the straight line across.
+        var blind = TrackerConfiguration()
+        blind.filter.pauseGapSpeed = -1
+        let joined = try RunImport.importRun(activity.fixes, runner: "ada", into: MemoryRunStore(), configuration: blind,
+                                             now: 1)
+        // Finding pauses in gaps, the engine sees this one without the file's break: 63 minutes over 2.9 km is
+        // walking pace.
+        let found = try RunImport.importRun(activity.fixes, runner: "cy", into: MemoryRunStore(), now: 1)
         // Each stretch on its own, for what the paused run should add up to.
         let halves = try activity.segments.map {
             try RunImport.importRun($0, runner: "bob", into: MemoryRunStore(), now: 1).record
@@ -109,6 +115,8 @@ func trackLines(_ text: String) -> [String] {
                                             to: activity.segments[1][0].coordinate)
         #expect(straightLine > 2500)
         #expect(joined.record.distance - record.distance > 0.9 * straightLine, "no distance across the pause")
+        #expect(found.record.distance == record.distance && found.record.movingTime == record.movingTime,
+                "the file's break and the gap found make the same pause")
         #expect(abs(record.distance - halves.map(\.distance).reduce(0, +)) < 0.005 * record.distance)
         #expect(record.movingTime <= record.elapsed - gap, "no moving time in the pause")
         #expect(abs(record.movingTime - halves.map(\.movingTime).reduce(0, +)) < 60)
@@ -228,7 +236,9 @@ func trackLines(_ text: String) -> [String] {
             let again = try #require(try ImportedFile(data: Data(exported.utf8)).runs.first)
             expectSameFigures(original.run, again.run)
             #expect(abs((again.source.deviceDistance ?? 0) - (original.source.deviceDistance ?? 1)) < 0.001)
-            #expect(again.source.pausesBefore.count == original.source.pausesBefore.count)
+            // The export writes the pauses the engine found in gaps as breaks, which come back as the file's own.
+            let breaks = RunExport.segments(of: original.fixes, pausesBefore: original.source.pausesBefore).count - 1
+            #expect(again.source.pausesBefore.count == breaks)
             let exportedAgain = RunExport.tcx(again.run, fixes: again.fixes, source: again.source)
             expectSameLines(trackLines(exportedAgain), trackLines(exported))
             // And across formats: the TCX run as GPX measures the same.
@@ -240,12 +250,15 @@ func trackLines(_ text: String) -> [String] {
     @Test func exportsShowThePauseAndLapsPerKilometre() throws {
         let paused = try #require(try ImportedFile(fixture: "strava-paused-two-segments.gpx").runs.first)
         let gpx = RunExport.gpx(paused.run, fixes: paused.fixes, source: paused.source)
-        #expect(gpx.components(separatedBy: "<trkseg>").count - 1 == 2)
+        // The file's pause, and the stops where the watch recorded nothing (10 to 37 s over a few metres).
+        let segments = RunExport.segments(of: paused.fixes, pausesBefore: paused.source.pausesBefore).count
+        #expect(segments > 2)
+        #expect(gpx.components(separatedBy: "<trkseg>").count - 1 == segments)
         #expect(gpx.contains("<desc>\(String(format: "%.2f", paused.run.record.distance / 1000)) km in "))
         let tcx = RunExport.tcx(paused.run, fixes: paused.fixes, source: paused.source)
         let laps = tcx.components(separatedBy: "<Lap ").count - 1
         #expect(laps == Int(paused.run.record.distance / 1000) + 1)
-        #expect(tcx.components(separatedBy: "<Track>").count - 1 == laps + 1, "one lap has two tracks")
+        #expect(tcx.components(separatedBy: "<Track>").count - 1 == laps + segments - 1, "a lap has a track more a pause")
         #expect(tcx.contains("<DistanceMeters>1000</DistanceMeters>"))
     }
 
@@ -279,22 +292,24 @@ extension ActivityImportTests {
         let routes = (root["features"] as? [[String: Any]] ?? []).filter {
             ($0["properties"] as? [String: Any])?["kind"] as? String == "route"
         }
-        #expect(routes.count == accepted.count - 2, "every pair but the one across the pause")
+        // The breaks: the file's pause, and the stops the engine finds in the recording's gaps.
+        let breaks = RunExport.segments(of: paused.fixes, pausesBefore: paused.source.pausesBefore).count - 1
+        #expect(routes.count == accepted.count - 1 - breaks, "every pair but those across a pause")
         let across = [[accepted[firstAfter - 1].longitude, accepted[firstAfter - 1].latitude],
                       [accepted[firstAfter].longitude, accepted[firstAfter].latitude]]
         #expect(!routes.contains { ($0["geometry"] as? [String: Any])?["coordinates"] as? [[Double]] == across })
-        // Without the import record the exporter cannot know, and draws the line.
+        // Without the import record the engine still finds it: 63 minutes over 2.9 km is walking pace.
         let unaware = try #require(try JSONSerialization.jsonObject(
             with: Data(RunExport.geoJSON(paused.run, fixes: paused.fixes).utf8)) as? [String: Any])
-        #expect((unaware["features"] as? [Any])?.count == ((root["features"] as? [Any])?.count ?? 0) + 1)
+        #expect((unaware["features"] as? [Any])?.count == (root["features"] as? [Any])?.count)
 
         let svg = RunExport.svg(paused.run, fixes: paused.fixes, source: paused.source)
         let polylines = svg.components(separatedBy: "<polyline ").dropFirst()
         let points = polylines.reduce(0) { $0 + ($1.components(separatedBy: "points=\"")[1].split(separator: "\"")[0]
             .split(separator: " ").count) }
         let runs = polylines.count
-        // n fixes in one piece make n - 1 segments over (pieces + n - 1) points; the pause removes one segment.
-        #expect(points - runs == accepted.count - 2)
+        // n fixes in one piece make n - 1 segments over (pieces + n - 1) points; each pause removes one segment.
+        #expect(points - runs == accepted.count - 1 - breaks)
     }
 }
 
