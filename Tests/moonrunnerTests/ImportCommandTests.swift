@@ -37,6 +37,26 @@ import Testing
         #expect(try runs(of: "ann", in: database).count == 1, "the good file imported once, the rest changed nothing")
     }
 
+    @Test func theSummarySaysTheFirstPointWasRefusedAndCountsThePausesInGaps() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("runs.sqlite").path
+        // strava-run-1.gpx with a first point 11 s early at hdop 8 (40 m, refused); the file stops once for
+        // 26 s over 10 m (a pause in the gap).
+        var text = try String(contentsOfFile: Self.stravaRun, encoding: .utf8)
+        let start = try #require(text.range(of: "<trkpt "))
+        text.insert(contentsOf: "<trkpt lat=\"53.8399\" lon=\"-1.7758\"><time>2021-05-12T16:55:05Z</time><hdop>8</hdop></trkpt>",
+                    at: start.lowerBound)
+        let file = folder.appendingPathComponent("handheld.gpx").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let importer = try ChildProcess(["import", file, "--runner", "ann", "--db", database])
+        #expect(importer.awaitExit() == 0, "\(importer.standardError)")
+        let output = importer.standardOutput
+        #expect(output.contains("  start      the first point was filtered (inaccurate): the clock starts at it"), "\(output)")
+        #expect(output.contains("  pauses     1 (1 where the recording stopped at walking pace or slower)"), "\(output)")
+        let run = try #require(try runs(of: "ann", in: database).first)
+        #expect(run.started == 1_620_838_505, "the first point's time, 2021-05-12T16:55:05Z")
+    }
+
     @Test func theFormatIsToldByContentAndATCXExportImportsAsTheSameRun() throws {
         let folder = temporaryFolder()
         let first = folder.appendingPathComponent("first.sqlite").path
