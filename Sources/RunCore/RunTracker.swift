@@ -21,6 +21,10 @@ import Foundation
 /// track as it stands after the last fix (the newest points with the decision carried to them); that is
 /// the final distance.
 ///
+/// **Silences.** A gap between fixes crossed at walking pace or slower is a pause, found from the gap's own
+/// distance and time (see ``FilterConfiguration/pauseGap``): a watch on auto-pause says nothing while its
+/// wearer stands, and the straight step across the silence would otherwise count all of it as moving.
+///
 /// The tracker is a value: feeding the same `(fix, now)` sequence to a fresh tracker with the same
 /// history gives identical outcomes, which the server relies on to recover runs after a crash.
 public struct RunTracker: Sendable {
