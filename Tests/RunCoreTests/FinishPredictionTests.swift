@@ -1,7 +1,7 @@
 import RunCore
 import Testing
 
-/// Riegel's prediction against values worked out by hand, and the off-pace watch's timing on a fake clock.
+/// Riegel's prediction against values worked out by hand.
 @Suite struct FinishPredictionTests {
     @Test func riegelAloneWhenStanding() throws {
         // 5 km in 25:00 → 10 km: 1500 · 2^1.06 = 3127.40 s (the textbook example).
@@ -28,22 +28,5 @@ import Testing
         #expect(FinishPrediction.totalTime(toCover: 42_195, distance: 300, elapsed: 50, moving: 50, currentPace: 300) == nil)
         #expect(FinishPrediction.totalTime(toCover: 5_000, distance: 5_000, elapsed: 1_500, moving: 1_500,
                                            currentPace: 300) == nil)
-    }
-
-    @Test func offPaceOnlyAfterTheHoldAndBackOnPaceAtOnce() {
-        // Target 5:00/km, 5% margin (285–315 s/km on pace), held 60 s.
-        var monitor = OffPaceMonitor(targetPace: 300, margin: 0.05, hold: 60)
-        #expect(monitor.observe(currentPace: 314, at: 0) == nil, "within the margin")
-        #expect(monitor.observe(currentPace: 330, at: 10) == nil, "off, but not for 60 s yet")
-        #expect(monitor.observe(currentPace: nil, at: 40) == nil, "no pace (standing): nothing changes")
-        #expect(monitor.observe(currentPace: 340, at: 69) == nil, "59 s off")
-        #expect(monitor.observe(currentPace: 340, at: 70) == .offPace, "60 s off")
-        #expect(monitor.observe(currentPace: 345, at: 200) == nil, "told once")
-        #expect(monitor.observe(currentPace: 301, at: 201) == .backOnPace)
-        #expect(monitor.observe(currentPace: 250, at: 202) == nil, "too fast counts as off too, from now")
-        #expect(monitor.observe(currentPace: 300, at: 230) == nil, "back within before the hold: no alert at all")
-        #expect(monitor.observe(currentPace: 250, at: 240) == nil)
-        #expect(monitor.observe(currentPace: 250, at: 300) == .offPace)
-        #expect(abs(monitor.deviation(of: 250) + 1.0 / 6) < 1e-12, "faster is negative")
     }
 }
