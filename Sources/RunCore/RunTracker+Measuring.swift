@@ -71,8 +71,16 @@ extension RunTracker {
                            distanceToNextBadge: hasNext ? badges[index].distance - last.distance : 0)
     }
 
-    /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds of moving time; nil when the
-    /// runner is standing still or the run is younger than the window.
+    /// Pace over the last ``TrackerConfiguration/currentPaceWindow`` seconds; nil when the runner is standing
+    /// still, the run is younger than the window, or less than ``TrackerConfiguration/currentPaceMinimum``
+    /// seconds of moving time follow the window's newest stop.
+    ///
+    /// Why the window starts after a stop inside it: beside a stop the track counts metres whose time it does
+    /// not (the smoothed track closing in on the stop or setting off from it, a stop's edge), so across a stop
+    /// the metres outran the moving time: 205 s/km for a runner at 333 s/km just after a minute's stop. After
+    /// the newest point whose time was not counted, every point counts both, so the pace there is the distance
+    /// over the time spent covering it. It waits for ``TrackerConfiguration/currentPaceMinimum`` of it: in the
+    /// first seconds after setting off the live track is still catching up with the runner (or lagging).
     private mutating func currentPace(_ last: TrackPoint) -> Double? {
         let cutoff = last.timestamp - configuration.currentPaceWindow
         // The reference point only moves forward, so a cursor into the committed track finds it in a step or two.
@@ -80,7 +88,7 @@ extension RunTracker {
         // a tracker that forgets its track need not keep a long stop's points for it.
         while paceCursor + 1 < committed.count, committed[paceCursor + 1].timestamp <= cutoff { paceCursor += 1 }
         guard last.moving else { return nil }
-        let reference: TrackPoint
+        var reference: TrackPoint
         // The tail's first point is the lag window's first step.
         if smoother.count > 0 && smoother.timestamp(at: 0) <= cutoff {
             // A window longer than the pace window (sparse fixes): search the tail. The settling points all come
@@ -101,7 +109,34 @@ extension RunTracker {
         } else {
             return nil  // younger than the window
         }
-        return Self.pace(last.movingTime - reference.movingTime, last.distance - reference.distance)
+        // Time not counted in the window (a stop, a stop's edge, a re-anchor): rare, so the search for where it
+        // ends is off the per-fix path (while running, every interval counts and the two spans are equal).
+        if (last.timestamp - reference.timestamp) - (last.movingTime - reference.movingTime) > Self.timeSlack {
+            reference = newestUncounted(after: reference, before: last)
+        }
+        let moving = last.movingTime - reference.movingTime
+        guard moving >= configuration.currentPaceMinimum else { return nil }
+        return Self.pace(moving, last.distance - reference.distance)
+    }
+
+    /// Seconds of difference between a span's time and its moving time taken for rounding, not a stop.
+    static let timeSlack = 1e-3
+
+    /// The newest point of the live track from `reference` to `last` after which all time is counted as
+    /// moving: the first whose span to `last` has no time uncounted (a binary search: the uncounted time to
+    /// `last` only shrinks along the track).
+    private func newestUncounted(after reference: TrackPoint, before last: TrackPoint) -> TrackPoint {
+        let track = liveTrack
+        guard let from = track.lastIndex(atOrBefore: reference.timestamp) else { return last }
+        var low = max(from, track.startIndex), high = track.pointCount - 1
+        @inline(__always) func uncounted(_ point: TrackPoint) -> Double {
+            (last.timestamp - point.timestamp) - (last.movingTime - point.movingTime)
+        }
+        while low < high {
+            let mid = (low + high) / 2
+            if uncounted(track.point(at: mid)) > Self.timeSlack { low = mid + 1 } else { high = mid }
+        }
+        return track.point(at: low)
     }
 
     /// Pace between consecutive badges reached on the track, from Earth at the start.

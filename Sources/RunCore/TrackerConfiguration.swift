@@ -54,6 +54,11 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var smoothingLagFixes: Int = 64
     /// The window for the current pace, in seconds. Default 30.
     public var currentPaceWindow: Double = 30
+    /// The current pace needs at least this many seconds of moving time after the newest stop in its window
+    /// (see ``currentPaceWindow``); until then it is not shown. Default 20: in the first seconds after setting
+    /// off the live track is still catching up with the runner (the filter smooths hard at a standstill), so
+    /// over 10 s the pace was up to 5 times off; from 20 s it is within 10% (2 m noise, stops of 20 s to 2 min).
+    public var currentPaceMinimum: Double = 20
     /// The Kalman filter's acceleration noise spectral density in m²/s³ at running speeds (from
     /// ``fullNoiseSpeed``): how briskly the runner may change speed or direction. Lower smooths more but cuts
     /// corners. For gaps between fixes longer than a second it grows with the square of the gap: a corner

@@ -140,9 +140,10 @@ extension SyntheticRun {
 extension SyntheticRun {
     /// A street-like route (as ``run(seed:length:speed:interval:sigmas:correlation:origin:)``) run at a speed per
     /// stretch, `[(seconds, m/s)]` (0 m/s is a stop), one fix per `interval` seconds, under AR(1) noise of per-axis
-    /// `sigma` metres; `movingTime` is the true time spent at a speed above zero.
+    /// `sigma` metres; `movingTime` is the true time spent at a speed above zero. With `straight` the route has
+    /// neither corners nor bends (the same noise): what the smoothing does at a corner is then left out.
     static func route(seed: UInt64, stretches: [(seconds: Double, speed: Double)], interval: Double = 1,
-                      sigma: Double, correlation: Double = 0.95) -> (run: SyntheticRun, movingTime: Double) {
+                      sigma: Double, correlation: Double = 0.95, straight: Bool = false) -> (run: SyntheticRun, movingTime: Double) {
         var rng = SeededRandom(seed: seed)
         var noise = CorrelatedGPSNoise(sigma: sigma, correlation: correlation, random: &rng)
         var east = 0.0, north = 0.0, heading = 2 * .pi * rng.uniform()
@@ -182,7 +183,7 @@ extension SyntheticRun {
                 turn += turnRate * interval
                 turnLeft -= abs(turnRate * interval)
             }
-            heading += turn
+            if !straight { heading += turn }
             east += covered * sin(heading)
             north += covered * cos(heading)
             time = to
