@@ -39,10 +39,13 @@ extension Hub {
     }
 
     /// `eta=`, `finish=`, `next_eta=` of a runner with a goal; `time` is the fix's unix time.
+    /// The goal's target pace (when it has a target time) steadies the early predictions, the next badge's too.
     static func forecast(_ goal: GoalCommand, _ snapshot: RunSnapshot, at time: Double) -> PaceForecast {
+        let targetPace = goal.targetTime.map { $0 / goal.distance * 1000 }
         func total(_ distance: Double) -> Double? {
             FinishPrediction.totalTime(toCover: distance, distance: snapshot.distance, elapsed: snapshot.elapsed,
-                                       moving: snapshot.movingTime, currentPace: snapshot.currentPace)
+                                       moving: snapshot.movingTime, currentPace: snapshot.currentPace,
+                                       targetPace: targetPace)
         }
         let finish = total(goal.distance)
         let next = snapshot.nextBadge == nil ? nil : total(snapshot.distance + snapshot.distanceToNextBadge)

@@ -38,7 +38,8 @@ import Wire
                 if case .pace(let pace) = $0 { pace.forecast?.finish != nil } else { false }
             }
             guard case .pace(let pace) = last else { return }
-            #expect((900...1_200).contains(pace.forecast?.finish ?? 0), "\(pace.line)")
+            // The first prediction (~300 m in, 1000 s at this pace) still leans on the target's 1500 s.
+            #expect((900...1_300).contains(pace.forecast?.finish ?? 0), "\(pace.line)")
             try await watched.first("ann on the board") {
                 if case .rank(let rank) = $0 { rank.runner == "ann" && rank.standing.position == 1 } else { false }
             }

@@ -147,7 +147,7 @@ private func eventError(_ line: String) -> ErrorCode? {
         .note(NoteEvent(runner: "ann", reason: "stale", text: "first fix is 28 h old: send the current time")),
         .pace(PaceEvent(runner: "ann", distance: 10_000, elapsed: 3100, moving: 3000, pace: 300, current: 300,
                         latitude: 48.856614, longitude: 2.352219, timestamp: "1732953100", nextBadge: "callisto",
-                        left: 1265.41, forecast: PaceForecast(eta: 1_732_963_630, finish: 13629.9, nextETA: 1_732_953_482))),
+                        left: 1265.41, forecast: PaceForecast(eta: 1_732_962_998, finish: 12998.1, nextETA: 1_732_953_484))),
         .pace(PaceEvent(runner: "ann", distance: 10, elapsed: 3, moving: 3, pace: nil, current: nil, latitude: 0,
                         longitude: 0, timestamp: "3", nextBadge: "atmosphere", left: 794.67,
                         forecast: PaceForecast(eta: nil, finish: nil, nextETA: nil))),
