@@ -20,7 +20,7 @@ import Testing
                       configuration: TrackerConfiguration = TrackerConfiguration())
         -> (worstAfter: Double, worstSteady: Double, failures: [String]) {
         let (run, _) = SyntheticRun.route(seed: seed, stretches: [(leg, speed), (stop, 0), (leg, speed)], sigma: sigma,
-                                            straight: straight)
+                                            winding: !straight)
         var tracker = RunTracker(configuration: configuration.keepingTrack(keepsTrack))
         let start = run.fixes[0].timestamp, stopStart = start + leg, restart = stopStart + stop
         var worstAfter = 0.0, worstSteady = 0.0, failures: [String] = []

@@ -83,7 +83,8 @@ struct PaceTableTests {
             standingDistance: 10, standingMovingTime: 30),
         Row(name: "5 km at 3 m/s, a fix every 5 s, 4 m noise",
             outing: { SyntheticRun.route(seed: $0, stretches: [(5000.0 / 3, 3)], interval: 5, sigma: 4) },
-            distanceTolerance: 0.02),
+            distanceTolerance: 0.01),
+    ] + sparseRows + [
         Row(name: "5 km at 3 m/s, 4 m noise, 5% of fixes 30–80 m off with 8–15 m accuracy",
             outing: { seed in
                 let outing = SyntheticRun.route(seed: seed, stretches: [(5000.0 / 3, 3)], sigma: 4)
@@ -91,6 +92,28 @@ struct PaceTableTests {
             },
             distanceTolerance: 0.02),
     ]
+
+    /// Sparse fixes (one every 5 s, as a phone saving battery records) at running speeds, on straight and
+    /// winding routes, under independent 4 m noise and under the 1 Hz rows' correlated noise sampled every
+    /// 5 s (0.95⁵ from fix to fix). Independent noise is the hard case: nothing of it is shared by
+    /// neighbouring fixes, so every fix's error bends the track, and a polyline through bent points is longer
+    /// than the truth (a check of this kind once read +2.2%).
+    ///
+    /// The aim is 1%, and the engine does not reach it on all of them yet: with the process noise grown with
+    /// the gap only at a turn (see ``KalmanSmoother/sparseTurnLimit``) the worst seeds read +3.0% (2.5 m/s,
+    /// independent noise, straight: the smoothing a straight wants is more than a corner allows) and −1.8%
+    /// (2.5 m/s, correlated, winding), where growing it on every gap read +8.3% and +2.5%; so the tolerance
+    /// is 3% (most rows are within 1%, their figures are in the report's TABLE lines).
+    static let sparseRows: [Row] = [2.5, 3.5, 5].flatMap { speed in
+        [(0.0, "independent"), (0.774, "correlated")].flatMap { correlation, noise in
+            [true, false].map { winding in
+                Row(name: "5 km at \(speed) m/s, a fix every 5 s, 4 m \(noise) noise, \(winding ? "winding" : "straight")",
+                    outing: { SyntheticRun.route(seed: $0, stretches: [(5000 / speed, speed)], interval: 5, sigma: 4,
+                                                 correlation: correlation, winding: winding) },
+                    distanceTolerance: 0.03, movingTimeTolerance: 0.01)
+            }
+        }
+    }
 
     @Test("distance and moving time within the row's tolerance on every seed", arguments: rows)
     func row(_ row: Row) {

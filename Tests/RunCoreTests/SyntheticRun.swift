@@ -140,10 +140,12 @@ extension SyntheticRun {
 extension SyntheticRun {
     /// A street-like route (as ``run(seed:length:speed:interval:sigmas:correlation:origin:)``) run at a speed per
     /// stretch, `[(seconds, m/s)]` (0 m/s is a stop), one fix per `interval` seconds, under AR(1) noise of per-axis
-    /// `sigma` metres; `movingTime` is the true time spent at a speed above zero. With `straight` the route has
-    /// neither corners nor bends (the same noise): what the smoothing does at a corner is then left out.
+    /// `sigma` metres (`correlation` 0: independent from fix to fix); `movingTime` is the true time spent at a
+    /// speed above zero. Not `winding`: one straight line, without corners or bends (what the smoothing does at a
+    /// corner is then left out).
     static func route(seed: UInt64, stretches: [(seconds: Double, speed: Double)], interval: Double = 1,
-                      sigma: Double, correlation: Double = 0.95, straight: Bool = false) -> (run: SyntheticRun, movingTime: Double) {
+                      sigma: Double, correlation: Double = 0.95,
+                      winding: Bool = true) -> (run: SyntheticRun, movingTime: Double) {
         var rng = SeededRandom(seed: seed)
         var noise = CorrelatedGPSNoise(sigma: sigma, correlation: correlation, random: &rng)
         var east = 0.0, north = 0.0, heading = 2 * .pi * rng.uniform()
@@ -173,17 +175,17 @@ extension SyntheticRun {
                 if stretches[stretch].speed > 0 { movingTime += until - from }
                 from = until
             }
-            if turnLeft <= 0, rng.uniform() < interval / 60 {
+            if winding, turnLeft <= 0, rng.uniform() < interval / 60 {
                 turnLeft = .pi / 2
                 turnRate = (rng.uniform() < 0.5 ? -1 : 1) * (.pi / 2) / 5
             }
-            bend = 0.98 * bend + 0.002 * rng.gaussian()
+            bend = winding ? 0.98 * bend + 0.002 * rng.gaussian() : 0
             var turn = bend * interval
             if turnLeft > 0 {
                 turn += turnRate * interval
                 turnLeft -= abs(turnRate * interval)
             }
-            if !straight { heading += turn }
+            heading += turn
             east += covered * sin(heading)
             north += covered * cos(heading)
             time = to
