@@ -58,8 +58,9 @@ struct KalmanSmoother: Sendable {
     let surpriseLimit = 4.0
     /// Across a gap of more than a second, a step whose own normalised innovation exceeds this is a change of
     /// course between the fixes, and takes the process noise grown with the gap (see ``update``). 3 (two
-    /// axes: exceeded by chance on about a fifth of the steps under the model) keeps the corners of a route
-    /// run with a fix every 5 s within about 1% of their length; 9 (1%) let the smoother cut them by 2–3%.
+    /// axes: exceeded by chance on about a fifth of the steps under the model) keeps winding routes run with
+    /// a fix every 5 s within about 1% on average (PaceTableTests' sparse rows); 9 (1% by chance) let the
+    /// smoother cut their corners, 2–3% short.
     let sparseTurnLimit = 3.0
 
     init(_ configuration: TrackerConfiguration) {
