@@ -46,8 +46,8 @@ enum BuiltInRoute: String, CaseIterable, Sendable {
     }
 
     /// How much longer than its name the route is drawn: the smoother cuts the loop's corners by about 0.25%,
-    /// and GPS noise moves a run by a few tenths of a percent either way, so a route drawn at its name would
-    /// measure short of it (the marathon would never win Interstellar Space). RouteLengthTests checks it.
+    /// so a route drawn at its name would measure short of it (the marathon would never win Interstellar
+    /// Space). simulate's default noise adds about 1% more (SimulatedNoiseTests). RouteLengthTests checks it.
     static let overrun = 1.006
 
     /// The route as a polyline: laps of the loop cut just past the distance (see ``overrun``).
