@@ -57,11 +57,11 @@ struct KalmanSmoother: Sendable {
     /// Above this recent normalised innovation the filter uses the full process noise (see ``update``).
     let surpriseLimit = 4.0
     /// Across a gap of more than a second, a step whose own normalised innovation exceeds this is a change of
-    /// course between the fixes, and takes the process noise grown with the gap (see ``update``). 3 (two
-    /// axes: exceeded by chance on about a fifth of the steps under the model) keeps winding routes run with
-    /// a fix every 5 s within about 1% on average (PaceTableTests' sparse rows); 9 (1% by chance) let the
-    /// smoother cut their corners, 2–3% short.
-    let sparseTurnLimit = 3.0
+    /// course between the fixes, and takes the process noise grown with the gap (see ``update``). 4.5 (two
+    /// axes: exceeded by chance on about a tenth of the steps under the model) keeps the sparse rows of
+    /// PaceTableTests within 2% and most of them within 1%: 3 grew the noise on too many straight steps
+    /// (+2.3% on average at 2.5 m/s under independent noise), 9 let the smoother cut the corners (2–3% short).
+    let sparseTurnLimit = 4.5
 
     init(_ configuration: TrackerConfiguration) {
         accelerationNoise = configuration.accelerationNoise
@@ -113,16 +113,18 @@ struct KalmanSmoother: Sendable {
         }
         let innovationEast = east - predicted[0], innovationNorth = north - predicted[2]
         let squaredInnovation = innovationEast * innovationEast + innovationNorth * innovationNorth
-        var pred = predict(density)
+        // Sparse fixes. A process noise grown with the square of every gap (as this filter once had) let each
+        // sparse fix's noise through nearly unsmoothed, and the polyline of noisy points is longer than the
+        // truth (+7% with a fix every 5 s, independent 4 m error, at 2.5 m/s). Between turns a runner's speed
+        // and heading wander no more from one sparse fix to the next than over a second (the density at 1 Hz
+        // allows for corners as well), so across a gap the velocity takes one second's worth of noise: the
+        // density over the gap. But a corner takes a few seconds, which that spreads too thin over a long gap:
+        // when this fix says the runner turned (an innovation beyond ``sparseTurnLimit``), the step takes the
+        // density grown with the square of the gap instead.
+        let gap = max(dt, 1)
+        var pred = predict(density / gap)
         var s = pred.pp + r
         var normalised = squaredInnovation / s
-        // Sparse fixes. Over a gap the white-acceleration model already lets the velocity change in proportion
-        // to the gap; a process noise grown with the square of every gap as well (as this filter once had) let
-        // each sparse fix's noise through nearly unsmoothed, and the polyline of noisy points is longer than the
-        // truth (+7% with a fix every 5 s, independent 4 m error, at 2.5 m/s). But a corner takes a few
-        // seconds, which the model spreads too thin over a long gap: when this fix says the runner turned (an
-        // innovation beyond ``sparseTurnLimit``), the step takes the noise grown with the square of the gap.
-        let gap = max(dt, 1)
         if gap > 1, normalised > sparseTurnLimit {
             pred = predict(density * gap * gap)
             s = pred.pp + r

@@ -61,9 +61,11 @@ public struct TrackerConfiguration: Sendable, Hashable {
     public var currentPaceMinimum: Double = 20
     /// The Kalman filter's acceleration noise spectral density in m²/s³ at running speeds (from
     /// ``fullNoiseSpeed``): how briskly the runner may change speed or direction. Lower smooths more but cuts
-    /// corners. Across a gap between fixes longer than a second it grows with the square of the gap only where
-    /// the fix says the runner turned (a corner takes a few seconds, which the white-acceleration model spreads
-    /// too thin over sparse fixes): grown on every gap it let sparse fixes' noise through unsmoothed. Default 0.5
+    /// corners. Across a gap between fixes longer than a second it is divided by the gap (a second's worth of
+    /// velocity noise per fix: between turns speed and heading wander little), and where the fix says the
+    /// runner turned it grows with the square of the gap instead (a corner takes a few seconds, which the
+    /// white-acceleration model spreads too thin over sparse fixes); grown on every gap, it let sparse fixes'
+    /// noise through unsmoothed. Default 0.5
     /// (tuned on simulated 3–5 m correlated noise at 1 Hz, and independent and correlated noise every 5 s).
     public var accelerationNoise: Double = 0.5
     /// Reported accuracy divided by the per-axis position error (phones report the 68% circle radius,
