@@ -22,13 +22,17 @@ public struct Fix: Sendable, Hashable, Codable {
     public var accuracy: Double
     /// Unix time in seconds (fractions allowed).
     public var timestamp: Double
+    /// Altitude in metres as the device reports it (GPS or barometric; above sea level or the ellipsoid, as the
+    /// device gives it: only differences are used), nil when it reports none.
+    public var altitude: Double?
 
     /// Creates a fix.
-    public init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double) {
+    public init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double, altitude: Double? = nil) {
         self.latitude = latitude
         self.longitude = longitude
         self.accuracy = accuracy
         self.timestamp = timestamp
+        self.altitude = altitude
     }
 
     /// The fix's position.

@@ -18,10 +18,17 @@ public struct RunSnapshot: Sendable, Hashable, Codable {
     public var nextBadge: Badge?
     /// Metres left to the next badge (0 when there is none).
     public var distanceToNextBadge: Double
+    /// Metres climbed so far (see ``ElevationMeter``), nil when no fix had an altitude.
+    public var elevationGain: Double?
+    /// Metres descended so far, nil when no fix had an altitude.
+    public var elevationLoss: Double?
 
     /// Creates a snapshot.
     public init(distance: Double, elapsed: Double, movingTime: Double, averagePace: Double?, currentPace: Double?,
-                coordinate: Coordinate, timestamp: Double, nextBadge: Badge?, distanceToNextBadge: Double) {
+                coordinate: Coordinate, timestamp: Double, nextBadge: Badge?, distanceToNextBadge: Double,
+                elevationGain: Double? = nil, elevationLoss: Double? = nil) {
+        self.elevationGain = elevationGain
+        self.elevationLoss = elevationLoss
         self.distance = distance
         self.elapsed = elapsed
         self.movingTime = movingTime
@@ -74,10 +81,17 @@ public struct RunSummary: Sendable {
     public var track: [Fix]
     /// Fixes filtered out, by reason.
     public var rejections: [FixRejection: Int]
+    /// Metres climbed over the run (see ``ElevationMeter``), nil when no fix had an altitude.
+    public var elevationGain: Double?
+    /// Metres descended over the run, nil when no fix had an altitude.
+    public var elevationLoss: Double?
 
     /// Creates a summary.
     public init(distance: Double, elapsed: Double, movingTime: Double, averagePace: Double?, splits: [Split],
-                checkpoints: [CheckpointSplit], awards: [BadgeAward], track: [Fix], rejections: [FixRejection: Int]) {
+                checkpoints: [CheckpointSplit], awards: [BadgeAward], track: [Fix], rejections: [FixRejection: Int],
+                elevationGain: Double? = nil, elevationLoss: Double? = nil) {
+        self.elevationGain = elevationGain
+        self.elevationLoss = elevationLoss
         self.distance = distance
         self.elapsed = elapsed
         self.movingTime = movingTime

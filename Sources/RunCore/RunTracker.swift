@@ -95,6 +95,8 @@ public struct RunTracker: Sendable {
     var awards: [BadgeAward] = []
     /// The current pace at the last accepted fix (the rest of the snapshot is read off the track).
     var latestCurrentPace: Double?
+    /// Elevation gain and loss of the accepted fixes' altitudes.
+    public internal(set) var elevation = ElevationMeter()
     /// Index in ``Badges/all`` of the first badge farther than the live distance; a cursor, because the
     /// distance moves by metres per fix (and may settle back a little).
     var nextBadgeCursor = 0
@@ -134,6 +136,7 @@ public struct RunTracker: Sendable {
         advanceWindow(committing: max(smoother.committableCount(through: fix.timestamp - configuration.smoothingLag),
                                       smoother.count - lagWindowCapacity))
         lastAcceptedTimestamp = fix.timestamp
+        if let altitude = fix.altitude { elevation.add(altitude: altitude, timestamp: fix.timestamp) }
 
         var newAwards: [BadgeAward] = []
         if started, let earth = Badges.all.first {
@@ -161,17 +164,22 @@ public struct RunTracker: Sendable {
         }
         measureLive(at: last)
         if !configuration.keepsTrack { forgetUnreachablePoints() }
-        return .accepted(RunProgress(started: started,
-                                     snapshot: Self.snapshot(at: last, currentPace: latestCurrentPace,
-                                                             start: startTimestamp, projection: projection,
-                                                             nextBadge: nextBadgeCursor),
-                                     awards: newAwards, splits: splits))
+        var snapshot = Self.snapshot(at: last, currentPace: latestCurrentPace, start: startTimestamp,
+                                     projection: projection, nextBadge: nextBadgeCursor)
+        if elevation.hasAltitude {
+            snapshot.elevationGain = elevation.gain
+            snapshot.elevationLoss = elevation.loss
+        }
+        return .accepted(RunProgress(started: started, snapshot: snapshot, awards: newAwards, splits: splits))
     }
 
     /// The latest measurements, nil before the first accepted fix.
     public var snapshot: RunSnapshot? {
         guard let last = newestPoint else { return nil }
-        return snapshot(at: last, currentPace: latestCurrentPace)
+        var snapshot = snapshot(at: last, currentPace: latestCurrentPace)
+        snapshot.elevationGain = elevation.measuredGain
+        snapshot.elevationLoss = elevation.measuredLoss
+        return snapshot
     }
 
     /// Every award made so far in this run, in order.
@@ -204,7 +212,8 @@ public struct RunTracker: Sendable {
                           movingTime: last.movingTime, averagePace: Self.pace(last.movingTime, last.distance),
                           splits: splits, checkpoints: checkpoints, awards: awards,
                           track: (track.committed.keptPoints + track.tail).map { $0.fix(in: projection!) },
-                          rejections: rejections)
+                          rejections: rejections, elevationGain: elevation.measuredGain,
+                          elevationLoss: elevation.measuredLoss)
     }
 
     /// Seconds per kilometre, nil without distance.
