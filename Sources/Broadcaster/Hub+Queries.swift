@@ -86,7 +86,8 @@ extension Hub {
                 let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
                                        distance: summary.distance, elapsed: summary.elapsed,
-                                       movingTime: summary.movingTime, status: .live, rejections: rejections)
+                                       movingTime: summary.movingTime, status: .live, rejections: rejections,
+                                       elevationGain: summary.elevationGain, elevationLoss: summary.elevationLoss)
                 let awards = summary.awards.map { StoredAward(runner: name, runID: runID, award: $0) }
                 let run = StoredRun(record: record, splits: summary.splits, checkpoints: summary.checkpoints, awards: awards)
                 guard zoneMetres > 0 else { return Self.lines(describing: run) }

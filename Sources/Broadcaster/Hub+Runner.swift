@@ -372,7 +372,8 @@ extension Hub {
         let ended = run.tracker.lastAcceptedTimestamp ?? started
         let record = RunRecord(id: runID, runner: entry.name, started: started, ended: ended,
                                distance: summary.distance, elapsed: summary.elapsed, movingTime: summary.movingTime,
-                               status: status, rejections: summary.rejections)
+                               status: status, rejections: summary.rejections, elevationGain: summary.elevationGain,
+                               elevationLoss: summary.elevationLoss)
         store.submit(.runFinished(record, splits: summary.splits, checkpoints: summary.checkpoints))
         if status != .discarded {
             entry.history = run.tracker.history

@@ -71,12 +71,13 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
             unique.append(fix)
         }
         try connection.query("""
-            INSERT INTO fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection)
+            INSERT INTO fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection, altitude)
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::double precision[], $4::double precision[],
-                $5::double precision[], $6::double precision[], $7::double precision[], $8::text[])
+                $5::double precision[], $6::double precision[], $7::double precision[], $8::text[],
+                $9::double precision[])
             ON CONFLICT (run, sequence) DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude,
                 accuracy = excluded.accuracy, timestamp = excluded.timestamp, received = excluded.received,
-                rejection = excluded.rejection
+                rejection = excluded.rejection, altitude = excluded.altitude
             """, binary: Self.columns(of: unique).map(\.bytes))
     }
 
@@ -86,6 +87,7 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
         var sequence = PostgresBinaryArray(of: .bigint, capacity: fixes.count)
         var doubles = (0..<5).map { _ in PostgresBinaryArray(of: .doublePrecision, capacity: fixes.count) }
         var rejection = PostgresBinaryArray(of: .text, capacity: fixes.count)
+        var altitude = PostgresBinaryArray(of: .doublePrecision, capacity: fixes.count)
         for fix in fixes {
             run.append(fix.runID)
             sequence.append(fix.sequence)
@@ -95,8 +97,9 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
             doubles[3].append(fix.fix.timestamp)
             doubles[4].append(fix.received)
             rejection.append(fix.rejection?.rawValue)
+            altitude.append(fix.fix.altitude)
         }
-        return [run, sequence] + doubles + [rejection]
+        return [run, sequence] + doubles + [rejection, altitude]
     }
 
     private static let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
@@ -104,13 +107,15 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
     /// The finished run's upsert; its column list comes from `FixRejection`, never from input.
     private static let upsertFinishedRun = """
         INSERT INTO runs (id, runner, started, ended, distance, elapsed, moving_time, status, splits, checkpoints,
-            \(rejectionColumns.joined(separator: ", ")))
+            \(rejectionColumns.joined(separator: ", ")), elevation_gain, elevation_loss)
         VALUES ($1::bigint, $2, $3::double precision, $4::double precision, $5::double precision,
             $6::double precision, $7::double precision, $8, $9, $10,
-            \(rejectionColumns.indices.map { "$\(11 + $0)::bigint" }.joined(separator: ", ")))
+            \(rejectionColumns.indices.map { "$\(11 + $0)::bigint" }.joined(separator: ", ")),
+            $\(11 + rejectionColumns.count)::double precision, $\(12 + rejectionColumns.count)::double precision)
         ON CONFLICT (id) DO UPDATE SET runner = excluded.runner, started = excluded.started, ended = excluded.ended,
             distance = excluded.distance, elapsed = excluded.elapsed, moving_time = excluded.moving_time,
             status = excluded.status, splits = excluded.splits, checkpoints = excluded.checkpoints,
+            elevation_gain = excluded.elevation_gain, elevation_loss = excluded.elevation_loss,
             \(rejectionColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
         """
 
@@ -159,6 +164,7 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                 try JSONColumn.encode(splits), try JSONColumn.encode(checkpoints),
             ]
             values += FixRejection.allCases.map { String(record.rejections[$0] ?? 0) }
+            values += [PostgresValue.double(record.elevationGain), PostgresValue.double(record.elevationLoss)]
             try connection.query(Self.upsertFinishedRun, values)
         case .history(let runner, let history):
             // The same merge as BadgeHistory.merged(with:): LEAST and GREATEST skip NULLs, as the merge does.

@@ -126,6 +126,13 @@ extension PostgresMigration {
         PostgresMigration(id: "2027-01-010-device-labels", sql: """
             ALTER TABLE device_tokens ADD COLUMN label TEXT;
             """),
+        // Elevation (as SQLite's 2027-01-027-elevation): each fix's altitude, each run's gain and loss in metres,
+        // NULL where unknown.
+        PostgresMigration(id: "2027-01-027-elevation", sql: """
+            ALTER TABLE fixes ADD COLUMN altitude DOUBLE PRECISION;
+            ALTER TABLE runs ADD COLUMN elevation_gain DOUBLE PRECISION;
+            ALTER TABLE runs ADD COLUMN elevation_loss DOUBLE PRECISION;
+            """),
     ]
 }
 

@@ -86,7 +86,7 @@ extension PostgresRunStore {
     public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
         try reader.read { (connection) throws(StoreError) -> [StoredFix] in
             try Self.fixes(of: id, connection.query("""
-                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
+                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection, altitude
                 FROM fixes WHERE run = $1::bigint ORDER BY sequence
                 """, [String(id)]))
         }
@@ -97,13 +97,14 @@ extension PostgresRunStore {
         guard limit > 0 else { return [] }
         return try reader.read { (connection) throws(StoreError) -> [StoredFix] in
             try Self.fixes(of: id, connection.query("""
-                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection
+                SELECT sequence, latitude, longitude, accuracy, timestamp, received, rejection, altitude
                 FROM fixes WHERE run = $1::bigint AND sequence >= $2::bigint ORDER BY sequence LIMIT $3::bigint
                 """, [String(id), String(first), String(limit)]))
         }
     }
 
-    /// The fixes of run `id` in `rows` (sequence, latitude, longitude, accuracy, timestamp, received, rejection).
+    /// The fixes of run `id` in `rows` (sequence, latitude, longitude, accuracy, timestamp, received, rejection,
+    /// altitude).
     private static func fixes(of id: Int64, _ rows: PostgresResult) throws(StoreError) -> [StoredFix] {
         var fixes: [StoredFix] = []
         fixes.reserveCapacity(rows.rowCount)
@@ -111,7 +112,8 @@ extension PostgresRunStore {
             let fix = Fix(latitude: try rows.optionalDouble(row, 1) ?? .nan,
                           longitude: try rows.optionalDouble(row, 2) ?? .nan,
                           accuracy: try rows.optionalDouble(row, 3) ?? .nan,
-                          timestamp: try rows.optionalDouble(row, 4) ?? .nan)
+                          timestamp: try rows.optionalDouble(row, 4) ?? .nan,
+                          altitude: try rows.optionalDouble(row, 7))
             var rejection: FixRejection?
             if let reason = rows.optionalText(row, 6) {
                 guard let known = FixRejection(rawValue: reason) else {
@@ -156,8 +158,8 @@ extension PostgresRunStore {
 
     private static let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
     private static let runColumns = (["id", "runner", "started", "ended", "distance", "elapsed", "moving_time", "status"]
-        + rejectionColumns).joined(separator: ", ")
-    private static let runColumnCount = 8 + FixRejection.allCases.count
+        + rejectionColumns + ["elevation_gain", "elevation_loss"]).joined(separator: ", ")
+    private static let runColumnCount = 10 + FixRejection.allCases.count
 
     private static func runRecord(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
         let id = try rows.int64(row, 0)
@@ -172,7 +174,9 @@ extension PostgresRunStore {
         return RunRecord(id: id, runner: rows.text(row, 1), started: try rows.double(row, 2),
                          ended: try rows.optionalDouble(row, 3), distance: try rows.double(row, 4),
                          elapsed: try rows.double(row, 5), movingTime: try rows.double(row, 6),
-                         status: status, rejections: rejections)
+                         status: status, rejections: rejections,
+                         elevationGain: try rows.optionalDouble(row, 8 + FixRejection.allCases.count),
+                         elevationLoss: try rows.optionalDouble(row, 9 + FixRejection.allCases.count))
     }
 
     private static let awardColumns = """

@@ -6,6 +6,10 @@ import RunCore
 /// fix, NaN as `null`, infinities as `9e999` and `-9e999`. Plain JSON, so the stock `sqlite3` shell unpacks it
 /// with `json_each` (the `fixes` view does).
 ///
+/// A fix with an altitude has it seventh, after the rejection or a `null` in its place:
+/// `[…,received,null,altitude]` or `[…,"rejection",altitude]`. Chunks written before altitudes were kept have
+/// no seventh element and read back without altitude; a fix without altitude is written as before.
+///
 /// `timestamp` and `received` are offsets from the row's `base_time` (whole Unix seconds): the fix's time is
 /// `base_time + offset`, added in double precision. Each offset is the shortest decimal for which that sum gives
 /// back the very double stored, so a receive clock to the sub-microsecond takes 9 or 10 characters instead of
@@ -42,6 +46,8 @@ enum FixChunkCoding {
         var received: Double
         /// The rejection's text (`FixRejection.rawValue`), nil when accepted.
         var rejection: String?
+        /// Metres, nil when the device reported none.
+        var altitude: Double?
 
         init(_ stored: StoredFix) {
             latitude = stored.fix.latitude
@@ -50,10 +56,12 @@ enum FixChunkCoding {
             timestamp = stored.fix.timestamp
             received = stored.received
             rejection = stored.rejection?.rawValue
+            altitude = stored.fix.altitude
         }
 
         init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double, received: Double,
-             rejection: String?) {
+             rejection: String?, altitude: Double? = nil) {
+            self.altitude = altitude
             self.latitude = latitude
             self.longitude = longitude
             self.accuracy = accuracy
@@ -67,6 +75,8 @@ enum FixChunkCoding {
             return same(left.latitude, right.latitude) && same(left.longitude, right.longitude)
                 && same(left.accuracy, right.accuracy) && same(left.timestamp, right.timestamp)
                 && same(left.received, right.received) && left.rejection == right.rejection
+                && (left.altitude == nil) == (right.altitude == nil)
+                && same(left.altitude ?? 0, right.altitude ?? 0)
         }
     }
 
@@ -89,6 +99,7 @@ enum FixChunkCoding {
             text.appendUnchecked(UInt8(ascii: ","))
             appendString(rejection.rawValue, to: text)
         }
+        if let altitude = fix.fix.altitude { appendAltitude(altitude, rejected: fix.rejection != nil, to: text) }
         text.appendUnchecked(UInt8(ascii: "]"))
     }
 
@@ -110,7 +121,16 @@ enum FixChunkCoding {
             text.appendUnchecked(UInt8(ascii: ","))
             appendString(rejection, to: text)
         }
+        if let altitude = fields.altitude { appendAltitude(altitude, rejected: fields.rejection != nil, to: text) }
         text.appendUnchecked(UInt8(ascii: "]"))
+    }
+
+    /// Appends `,altitude` (after `,null` in the rejection's place when the fix was accepted).
+    private static func appendAltitude(_ altitude: Double, rejected: Bool, to text: ChunkText) {
+        text.reserve(32)
+        if !rejected { text.appendUnchecked(",null") }
+        text.appendUnchecked(UInt8(ascii: ","))
+        appendNumber(altitude, to: text)
     }
 
     /// A whole chunk's text for these fixes.
@@ -417,7 +437,8 @@ enum FixChunkCoding {
                 }
                 fixes.append(StoredFix(runID: run, sequence: sequence,
                                        fix: Fix(latitude: fields.latitude, longitude: fields.longitude,
-                                                accuracy: fields.accuracy, timestamp: fields.timestamp),
+                                                accuracy: fields.accuracy, timestamp: fields.timestamp,
+                                                altitude: fields.altitude),
                                        received: fields.received, rejection: rejection))
                 decoded += 1
                 let next = try parser.next()
@@ -529,6 +550,7 @@ enum FixChunkCoding {
             try expect(UInt8(ascii: ","))
             let received = try time()
             var rejection: String?
+            var altitude: Double?
             if try peek() == UInt8(ascii: ",") {
                 position += 1
                 if try peek() == UInt8(ascii: "n") {
@@ -536,10 +558,14 @@ enum FixChunkCoding {
                 } else {
                     rejection = try string()
                 }
+                if try peek() == UInt8(ascii: ",") {
+                    position += 1
+                    altitude = try number()
+                }
             }
             try expect(UInt8(ascii: "]"))
             return Fields(latitude: latitude, longitude: longitude, accuracy: accuracy, timestamp: timestamp,
-                          received: received, rejection: rejection)
+                          received: received, rejection: rejection, altitude: altitude)
         }
 
         /// An offset from the base time, or a whole time as `[time]`.

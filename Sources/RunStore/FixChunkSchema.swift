@@ -17,10 +17,11 @@ enum FixChunkSchema {
         ) WITHOUT ROWID;
         """
 
-    /// One row per fix with the columns of the old `fixes` table, for the `sqlite3` shell and other tools (the
-    /// store itself reads `fix_chunks`). `CAST … AS REAL` keeps whole numbers REAL, as the table's were.
+    /// One row per fix with the columns of the old `fixes` table and the altitude, for the `sqlite3` shell and
+    /// other tools (the store itself reads `fix_chunks`). `CAST … AS REAL` keeps whole numbers REAL, as the
+    /// table's were.
     static let createView = """
-        CREATE VIEW fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection) AS
+        CREATE VIEW fixes (run, sequence, latitude, longitude, accuracy, timestamp, received, rejection, altitude) AS
             SELECT chunk.run, chunk.first_sequence + fix.key,
                 CAST(json_extract(fix.value, '$[0]') AS REAL),
                 CAST(json_extract(fix.value, '$[1]') AS REAL),
@@ -29,9 +30,21 @@ enum FixChunkSchema {
                      ELSE chunk.base_time + json_extract(fix.value, '$[3]') END AS REAL),
                 CAST(CASE json_type(fix.value, '$[4]') WHEN 'array' THEN json_extract(fix.value, '$[4][0]')
                      ELSE chunk.base_time + json_extract(fix.value, '$[4]') END AS REAL),
-                json_extract(fix.value, '$[5]')
+                json_extract(fix.value, '$[5]'),
+                CAST(json_extract(fix.value, '$[6]') AS REAL)
             FROM fix_chunks AS chunk, json_each(chunk.fixes) AS fix;
         """
+
+    /// Replaces the `fixes` view with the one of ``createView`` (when `fixes` is still the old table, the move
+    /// to chunks has not run yet and will make the view).
+    static func replaceView(in database: Database) throws(StoreError) {
+        let kind = try database.prepare("SELECT type FROM sqlite_schema WHERE name = 'fixes'")
+        let isView = try kind.step() && kind.text(at: 0) == "view"
+        kind.reset()
+        guard isView else { return }
+        try database.execute("DROP VIEW fixes")
+        try database.execute(createView)
+    }
 
     /// Moves the rows of the row-per-fix table into chunks (runs in sequence order, consecutive sequences
     /// sharing a row), then replaces the table with the view.

@@ -142,6 +142,12 @@ extension Migration {
         Migration(id: "2027-01-010-device-labels", sql: """
             ALTER TABLE device_tokens ADD COLUMN label TEXT;
             """),
+        // Elevation: each run's gain and loss in metres (NULL when no fix had an altitude), and the `fixes` view's
+        // altitude column (the chunks hold it as a fix's seventh element; older chunks have none, so NULL).
+        Migration(id: "2027-01-027-elevation", sql: """
+            ALTER TABLE runs ADD COLUMN elevation_gain REAL;
+            ALTER TABLE runs ADD COLUMN elevation_loss REAL;
+            """, step: { (database) throws(StoreError) in try FixChunkSchema.replaceView(in: database) }),
     ]
 }
 

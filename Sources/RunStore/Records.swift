@@ -107,11 +107,17 @@ public struct RunRecord: Sendable, Hashable {
     public var status: RunStatus
     /// Fixes filtered out, by reason.
     public var rejections: [FixRejection: Int]
+    /// Metres climbed (see `ElevationMeter`), nil when no fix had an altitude (or the run is still live).
+    public var elevationGain: Double?
+    /// Metres descended, nil when no fix had an altitude (or the run is still live).
+    public var elevationLoss: Double?
 
     /// Creates a run record.
     public init(id: Int64, runner: String, started: Double, ended: Double? = nil, distance: Double = 0,
                 elapsed: Double = 0, movingTime: Double = 0, status: RunStatus = .live,
-                rejections: [FixRejection: Int] = [:]) {
+                rejections: [FixRejection: Int] = [:], elevationGain: Double? = nil, elevationLoss: Double? = nil) {
+        self.elevationGain = elevationGain
+        self.elevationLoss = elevationLoss
         self.id = id
         self.runner = runner
         self.started = started

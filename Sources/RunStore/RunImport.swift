@@ -134,7 +134,8 @@ public enum RunImport {
         let record = RunRecord(id: id, runner: runner, started: recordStart, ended: recordEnd,
                                distance: summary.distance, elapsed: recordEnd - recordStart,
                                movingTime: summary.movingTime,
-                               status: .saved, rejections: summary.rejections)
+                               status: .saved, rejections: summary.rejections, elevationGain: summary.elevationGain,
+                               elevationLoss: summary.elevationLoss)
         store.submit(.runFinished(record, splits: summary.splits, checkpoints: summary.checkpoints))
         store.submit(.history(runner: runner, tracker.history))
         var source: ImportRecord?

@@ -55,14 +55,17 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             """)
         let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
         let rejectionPlaceholders = rejectionColumns.indices.map { "?\(11 + $0)" }
+        let elevationPlaceholders = "?\(11 + rejectionColumns.count), ?\(12 + rejectionColumns.count)"
         upsertFinishedRun = try database.prepare("""
             INSERT INTO runs (id, runner, started, ended, distance, elapsed, moving_time, status, splits, checkpoints,
-                \(rejectionColumns.joined(separator: ", ")))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \(rejectionPlaceholders.joined(separator: ", ")))
+                \(rejectionColumns.joined(separator: ", ")), elevation_gain, elevation_loss)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \(rejectionPlaceholders.joined(separator: ", ")),
+                \(elevationPlaceholders))
             ON CONFLICT (id) DO UPDATE SET runner = excluded.runner, started = excluded.started,
                 ended = excluded.ended, distance = excluded.distance, elapsed = excluded.elapsed,
                 moving_time = excluded.moving_time, status = excluded.status, splits = excluded.splits,
-                checkpoints = excluded.checkpoints,
+                checkpoints = excluded.checkpoints, elevation_gain = excluded.elevation_gain,
+                elevation_loss = excluded.elevation_loss,
                 \(rejectionColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
             """)
         // The same merge as BadgeHistory.merged(with:), in SQL, so a server and an import writing one runner
@@ -183,6 +186,8 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             for (offset, reason) in FixRejection.allCases.enumerated() {
                 try statement.bind(Int64(record.rejections[reason] ?? 0), at: Int32(11 + offset))
             }
+            try statement.bind(record.elevationGain, at: Int32(11 + FixRejection.allCases.count))
+            try statement.bind(record.elevationLoss, at: Int32(12 + FixRejection.allCases.count))
             try statement.run()
         case .history(let runner, let history):
             for (badge, record) in history.records.sorted(by: { $0.key < $1.key }) {

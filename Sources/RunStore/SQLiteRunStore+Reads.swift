@@ -164,8 +164,8 @@ extension SQLiteRunStore {
 
     private static let rejectionColumns = FixRejection.allCases.map { "rejected_\($0.rawValue)" }
     private static let runColumns = (["id", "runner", "started", "ended", "distance", "elapsed", "moving_time", "status"]
-        + rejectionColumns).joined(separator: ", ")
-    private static let runColumnCount = Int32(8 + FixRejection.allCases.count)
+        + rejectionColumns + ["elevation_gain", "elevation_loss"]).joined(separator: ", ")
+    private static let runColumnCount = Int32(10 + FixRejection.allCases.count)
 
     private static func runRecord(_ row: Statement) throws(StoreError) -> RunRecord {
         let id = row.int64(at: 0)
@@ -179,7 +179,9 @@ extension SQLiteRunStore {
         }
         return RunRecord(id: id, runner: row.text(at: 1), started: row.double(at: 2), ended: row.optionalDouble(at: 3),
                          distance: row.double(at: 4), elapsed: row.double(at: 5), movingTime: row.double(at: 6),
-                         status: status, rejections: rejections)
+                         status: status, rejections: rejections,
+                         elevationGain: row.optionalDouble(at: Int32(8 + FixRejection.allCases.count)),
+                         elevationLoss: row.optionalDouble(at: Int32(9 + FixRejection.allCases.count)))
     }
 
     private static func awards(in database: Database, where condition: String,

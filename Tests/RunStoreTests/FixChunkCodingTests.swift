@@ -179,6 +179,35 @@ import Testing
         #expect(read.map(\.rejection) == [nil, .invalid, .stale])
     }
 
+    @Test func altitudesAreASeventhElementAndOldChunksReadWithout() throws {
+        let fixes = [
+            StoredFix(runID: 3, sequence: 1, fix: Fix(latitude: 51.5, longitude: -0.12, accuracy: 4, timestamp: 1_767_225_600,
+                                                      altitude: 74.2), received: 1_767_225_600.5),
+            StoredFix(runID: 3, sequence: 2, fix: Fix(latitude: 51.5, longitude: -0.12, accuracy: 4, timestamp: 1_767_225_601,
+                                                      altitude: -3.25), received: 1_767_225_601.5, rejection: .jump),
+            StoredFix(runID: 3, sequence: 3, fix: Fix(latitude: 51.5, longitude: -0.12, accuracy: 4, timestamp: 1_767_225_602),
+                      received: 1_767_225_602.5),
+        ]
+        let base = FixChunkCoding.baseTime(for: fixes[0])
+        let text = FixChunkCoding.encode(fixes, base: base)
+        #expect(String(decoding: text, as: UTF8.self)
+            == #"[[51.5,-0.12,4,0,0.5,null,74.2],[51.5,-0.12,4,1,1.5,"jump",-3.25],[51.5,-0.12,4,2,2.5]]"#)
+        var read: [StoredFix] = []
+        try text.withUnsafeBufferPointer { (buffer) throws(StoreError) in
+            try FixChunkCoding.decode(buffer, run: 3, firstSequence: 1, count: 3, base: base, into: &read)
+        }
+        #expect(read == fixes)
+        #expect(try FixChunkCoding.decodeFields(text, base: base) == fixes.map(FixChunkCoding.Fields.init))
+        // A chunk written before altitudes were kept: six elements at most, no altitude.
+        let old = Array(#"[[51.5,-0.12,4,0,0.5],[51.5,-0.12,4,1,1.5,"jump"],[51.5,-0.12,4,2,2.5,null]]"#.utf8)
+        read = []
+        try old.withUnsafeBufferPointer { (buffer) throws(StoreError) in
+            try FixChunkCoding.decode(buffer, run: 3, firstSequence: 1, count: 3, base: base, into: &read)
+        }
+        #expect(read.map(\.fix.altitude) == [nil, nil, nil])
+        #expect(read.map(\.rejection) == [nil, .jump, nil])
+    }
+
     @Test func aDamagedChunkIsCorruptNotGarbage() {
         let damaged = ["", "[", "[[1,2,3,4]]", "[[1,2,3,4,5]", "[[1,2,3,4,5]]x", "[[1,2,3,4,5,\"nonsense\"]]",
                        "[[1,2,3,4,5],]", "[[1.,2,3,4,5]]", "[[1e,2,3,4,5]]", "{\"a\":1}"]

@@ -314,7 +314,8 @@ import Testing
         let columns = try database.prepare("SELECT name FROM pragma_table_info('fixes') ORDER BY cid")
         var names: [String] = []
         while try columns.step() { names.append(columns.text(at: 0)) }
-        #expect(names == ["run", "sequence", "latitude", "longitude", "accuracy", "timestamp", "received", "rejection"])
+        #expect(names == ["run", "sequence", "latitude", "longitude", "accuracy", "timestamp", "received", "rejection",
+                          "altitude"])
     }
 
     /// The same view in the stock `sqlite3` shell, as README shows it.

@@ -59,6 +59,30 @@ import Testing
         #expect(try reopened.deviceTokens().last == labelled)
     }
 
+    @Test func runsFromBeforeElevationReadBackWithoutAndTheViewShowsAltitudes() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("runs.sqlite")
+        do {
+            let database = try Database(path: path, busyTimeout: 1)
+            try database.migrate(Migration.all.filter { $0.id != "2027-01-027-elevation" })
+            try database.execute("INSERT INTO runners (name, key_hash, created) VALUES ('ada', 'h', 1)")
+            try database.execute("INSERT INTO runs (id, runner, started, status) VALUES (7, 'ada', 5, 'saved')")
+            #expect(try database.migrate() == ["2027-01-027-elevation"])
+        }
+        let store = try SQLiteRunStore(path: path)
+        #expect(try store.run(id: 7)?.record.elevationGain == nil)
+        var fix = Sample.fix(run: 7, sequence: 1)
+        fix.fix.altitude = 12.5
+        store.submit(.fix(fix, acknowledgement: nil))
+        store.submit(.fix(Sample.fix(run: 7, sequence: 2), acknowledgement: nil))
+        store.close()
+        let database = try Database(path: path, busyTimeout: 1)
+        let select = try database.prepare("SELECT altitude FROM fixes WHERE run = 7 ORDER BY sequence")
+        var altitudes: [Double?] = []
+        while try select.step() { altitudes.append(select.optionalDouble(at: 0)) }
+        #expect(altitudes == [12.5, nil])
+    }
+
     @Test func garbageFileFailsAtOpen() throws {
         let directory = TemporaryDirectory()
         let path = directory.path("garbage.sqlite")

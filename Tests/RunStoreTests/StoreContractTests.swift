@@ -124,6 +124,44 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func altitudesAndElevationRoundTrip(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let store = try kind.make(in: directory)
+        defer { store.close() }
+        let id = try store.allocateRunID()
+        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
+        store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000))
+        // A climb with noise, some fixes without altitude, one rejected with one.
+        let fixes = (1...200).map { index in
+            var fix = Sample.fix(run: id, sequence: Int64(index), rejection: index == 30 ? .jump : nil)
+            fix.fix.altitude = index % 10 == 0 ? nil : 100 + Double(index) * 0.3 + (index % 2 == 0 ? 0.3 : -0.3)
+            return fix
+        }
+        for fix in fixes { store.submit(.fix(fix, acknowledgement: nil)) }
+        store.flush()
+        let read = try store.fixes(ofRun: id)
+        #expect(read == fixes)
+        #expect(read.map(\.fix.altitude) == fixes.map(\.fix.altitude))
+        // Remeasured from storage: the same gain and loss as from the fixes sent.
+        let sent = ElevationMeter.measure(fixes.filter(\.isAccepted).map(\.fix))
+        let stored = ElevationMeter.measure(read.filter(\.isAccepted).map(\.fix))
+        #expect(sent?.gain == stored?.gain && sent?.loss == stored?.loss && (sent?.gain ?? 0) > 20)
+
+        let finished = RunRecord(id: id, runner: "ada", started: 1_700_000_000, ended: 1_700_000_060, distance: 180,
+                                 elapsed: 60, movingTime: 60, status: .saved, elevationGain: 41.5, elevationLoss: 2.25)
+        store.submit(.runFinished(finished, splits: [], checkpoints: []))
+        let flat = try store.allocateRunID()
+        store.submit(.runStarted(id: flat, runner: "ada", started: 1_700_000_100))
+        let noAltitude = RunRecord(id: flat, runner: "ada", started: 1_700_000_100, ended: 1_700_000_200,
+                                   distance: 300, elapsed: 100, movingTime: 100, status: .saved)
+        store.submit(.runFinished(noAltitude, splits: [], checkpoints: []))
+        store.flush()
+        #expect(try store.run(id: id)?.record == finished)
+        #expect(try store.run(id: flat)?.record == noAltitude)
+        #expect(try store.runs(of: "ada", offset: 0, limit: 10).map(\.elevationGain) == [nil, 41.5])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func rejectedFixesWithNaNAreKept(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(in: directory)
