@@ -51,6 +51,7 @@ struct GPXReader: XMLEventHandler {
     private var time: Double?
     private var hdop: Double?
     private var accuracy: Double?
+    private var elevation: Double?
 
     init(requiringTimes: Bool) {
         self.requiringTimes = requiringTimes
@@ -75,6 +76,7 @@ struct GPXReader: XMLEventHandler {
             time = nil
             hdop = nil
             accuracy = nil
+            elevation = nil
         default: break
         }
     }
@@ -99,13 +101,16 @@ struct GPXReader: XMLEventHandler {
                 time = parsed
             } else if local == "hdop" {
                 hdop = XMLNumber.value(text, exponent: false)
+            } else if local == "ele" {
+                elevation = XMLNumber.value(text, exponent: false)
             }
         } else if local == "name", parent == "trk", path.count == 2, !tracks.isEmpty, !text.isEmpty {
             tracks[tracks.count - 1].name = text
         } else if local == "trkpt", let point, !tracks.isEmpty {
             let accuracy = accuracy ?? hdop.map { $0 * GPXImport.metresPerHDOP } ?? GPXImport.defaultAccuracy
             tracks[tracks.count - 1].add(latitude: point.latitude, longitude: point.longitude, time: time,
-                                         accuracy: accuracy, line: point.line, requiringTimes: requiringTimes)
+                                         accuracy: accuracy, line: point.line, requiringTimes: requiringTimes,
+                                         altitude: elevation)
             self.point = nil
         }
     }

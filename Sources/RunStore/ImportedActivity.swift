@@ -136,7 +136,7 @@ struct ActivityBuilder {
 
     /// Adds a point, or counts it as skipped when it lacks a position or (with `requiringTimes`) a time.
     mutating func add(latitude: Double?, longitude: Double?, time: Double?, accuracy: Double, line: Int,
-                      requiringTimes: Bool) {
+                      requiringTimes: Bool, altitude: Double? = nil) {
         guard let latitude, let longitude, latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude),
               (-180...180).contains(longitude) else {
             withoutPosition += 1
@@ -147,8 +147,9 @@ struct ActivityBuilder {
             if firstTimelessLine == nil { firstTimelessLine = line }
             return
         }
+        // A non-finite altitude is no altitude: the point still counts for its position.
         segments[segments.count - 1].append(Fix(latitude: latitude, longitude: longitude, accuracy: accuracy,
-                                                timestamp: time))
+                                                timestamp: time, altitude: altitude.flatMap { $0.isFinite ? $0 : nil }))
     }
 
     /// The most characters of an activity's name that are kept.

@@ -29,6 +29,7 @@ struct TCXReader: XMLEventHandler {
     private var longitude: Double?
     private var time: Double?
     private var accuracy: Double?
+    private var altitude: Double?
     private var deviceDistanceOverride: Double?
 
     mutating func start(_ element: XMLElementStart) throws(StoreError) {
@@ -52,7 +53,7 @@ struct TCXReader: XMLEventHandler {
         case ("Trackpoint", "Track") where !activities.isEmpty:
             inPoint = true
             pointLine = element.line
-            (latitude, longitude, time, accuracy) = (nil, nil, nil, nil)
+            (latitude, longitude, time, accuracy, altitude) = (nil, nil, nil, nil, nil)
         default:
             break
         }
@@ -89,11 +90,14 @@ struct TCXReader: XMLEventHandler {
             latitude = XMLNumber.value(text)
         case ("LongitudeDegrees", "Position") where inPoint:
             longitude = XMLNumber.value(text)
+        case ("AltitudeMeters", "Trackpoint") where inPoint:
+            altitude = XMLNumber.value(text)
         case ("Activity", let parent?) where Self.activityParents.contains(parent):
             if let deviceDistanceOverride { activities[last].deviceDistance = deviceDistanceOverride }
         case ("Trackpoint", "Track") where inPoint:
             activities[last].add(latitude: latitude, longitude: longitude, time: time,
-                                 accuracy: accuracy ?? GPXImport.defaultAccuracy, line: pointLine, requiringTimes: true)
+                                 accuracy: accuracy ?? GPXImport.defaultAccuracy, line: pointLine, requiringTimes: true,
+                                 altitude: altitude)
             inPoint = false
         default:
             break

@@ -132,6 +132,9 @@ private func importSummary(_ outcome: RunImport.Outcome, activity: ImportedActiv
         "  elapsed    \(clock(record.elapsed))   moving \(clock(record.movingTime))",
         "  pace       \(record.averagePace.map { "\(clock($0)) /km" } ?? "–")",
     ]
+    if let gain = record.elevationGain, let loss = record.elevationLoss {
+        lines.append(String(format: "  elevation  +%.0f m  -%.0f m", gain, loss))
+    }
     let filtered = record.rejections.sorted { $0.key.rawValue < $1.key.rawValue }
         .map { "\($0.key.rawValue) \($0.value)" }
     var points = "  points     \(activity.pointCount) (\(filtered.isEmpty ? "none filtered" : "filtered: " + filtered.joined(separator: ", "))"

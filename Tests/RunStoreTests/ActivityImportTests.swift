@@ -147,6 +147,29 @@ func trackLines(_ text: String) -> [String] {
         #expect(file.activities.map(\.fixes) == [[Fix(latitude: 1, longitude: 2, accuracy: 5, timestamp: 1_577_836_800)]])
     }
 
+    @Test func altitudesComeInFromGPXAndTCXAndGiveTheRunsGainAndLoss() throws {
+        let gpx = try ImportedFile(fixture: "strava-run-1.gpx")
+        let (run, fixes, _) = try #require(gpx.runs.first)
+        #expect(fixes.allSatisfy { $0.fix.altitude != nil })
+        #expect(fixes.first?.fix.altitude == 74.2)
+        let measured = try #require(ElevationMeter.measure(fixes.filter(\.isAccepted).map(\.fix)))
+        #expect(run.record.elevationGain == measured.gain && run.record.elevationLoss == measured.loss)
+        #expect(measured.gain > 150 && measured.gain < 281)  // the file's sum of rises is 280.1 m
+        let tcx = try ImportedFile(data: fixture("garmin-two-runs.tcx"))
+        for (run, fixes, _) in tcx.runs {
+            #expect(fixes.contains { $0.fix.altitude != nil })
+            #expect((run.record.elevationGain ?? 0) > 0 && (run.record.elevationLoss ?? 0) > 0)
+        }
+        // A file without altitudes gives a run without gain, not a gain of 0.
+        let flat = try ImportedFile(data: Data("""
+            <gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1"><trk><trkseg>
+            <trkpt lat="51.5" lon="-0.12"><time>2024-01-01T10:00:00Z</time></trkpt>
+            <trkpt lat="51.5001" lon="-0.12"><time>2024-01-01T10:00:05Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """.utf8))
+        #expect(flat.runs.first?.run.record.elevationGain == nil)
+    }
+
     @Test func aTCXWithTwoRunsBecomesTwoRunsKeepingTheDeviceDistance() throws {
         let file = try ActivityFile.read(fixture("garmin-two-runs.tcx"))
         #expect(file.format == .tcx)

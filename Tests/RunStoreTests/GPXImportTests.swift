@@ -18,7 +18,8 @@ func fixture(_ name: String) throws -> Data {
         let points = String(decoding: data, as: UTF8.self).components(separatedBy: "<trkpt ").count - 1
         #expect(tracks.first?.count == points)
         let first = try #require(tracks.first?.first)
-        #expect(first == Fix(latitude: 53.8395390, longitude: -1.7758230, accuracy: 5, timestamp: 1_620_838_516))
+        #expect(first == Fix(latitude: 53.8395390, longitude: -1.7758230, accuracy: 5, timestamp: 1_620_838_516,
+                             altitude: 74.2))
         // The Garmin extension elements inside each point are ignored; times increase.
         let times = tracks[0].map(\.timestamp)
         #expect(times == times.sorted())
@@ -38,7 +39,8 @@ func fixture(_ name: String) throws -> Data {
     @Test func gpx10WithHDOPAndZonelessTime() throws {
         let tracks = try GPXImport.tracks(from: fixture("gpxpy-gpx1.0_with_all_fields.gpx"))
         // Route points and waypoints are not track points; the empty segment and empty track are skipped.
-        #expect(tracks == [[Fix(latitude: 10.1, longitude: -20.2, accuracy: 505, timestamp: 1_357_041_604)]])
+        #expect(tracks == [[Fix(latitude: 10.1, longitude: -20.2, accuracy: 505, timestamp: 1_357_041_604,
+                                altitude: 11.1)]])
     }
 
     @Test func trackWithoutTimesIsAClearError() {
