@@ -52,7 +52,7 @@ extension RunEndedEvent {
         for (reason, count) in summary.rejections { filtered[reason.rawValue] = count }
         self.init(runner: runner, runID: runID, distance: summary.distance, elapsed: summary.elapsed,
                   moving: summary.movingTime, pace: summary.averagePace, saved: saved, reason: reason,
-                  filtered: filtered)
+                  filtered: filtered, elevationGain: summary.elevationGain, elevationLoss: summary.elevationLoss)
     }
 }
 
@@ -70,7 +70,8 @@ extension RunSummaryEvent {
         self.init(runner: record.runner, runID: record.id, status: record.status.rawValue,
                   date: ISODate.string(unixSeconds: record.started), distance: record.distance,
                   elapsed: record.elapsed, moving: record.movingTime, pace: record.averagePace,
-                  filtered: record.rejections.values.reduce(0, +))
+                  filtered: record.rejections.values.reduce(0, +), elevationGain: record.elevationGain,
+                  elevationLoss: record.elevationLoss)
     }
 }
 

@@ -158,7 +158,9 @@ final class Replay {
             lines.append((Hub.line(RunEndedEvent(runner: runner, runID: runID, distance: record.distance,
                                                  elapsed: record.elapsed, moving: record.movingTime,
                                                  pace: record.averagePace, saved: true,
-                                                 reason: reason, filtered: filtered)), false))
+                                                 reason: reason, filtered: filtered,
+                                                 elevationGain: record.elevationGain,
+                                                 elevationLoss: record.elevationLoss)), false))
             sent += lines.count
             lines.append((Hub.line(DoneEvent(what: "replay", count: sent, more: false)), false))
             return lines

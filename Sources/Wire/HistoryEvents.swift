@@ -45,8 +45,9 @@ public struct RunListItemEvent: WireEvent {
     }
 }
 
-/// `summary:NAME run=ID status=live|saved|ended_by_timeout date=ISO8601 dist=M time=S moving=S pace=S_PER_KM filtered=N`
-/// — the first line of a `run:ID` answer.
+/// `summary:NAME run=ID status=live|saved|ended_by_timeout date=ISO8601 dist=M time=S moving=S pace=S_PER_KM filtered=N
+/// [gain=M loss=M]` — the first line of a `run:ID` answer; `gain` and `loss` (metres climbed and descended) only
+/// when the run's fixes had altitudes.
 public struct RunSummaryEvent: WireEvent {
     /// `summary`.
     public static let kind = "summary"
@@ -69,10 +70,17 @@ public struct RunSummaryEvent: WireEvent {
     public var pace: Double?
     /// Rejected fixes.
     public var filtered: Int
+    /// Metres climbed (`gain=`), nil when unknown (the field is then left out).
+    public var elevationGain: Double?
+    /// Metres descended (`loss=`), nil when unknown.
+    public var elevationLoss: Double?
 
     /// Creates the event.
     public init(runner: String, runID: Int64, status: String, date: String, distance: Double, elapsed: Double,
-                moving: Double, pace: Double?, filtered: Int) {
+                moving: Double, pace: Double?, filtered: Int, elevationGain: Double? = nil,
+                elevationLoss: Double? = nil) {
+        self.elevationGain = elevationGain
+        self.elevationLoss = elevationLoss
         self.runner = runner
         self.runID = runID
         self.status = status
@@ -90,12 +98,13 @@ public struct RunSummaryEvent: WireEvent {
         self.init(runner: event.subject, runID: try event.int64("run"), status: try event.string("status"),
                   date: try event.string("date"), distance: try event.double("dist"),
                   elapsed: try event.double("time"), moving: try event.double("moving"),
-                  pace: try event.optionalDouble("pace"), filtered: try event.int("filtered"))
+                  pace: try event.optionalDouble("pace"), filtered: try event.int("filtered"),
+                  elevationGain: try event.absentOrDouble("gain"), elevationLoss: try event.absentOrDouble("loss"))
     }
 
     /// The generic form.
     public var event: Event {
-        Event(kind: Self.kind, subject: runner, fields: [
+        var fields: [Event.Field] = [
             .integer("run", runID),
             Event.Field("status", status),
             Event.Field("date", date),
@@ -104,7 +113,10 @@ public struct RunSummaryEvent: WireEvent {
             .number("moving", moving, NumberFormat.timeDecimals),
             .number("pace", pace, NumberFormat.paceDecimals),
             .integer("filtered", filtered),
-        ])
+        ]
+        if let elevationGain { fields.append(.number("gain", elevationGain, NumberFormat.elevationDecimals)) }
+        if let elevationLoss { fields.append(.number("loss", elevationLoss, NumberFormat.elevationDecimals)) }
+        return Event(kind: Self.kind, subject: runner, fields: fields)
     }
 }
 

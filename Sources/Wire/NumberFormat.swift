@@ -12,6 +12,8 @@ public enum NumberFormat {
     public static let paceDecimals = 1
     /// Places for latitudes and longitudes in degrees (about 1 cm).
     public static let coordinateDecimals = 7
+    /// Places for elevation gain and loss in metres (GPS altitude is good to metres, not centimetres).
+    public static let elevationDecimals = 1
     /// Places for speeds in metres per second.
     public static let speedDecimals = 3
     /// Places for computed unix timestamps (milliseconds).

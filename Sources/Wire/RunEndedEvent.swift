@@ -13,7 +13,8 @@ public enum RunEndReason: String, Sendable, Hashable, CaseIterable {
 }
 
 /// `end:NAME run=ID dist=M time=S moving=S pace=S_PER_KM saved=yes|no reason=stop|discard|timeout|shutdown
-/// filtered=N [REASON=N …]` — a run ended; final values come from the fully smoothed track.
+/// filtered=N [REASON=N …] [gain=M loss=M]` — a run ended; final values come from the fully smoothed track.
+/// `gain` and `loss` (metres climbed and descended) only when the run's fixes had altitudes.
 public struct RunEndedEvent: WireEvent {
     /// `end`.
     public static let kind = "end"
@@ -37,13 +38,20 @@ public struct RunEndedEvent: WireEvent {
     public var reason: RunEndReason
     /// Rejected fixes per reason; only non-zero counts are written, one `REASON=N` field each.
     public var filtered: [String: Int]
+    /// Metres climbed (`gain=`), nil when the run had no altitudes (the field is then left out).
+    public var elevationGain: Double?
+    /// Metres descended (`loss=`), nil when the run had no altitudes.
+    public var elevationLoss: Double?
 
     /// Total rejected fixes (`filtered=`).
     public var filteredCount: Int { filtered.values.reduce(0, +) }
 
     /// Creates the event.
     public init(runner: String, runID: Int64, distance: Double, elapsed: Double, moving: Double, pace: Double?,
-                saved: Bool, reason: RunEndReason, filtered: [String: Int] = [:]) {
+                saved: Bool, reason: RunEndReason, filtered: [String: Int] = [:], elevationGain: Double? = nil,
+                elevationLoss: Double? = nil) {
+        self.elevationGain = elevationGain
+        self.elevationLoss = elevationLoss
         self.runner = runner
         self.runID = runID
         self.distance = distance
@@ -69,7 +77,8 @@ public struct RunEndedEvent: WireEvent {
         self.init(runner: event.subject, runID: try event.int64("run"), distance: try event.double("dist"),
                   elapsed: try event.double("time"), moving: try event.double("moving"),
                   pace: try event.optionalDouble("pace"), saved: try event.bool("saved"), reason: reason,
-                  filtered: filtered)
+                  filtered: filtered, elevationGain: try event.absentOrDouble("gain"),
+                  elevationLoss: try event.absentOrDouble("loss"))
     }
 
     /// The generic form.
@@ -90,6 +99,8 @@ public struct RunEndedEvent: WireEvent {
         for key in filtered.keys.sorted() where !Self.filterReasons.contains(key) && filtered[key] != 0 {
             fields.append(.integer(key, filtered[key] ?? 0))
         }
+        if let elevationGain { fields.append(.number("gain", elevationGain, NumberFormat.elevationDecimals)) }
+        if let elevationLoss { fields.append(.number("loss", elevationLoss, NumberFormat.elevationDecimals)) }
         return Event(kind: Self.kind, subject: runner, fields: fields)
     }
 }

@@ -80,6 +80,16 @@ extension Event {
         return value
     }
 
+    /// An optional decimal: nil when the field is absent (fields added to an event later are written only when
+    /// known, so that older clients, which ignore keys they do not know, parse the line as before).
+    func absentOrDouble(_ key: String) throws(WireError) -> Double? {
+        guard let text = self[key] else { return nil }
+        guard let value = DecimalParser.double(text) else {
+            throw WireError(.badNumber, "\(kind): \(key)= is not a decimal number")
+        }
+        return value
+    }
+
     /// A required 64-bit integer.
     func int64(_ key: String) throws(WireError) -> Int64 {
         guard let value = DecimalParser.integer(try string(key)) else {

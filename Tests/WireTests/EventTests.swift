@@ -267,6 +267,33 @@ private func eventError(_ line: String) -> ErrorCode? {
         #expect(event == AckEvent(runner: "ann", timestamp: "5"))
     }
 
+    @Test func elevationIsTrailingAndOptionalOnEndAndSummary() throws {
+        let end = RunEndedEvent(runner: "cy", runID: 19, distance: 8012.4, elapsed: 2710, moving: 2650.5, pace: 330.8,
+                                saved: true, reason: .stop, filtered: ["jump": 1], elevationGain: 84.61,
+                                elevationLoss: 79.24)
+        #expect(end.line == "end:cy run=19 dist=8012.40 time=2710.0 moving=2650.5 pace=330.8 saved=yes reason=stop "
+            + "filtered=1 jump=1 gain=84.6 loss=79.2")
+        let read = try RunEndedEvent(line: end.line)
+        #expect(read.elevationGain == 84.6 && read.elevationLoss == 79.2 && read.filtered == ["jump": 1])
+        // Without altitudes the fields are left out, and a line without them reads as nil.
+        var flat = end
+        flat.elevationGain = nil
+        flat.elevationLoss = nil
+        #expect(!flat.line.contains("gain") && !flat.line.contains("loss"))
+        #expect(try RunEndedEvent(line: flat.line).elevationGain == nil)
+        #expect(throws: WireError.self) {
+            try RunEndedEvent(line: "end:a run=1 dist=0 time=0 moving=0 pace=- saved=no reason=stop filtered=0 gain=high")
+        }
+        let summary = RunSummaryEvent(runner: "ann", runID: 17, status: "saved", date: "2024-11-30T07:00:00Z",
+                                      distance: 5012.35, elapsed: 1622.4, moving: 1604.5, pace: 320.1, filtered: 12,
+                                      elevationGain: 12, elevationLoss: 0.04)
+        #expect(summary.line.hasSuffix(" filtered=12 gain=12.0 loss=0.0"))
+        #expect(try RunSummaryEvent(line: summary.line).elevationGain == 12)
+        #expect(summary.json.hasSuffix(#""filtered":12,"gain":12.0,"loss":0.0}"#))
+        #expect(try RunSummaryEvent(line: "summary:ann run=17 status=saved date=2024-11-30T07:00:00Z dist=1.00 "
+            + "time=1.0 moving=1.0 pace=- filtered=0").elevationLoss == nil)
+    }
+
     @Test func endedEventCountsFilterReasons() throws {
         let event = try RunEndedEvent(line: "end:a run=1 dist=0 time=0 moving=0 pace=- saved=no reason=timeout filtered=5 "
             + "duplicate=2 out_of_order=3")
