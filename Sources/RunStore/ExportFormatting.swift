@@ -2,6 +2,13 @@ import Foundation
 
 /// Text formatting shared by the exports: strict XML escaping, plain decimals, ISO 8601 times.
 enum ExportFormatting {
+    /// `<name>value</name>` with the value exact (see ``exact(_:)``), or nothing when there is no finite value
+    /// (a fix without altitude).
+    static func element(_ name: String, _ value: Double?) -> String {
+        guard let value, value.isFinite else { return "" }
+        return "<\(name)>\(exact(value))</\(name)>"
+    }
+
     /// Text safe inside XML elements and attribute values: the five special characters become entities and
     /// characters XML 1.0 forbids (most control characters) are dropped.
     static func xmlEscaped(_ text: String) -> String {

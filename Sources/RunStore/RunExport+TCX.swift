@@ -36,6 +36,7 @@ extension RunExport {
                     lines.append("          <Trackpoint><Time>\(ExportFormatting.isoTime(fix.timestamp))</Time>"
                         + "<Position><LatitudeDegrees>\(decimal(fix.latitude))</LatitudeDegrees>"
                         + "<LongitudeDegrees>\(decimal(fix.longitude))</LongitudeDegrees></Position>"
+                        + ExportFormatting.element("AltitudeMeters", fix.altitude)
                         + "<Extensions><moonrunner:accuracy>\(ExportFormatting.exact(fix.accuracy))"
                         + "</moonrunner:accuracy></Extensions></Trackpoint>")
                 }

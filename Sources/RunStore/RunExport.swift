@@ -13,8 +13,9 @@ public enum RunExport {
     static let extensionNamespaces: Set<String> = [gpxExtensionNamespace, tcxExtensionNamespace]
 
     /// GPX 1.1 (valid against the topografix schema): badge awards as waypoints, the accepted fixes as a
-    /// track with a segment per stretch between pauses (see ``segments(of:pausesBefore:)``), times in UTC and
-    /// each fix's accuracy in an extension element, so that importing the file again gives the same run.
+    /// track with a segment per stretch between pauses (see ``segments(of:pausesBefore:)``), times in UTC,
+    /// each fix's altitude as `<ele>` when it had one and its accuracy in an extension element, so that
+    /// importing the file again gives the same run.
     /// `source` (the run's import record, if any) gives the pauses and the device's distance.
     public static func gpx(_ run: StoredRun, fixes: [StoredFix], source: ImportRecord? = nil) -> String {
         let record = run.record
@@ -54,7 +55,9 @@ public enum RunExport {
         for segment in segments.isEmpty ? [[]] : segments {
             lines.append("    <trkseg>")
             for fix in segment {
+                // The schema puts <ele> before <time>.
                 lines.append(#"      <trkpt lat="\#(decimal(fix.latitude))" lon="\#(decimal(fix.longitude))">"#
+                    + ExportFormatting.element("ele", fix.altitude)
                     + "<time>\(ExportFormatting.isoTime(fix.timestamp))</time>"
                     + "<extensions><moonrunner:accuracy>\(ExportFormatting.exact(fix.accuracy))"
                     + "</moonrunner:accuracy></extensions></trkpt>")

@@ -258,6 +258,12 @@ func trackLines(_ text: String) -> [String] {
             #expect(file.format == .tcx && file.activities.count == 1)
             let again = try #require(try ImportedFile(data: Data(exported.utf8)).runs.first)
             expectSameFigures(original.run, again.run)
+            // <AltitudeMeters> out and in again: the same altitudes, so the same gain and loss.
+            #expect(exported.contains("<AltitudeMeters>"))
+            #expect(again.fixes.map(\.fix.altitude) == original.fixes.filter(\.isAccepted).map(\.fix.altitude))
+            #expect(original.run.record.elevationGain != nil)
+            #expect(again.run.record.elevationGain == original.run.record.elevationGain)
+            #expect(again.run.record.elevationLoss == original.run.record.elevationLoss)
             #expect(abs((again.source.deviceDistance ?? 0) - (original.source.deviceDistance ?? 1)) < 0.001)
             // The export writes the pauses the engine found in gaps as breaks, which come back as the file's own.
             let breaks = RunExport.segments(of: original.fixes, pausesBefore: original.source.pausesBefore).count - 1

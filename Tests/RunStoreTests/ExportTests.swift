@@ -111,7 +111,9 @@ struct ImportedRun {
             #expect(abs(original.latitude - read.latitude) < 1e-9)
             #expect(abs(original.longitude - read.longitude) < 1e-9)
             #expect(abs(original.timestamp - read.timestamp) < 0.001)
+            #expect(original.altitude == read.altitude)
         }
+        #expect(gpx.contains("<ele>") == accepted.contains { $0.altitude != nil })
         #expect(gpx.contains("<moonrunner:accuracy>5</moonrunner:accuracy>") || accepted.allSatisfy { $0.accuracy != 5 })
         #expect(gpx.contains("Zoë &lt;&amp;&gt; &quot;quotes&quot; &apos;x&apos;"))
         #expect(!gpx.contains("\u{07}"))
