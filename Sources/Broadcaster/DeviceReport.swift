@@ -77,7 +77,7 @@ struct DeviceReport: Equatable {
         let (time, stamped) = try time(fields["timestamp"], "timestamp", now: now)
         let alarm = try alarm(fields["alarm"], "alarm"), battery = try percent(fields["batt"], "batt")
         return (token, try position(latitude, longitude, accuracy ?? defaultAccuracy, time, stampedOnReceipt: stamped,
-                                    alarm: alarm, battery: battery))
+                                    alarm: alarm, battery: battery, altitude: altitude(fields["altitude"])))
     }
 
     /// Traccar Client 10's `uploadJson`: `[{"id":T,"lat":…,"lon":…,"timestamp":…,…},…]`, every object one
@@ -133,7 +133,8 @@ struct DeviceReport: Equatable {
         }
         var alarm = try alarm(location["alarm"], "location.alarm")
         if alarm == nil { alarm = try self.alarm((location["extras"] as? [String: Any])?["alarm"], "location.extras.alarm") }
-        return try position(latitude, longitude, accuracy, time, stampedOnReceipt: stamped, alarm: alarm, battery: battery)
+        return try position(latitude, longitude, accuracy, time, stampedOnReceipt: stamped, alarm: alarm, battery: battery,
+                            altitude: altitude(coords?["altitude"]))
     }
 
     /// OwnTracks' HTTP mode (`/owntracks`): `{"_type":"location","lat","lon","tst","acc","batt",…}`, or an array
@@ -189,7 +190,7 @@ struct DeviceReport: Equatable {
         let (time, stamped) = try time(message["tst"], "tst", now: now)
         let accuracy = try number(message["acc"], "acc") ?? defaultAccuracy
         return try position(latitude, longitude, accuracy, time, stampedOnReceipt: stamped, alarm: nil,
-                            battery: try percent(message["batt"], "batt"))
+                            battery: try percent(message["batt"], "batt"), altitude: altitude(message["alt"]))
     }
 
     /// The accuracy assumed when an app sends none, in metres.
@@ -243,7 +244,7 @@ struct DeviceReport: Equatable {
     }
 
     private static func position(_ latitude: Double, _ longitude: Double, _ accuracy: Double, _ time: Double,
-                                 stampedOnReceipt: Bool, alarm: String?, battery: Double?) throws(Problem)
+                                 stampedOnReceipt: Bool, alarm: String?, battery: Double?, altitude: Double?) throws(Problem)
         -> DevicePosition {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
             throw .malformed("lat must be within -90...90 and lon within -180...180")
@@ -257,7 +258,7 @@ struct DeviceReport: Equatable {
         // answer waits for the ack that covers the number.
         let text = stampText(time)
         let location = LocationCommand(latitude: latitude, longitude: longitude, accuracy: accuracy,
-                                       timestamp: Double(text) ?? time, timestampText: text)
+                                       timestamp: Double(text) ?? time, timestampText: text, altitude: altitude)
         return DevicePosition(location: location, stampedOnReceipt: stampedOnReceipt, alarm: alarm, battery: battery)
     }
 
@@ -278,6 +279,14 @@ struct DeviceReport: Equatable {
             throw .malformed("\(name) is not a number: \(text.prefix(40))")
         }
         return value
+    }
+
+    /// An altitude in metres (`altitude`, OwnTracks' `alt`), nil when absent, not a number, or beyond what any
+    /// runner reaches (±20 km): unlike the position's own fields, a bad altitude costs only the altitude, not
+    /// the fix.
+    private static func altitude(_ value: Any?) -> Double? {
+        guard let metres = try? number(value, "altitude"), abs(metres) <= 20_000 else { return nil }
+        return metres
     }
 
     /// A JSON number, or a text that is one (a query's values are all text); nil when absent or null.

@@ -106,7 +106,7 @@ extension Hub {
             entry.run = run
         }
         let fix = Fix(latitude: location.latitude, longitude: location.longitude,
-                      accuracy: location.accuracy, timestamp: location.timestamp)
+                      accuracy: location.accuracy, timestamp: location.timestamp, altitude: location.altitude)
         if let log = run.log {
             // A position the run has (the app did not get the answer): answered once it is on disk.
             if let stored = log.entry(at: location.timestamp), let runID = run.storedID {

@@ -26,9 +26,13 @@ public struct LocationCommand: Sendable, Hashable {
     public var timestamp: Double
     /// The timestamp exactly as the runner wrote it, echoed back in `ts=` fields.
     public var timestampText: String
+    /// Altitude in metres, from a phone app's position (`loc:` has no field for it); nil when none.
+    public var altitude: Double?
 
     /// Creates a fix; the timestamp text defaults to the shortest plain decimal of `timestamp`.
-    public init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double, timestampText: String? = nil) {
+    public init(latitude: Double, longitude: Double, accuracy: Double, timestamp: Double, timestampText: String? = nil,
+                altitude: Double? = nil) {
+        self.altitude = altitude
         self.latitude = latitude
         self.longitude = longitude
         self.accuracy = accuracy

@@ -21,7 +21,7 @@ import Wire
             "GET /osmand?id=abc123&timestamp=1796000000&lat=48.8566&lon=2.3522&speed=3.1&bearing=90&altitude=35&accuracy=6&batt=87 HTTP/1.1"), now: Self.now)
         #expect(get.token == "abc123")
         #expect(get.location == LocationCommand(latitude: 48.8566, longitude: 2.3522, accuracy: 6, timestamp: 1_796_000_000,
-                                                timestampText: "1796000000"))
+                                                timestampText: "1796000000", altitude: 35))
         let post = try DeviceReport.osmAnd(request("POST /osmand?deviceid=abc123&timestamp=1796000000123&lat=1&lon=2&hdop=2 HTTP/1.1"), now: Self.now)
         #expect(post.location.timestamp == 1_796_000_000.123 && post.location.accuracy == 10)
         let form = try DeviceReport.osmAnd(request("POST /osmand HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded",
@@ -30,6 +30,30 @@ import Wire
         let invalid = try DeviceReport.osmAnd(request("GET /osmand?id=a&timestamp=1796000000&lat=1&lon=2&valid=false HTTP/1.1"), now: Self.now)
         #expect(invalid.location.accuracy == .infinity, "the filter refuses it as inaccurate")
         #expect(DeviceReport.defaultAccuracy == 10)
+    }
+
+    @Test func everyAppsAltitudeComesInAndABadOneCostsOnlyTheAltitude() throws {
+        let query = try DeviceReport.osmAnd(request(
+            "GET /osmand?id=a&timestamp=1796000000&lat=1&lon=2&altitude=-12.5 HTTP/1.1"), now: Self.now)
+        #expect(query.location.altitude == -12.5)
+        let form = try DeviceReport.osmAnd(request("POST /osmand HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded",
+                                                   body: "id=a&lat=1&lon=2&timestamp=1796000000&altitude=412"), now: Self.now)
+        #expect(form.location.altitude == 412)
+        let json = #"{"location":{"timestamp":"2026-12-01T08:00:00Z","coords":{"latitude":1,"longitude":2,"altitude":88.25}},"#
+            + #""device_id":"a"}"#
+        let traccar = try DeviceReport.osmAnd(request("POST /osmand HTTP/1.1\r\nContent-Type: application/json", body: json),
+                                              now: Self.now)
+        #expect(traccar.location.altitude == 88.25)
+        let owntracks = try DeviceReport.ownTracks(request("POST /owntracks HTTP/1.1\r\nX-Limit-U: a\r\nX-Limit-D: b",
+                                                           body: #"{"_type":"location","lat":1,"lon":2,"tst":1796000000,"alt":1234}"#),
+                                                   now: Self.now)
+        #expect(owntracks.location.altitude == 1234)
+        // No altitude, a word, or one past any mountain: the position stands, without altitude.
+        for altitude in ["", "&altitude=high", "&altitude=99999"] {
+            let report = try DeviceReport.osmAnd(request(
+                "GET /osmand?id=a&timestamp=1796000000&lat=1&lon=2\(altitude) HTTP/1.1"), now: Self.now)
+            #expect(report.location.altitude == nil && report.location.latitude == 1)
+        }
     }
 
     @Test func traccarClient9JSON() throws {
