@@ -15,7 +15,8 @@ import Wire
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("RunStoreTests/Fixtures/strava-run-1.gpx")
         let track = (try? GPXImport.tracks(from: Data(contentsOf: file)))?.first ?? []
-        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp) }
+        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp,
+                               altitude: $0.altitude) }
     }()
 
     /// The recorded run with its times moved to start now, as a phone would record it. Moved at each call: moved
@@ -23,7 +24,8 @@ import Wire
     /// first fix too old to start a run, and the fixes before the run started were not stored.
     static var recorded: [Fix] {
         let shift = Date().timeIntervalSince1970.rounded(.down) - (track.first?.timestamp ?? 0)
-        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift) }
+        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift,
+                               altitude: $0.altitude) }
     }
 
     enum Format: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -33,21 +35,23 @@ import Wire
         /// The request an app sends for one fix.
         func request(_ fix: Fix, token: String, runner: String) -> String {
             let stamp = String(Int64(fix.timestamp))
+            let altitude = fix.altitude ?? 0
             switch self {
             case .osmAndGET:
                 return "GET /osmand?id=\(token)&timestamp=\(stamp)&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5&batt=80"
-                    + " HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "&altitude=\(altitude) HTTP/1.1\r\nHost: t\r\n\r\n"
             case .osmAndPOST:
                 return "POST /osmand?id=\(token)&timestamp=\(stamp)&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5"
-                    + " HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
+                    + "&altitude=\(altitude) HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
             case .traccarJSON:
                 let body = #"{"location":{"timestamp":"\#(ISODate.string(unixSeconds: fix.timestamp))","coords":"#
                     + #"{"latitude":\#(fix.latitude),"longitude":\#(fix.longitude),"accuracy":5,"speed":3,"heading":0,"#
-                    + #""altitude":10},"is_moving":true,"odometer":0,"battery":{"level":0.9,"is_charging":false},"#
+                    + #""altitude":\#(altitude)},"is_moving":true,"odometer":0,"battery":{"level":0.9,"is_charging":false},"#
                     + #""activity":{"type":"running"}},"device_id":"\#(token)"}"#
                 return "POST /osmand HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
             case .ownTracksBasic, .ownTracksHeaders:
-                let body = #"{"_type":"location","lat":\#(fix.latitude),"lon":\#(fix.longitude),"tst":\#(stamp),"acc":5,"tid":"an"}"#
+                let body = #"{"_type":"location","lat":\#(fix.latitude),"lon":\#(fix.longitude),"tst":\#(stamp),"acc":5,"tid":"an","#
+                    + #""alt":\#(altitude)}"#
                 let auth = self == .ownTracksBasic
                     ? "Authorization: \(HTTPBasicCredentials(user: runner, password: token).authorization)\r\n"
                     : "X-Limit-U: \(runner)\r\nX-Limit-D: \(token)\r\n"
@@ -92,9 +96,20 @@ import Wire
                 // The idle gap ends the run, saved, for both spectators.
                 let end = try RunEndedEvent(event: Event.parse(tcp.expect("end:ann", timeout: 10)))
                 #expect(end.reason == .idle && end.saved && end.distance > 1000)
+                // The app's altitudes are stored with the fixes and measured: end: and the stored run say the gain.
+                let stored = try store.fixes(ofRun: run.runID)
+                #expect(stored.map(\.fix.altitude) == fixes.map(\.altitude))
+                let measured = try #require(ElevationMeter.measure(stored.filter(\.isAccepted).map(\.fix)))
+                let gain = try #require(end.elevationGain), loss = try #require(end.elevationLoss)
+                #expect(abs(gain - measured.gain) <= 0.05 && abs(loss - measured.loss) <= 0.05)
+                store.flush()
+                let record = try #require(try store.run(id: run.runID)?.record)
+                #expect(record.elevationGain == measured.gain && record.elevationLoss == measured.loss,
+                        "stored \(String(describing: record.elevationGain)), measured \(measured.gain)")
                 let streamed = try web.events(until: "end", timeout: 10)
                 #expect(streamed.contains { $0.event == "badge" })
                 #expect(streamed.last?.json["reason"] as? String == "idle")
+                #expect(streamed.last?.json["gain"] as? Double == gain)
                 // The next position starts a new run.
                 let later = Fix(latitude: fixes[0].latitude, longitude: fixes[0].longitude, accuracy: 5,
                                 timestamp: Date().timeIntervalSince1970.rounded(.down))
