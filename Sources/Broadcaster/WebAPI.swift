@@ -102,7 +102,9 @@ enum WebAPI {
         return .json(json)
     }
 
-    /// `GET /api/runs/ID`: `{"summary","splits","checkpoints","badges","points"}`; 404 for an unknown run.
+    /// `GET /api/runs/ID`: `{"summary","splits","checkpoints","badges","points","elevation"}`; 404 for an unknown
+    /// run. `elevation` is the profile (``TrackSnapshot/elevation(_:started:)``), `[]` without altitudes and for
+    /// a runner with a privacy zone (the heights near the hidden ends would help find them).
     static func run(_ id: Int64, visible: Set<String>, store: any RunStore,
                     tracker: TrackerConfiguration) throws(StoreError) -> HTTPResponse {
         guard let (stored, owner) = try Hub.readableRun(id, visible: visible, in: store) else {
@@ -110,7 +112,8 @@ enum WebAPI {
         }
         let name = stored.record.runner
         let zone = PrivacyZone(owner.privacy)
-        let summary = try measured(id, store: store, tracker: tracker)
+        let fixes = try store.fixesInTimeOrder(ofRun: id)
+        let summary = measured(fixes, tracker: tracker)
         let track = summary.track
         // A live run's row holds no measurements yet: its stored fixes, measured again, give them so far.
         var record = stored.record
@@ -118,6 +121,8 @@ enum WebAPI {
             record.distance = summary.distance
             record.movingTime = summary.movingTime
             record.elapsed = summary.elapsed
+            record.elevationGain = summary.elevationGain
+            record.elevationLoss = summary.elevationLoss
         }
         var json = Array(#"{"summary":"#.utf8)
         json += Server.eventJSON(Hub.line(RunSummaryEvent(record)))
@@ -132,16 +137,17 @@ enum WebAPI {
         })
         json += Array(#","points":"#.utf8)
         json += TrackSnapshot.points(track, started: stored.record.started, zone: zone)
+        json += Array(#","elevation":"#.utf8)
+        json += zone == nil ? TrackSnapshot.elevation(fixes, started: stored.record.started) : Array("[]".utf8)
         json.append(UInt8(ascii: "}"))
         return .json(json)
     }
 
     /// A stored run measured again: its accepted fixes through the engine, as recovery does (the smoothed
     /// track, and for a live run its values so far).
-    static func measured(_ id: Int64, store: any RunStore, tracker configuration: TrackerConfiguration)
-        throws(StoreError) -> RunSummary {
+    static func measured(_ fixes: [StoredFix], tracker configuration: TrackerConfiguration) -> RunSummary {
         var tracker = RunTracker(configuration: configuration)
-        for stored in try store.fixesInTimeOrder(ofRun: id) where stored.isAccepted {
+        for stored in fixes where stored.isAccepted {
             _ = tracker.add(stored.fix, now: stored.received)
         }
         return tracker.finish()

@@ -52,6 +52,10 @@ import Testing
         #expect(runner.contains("<svg id=\"track\""))
         #expect(try text("index.html").contains("<table id=\"overview\">"))
         #expect(try text("run.html").contains("id=\"download-gpx\""))
+        for id in ["elevation-box", "elevation-profile", "elevation-range", "climb-box", "climb"] {
+            #expect(try text("run.html").contains("id=\"\(id)\""), "run.html lacks #\(id)")
+        }
+        #expect(try text("run.js").contains("function drawElevation()"))
         #expect(try text("badges.html").contains("id=\"board\""))
         // Segments are <path> elements with a stroke colour, the position a circle#position.
         let common = try text("common.js")

@@ -31,6 +31,10 @@
     $("moving").textContent = MR.duration(summary.moving);
     $("pace-average").textContent = MR.pace(summary.pace);
     $("filtered").textContent = String(summary.filtered);
+    // Climb and the profile only for a run whose fixes had altitudes (summary's gain, the API's elevation).
+    $("climb-box").hidden = summary.gain == null;
+    if (summary.gain != null) $("climb").textContent = `+${Math.round(summary.gain)} m −${Math.round(summary.loss)} m`;
+    drawElevation();
     const unit = MR.getUnit();
     $("split-unit").textContent = unit;
     $("splits").tBodies[0].replaceChildren(...run.splits.filter((s) => s.unit === unit).map((split) => {
@@ -51,6 +55,36 @@
         MR.element("span", { class: "badge-detail" }, `${badge.tier} · ${MR.distance(badge.dist)} · ${MR.duration(badge.time)}`));
       return item;
     }));
+  }
+  // The elevation profile: the smoothed altitude ([seconds, metres] pairs) against distance, read off the points'
+  // [lat, lon, dist, time] at the same times (against time when there are no points). Nothing without altitudes.
+  function drawElevation() {
+    const samples = run.elevation || [];
+    const box = $("elevation-box"), svg = $("elevation-profile");
+    box.hidden = samples.length < 2;
+    if (box.hidden) return;
+    const points = run.points;
+    const distanceAt = (time) => {
+      if (points.length < 2) return time;
+      let lo = 0, hi = points.length - 1;
+      while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (points[mid][3] <= time) lo = mid; else hi = mid - 1; }
+      const a = points[lo], b = points[Math.min(lo + 1, points.length - 1)];
+      const span = b[3] - a[3];
+      return span > 0 ? a[2] + (b[2] - a[2]) * Math.min(1, Math.max(0, (time - a[3]) / span)) : a[2];
+    };
+    const xs = samples.map(([time]) => distanceAt(time)), ys = samples.map(([, metres]) => metres);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), low = Math.min(...ys), high = Math.max(...ys);
+    // At least 20 m of height, so a flat run looks flat rather than its metre of wobble filling the box.
+    const spanY = Math.max(high - low, 20), base = low - (spanY - (high - low)) / 2;
+    const width = 800, height = 160, pad = 6;
+    const x = (value) => x1 > x0 ? (value - x0) / (x1 - x0) * width : 0;
+    const y = (value) => height - pad - (value - base) / spanY * (height - 2 * pad);
+    const line = xs.map((value, index) => `${x(value).toFixed(1)},${y(ys[index]).toFixed(1)}`).join(" ");
+    svg.replaceChildren(
+      MR.svgNode("polygon", { class: "elevation-area", points: `0,${height} ${line} ${width},${height}` }),
+      MR.svgNode("polyline", { class: "elevation-line", points: line }));
+    const across = points.length < 2 ? MR.duration(x1 - x0) : MR.distance(x1 - x0);
+    $("elevation-range").textContent = `${Math.round(low)}–${Math.round(high)} m over ${across}`;
   }
   MR.bindUnitSwitch();
   MR.onUnitChange(render);
