@@ -175,17 +175,18 @@ extension SyntheticRun {
                 if stretches[stretch].speed > 0 { movingTime += until - from }
                 from = until
             }
-            if winding, turnLeft <= 0, rng.uniform() < interval / 60 {
+            // The same draws either way, so a straight route has the same noise as its winding twin.
+            if turnLeft <= 0, rng.uniform() < interval / 60 {
                 turnLeft = .pi / 2
                 turnRate = (rng.uniform() < 0.5 ? -1 : 1) * (.pi / 2) / 5
             }
-            bend = winding ? 0.98 * bend + 0.002 * rng.gaussian() : 0
+            bend = 0.98 * bend + 0.002 * rng.gaussian()
             var turn = bend * interval
             if turnLeft > 0 {
                 turn += turnRate * interval
                 turnLeft -= abs(turnRate * interval)
             }
-            heading += turn
+            if winding { heading += turn }
             east += covered * sin(heading)
             north += covered * cos(heading)
             time = to
