@@ -19,7 +19,9 @@ extension TrackSnapshot {
             if let smoothed = meter.smoothed { samples.append((stored.fix.timestamp - started, smoothed)) }
         }
         var json: [UInt8] = [UInt8(ascii: "[")]
-        let step = max(1, (samples.count + elevationSamples - 1) / elevationSamples)
+        // Every step-th sample and the last one: at most elevationSamples in all.
+        let step = samples.count <= elevationSamples ? 1
+            : (samples.count - 1 + elevationSamples - 2) / (elevationSamples - 1)
         var kept = Array(stride(from: 0, to: samples.count, by: step))
         // The profile ends where the run does.
         if let last = kept.last, last != samples.count - 1 { kept.append(samples.count - 1) }

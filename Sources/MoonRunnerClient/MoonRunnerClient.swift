@@ -144,7 +144,8 @@ public final class MoonRunnerClient: Sendable {
     }
 
     /// Sends one GPS fix (kept until acknowledged, resent after reconnects). Throws `.notJoined` before
-    /// `join`, `.invalidArgument` for a coordinate out of range or a number that is not finite.
+    /// `join`, `.invalidArgument` for a coordinate out of range or a number that is not finite. The line
+    /// protocol's `loc:` has no altitude, so `fix.altitude` is not sent (phone apps' HTTP protocols carry it).
     public func send(_ fix: Fix) throws(MoonRunnerClientError) {
         try requireJoined()
         guard fix.latitude.isFinite, fix.longitude.isFinite, fix.accuracy.isFinite, fix.timestamp.isFinite,

@@ -70,7 +70,7 @@ public struct ElevationMeter: Sendable, Hashable {
     /// Takes the altitude of the next accepted fix, in time order. Non-finite altitudes are ignored.
     @inline(__always)
     public mutating func add(altitude: Double, timestamp: Double) {
-        guard altitude.isFinite, timestamp.isFinite else { return }
+        guard Fix.plausibleAltitudes.contains(altitude), timestamp.isFinite else { return }
         guard let previous = smoothed else {
             smoothed = altitude
             anchor = altitude
@@ -92,35 +92,17 @@ public struct ElevationMeter: Sendable, Hashable {
             anchor = value
             return
         }
-        switch direction {
-        case 1:
-            if value > anchor {
-                gain += value - anchor
-                anchor = value
-            } else if anchor - value >= threshold {
-                direction = -1
-                loss += anchor - value
-                anchor = value
-            }
-        case -1:
-            if value < anchor {
-                loss += anchor - value
-                anchor = value
-            } else if value - anchor >= threshold {
-                direction = 1
-                gain += value - anchor
-                anchor = value
-            }
-        default:
-            if value - anchor >= threshold {
-                direction = 1
-                gain += value - anchor
-                anchor = value
-            } else if anchor - value >= threshold {
-                direction = -1
-                loss += anchor - value
-                anchor = value
-            }
+        // A step along the current direction always counts; a turn counts once it is the threshold deep
+        // (from no direction yet, the first move that deep sets one).
+        let change = value - anchor
+        if change > 0, direction == 1 || change >= threshold {
+            direction = 1
+            gain += change
+            anchor = value
+        } else if change < 0, direction == -1 || -change >= threshold {
+            direction = -1
+            loss -= change
+            anchor = value
         }
     }
 

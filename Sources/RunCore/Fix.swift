@@ -35,6 +35,10 @@ public struct Fix: Sendable, Hashable, Codable {
         self.altitude = altitude
     }
 
+    /// Altitudes a fix may carry, metres: a deeper or higher one from a file or an app is a fault, dropped
+    /// (the position still counts), so no overflow or 300-digit figure reaches the meters, stores and exports.
+    public static let plausibleAltitudes: ClosedRange<Double> = -20_000...20_000
+
     /// The fix's position.
     public var coordinate: Coordinate { Coordinate(latitude: latitude, longitude: longitude) }
 }

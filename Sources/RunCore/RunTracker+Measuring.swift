@@ -115,7 +115,8 @@ extension RunTracker {
             reference = newestUncounted(after: reference, before: last)
         }
         let moving = last.movingTime - reference.movingTime
-        guard moving >= configuration.currentPaceMinimum else { return nil }
+        // Never more than the window holds, or a short window would never show a pace.
+        guard moving >= min(configuration.currentPaceMinimum, configuration.currentPaceWindow) else { return nil }
         return Self.pace(moving, last.distance - reference.distance)
     }
 

@@ -147,9 +147,10 @@ struct ActivityBuilder {
             if firstTimelessLine == nil { firstTimelessLine = line }
             return
         }
-        // A non-finite altitude is no altitude: the point still counts for its position.
+        // An implausible altitude (non-finite, or beyond ±20 km) is no altitude: the point still counts for its
+        // position.
         segments[segments.count - 1].append(Fix(latitude: latitude, longitude: longitude, accuracy: accuracy,
-                                                timestamp: time, altitude: altitude.flatMap { $0.isFinite ? $0 : nil }))
+                                                timestamp: time, altitude: altitude.flatMap { Fix.plausibleAltitudes.contains($0) ? $0 : nil }))
     }
 
     /// The most characters of an activity's name that are kept.

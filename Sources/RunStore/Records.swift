@@ -107,9 +107,9 @@ public struct RunRecord: Sendable, Hashable {
     public var status: RunStatus
     /// Fixes filtered out, by reason.
     public var rejections: [FixRejection: Int]
-    /// Metres climbed (see `ElevationMeter`), nil when no fix had an altitude (or the run is still live).
+    /// Metres climbed (see `ElevationMeter`; so far, for a live run), nil when no fix had an altitude.
     public var elevationGain: Double?
-    /// Metres descended, nil when no fix had an altitude (or the run is still live).
+    /// Metres descended (so far, for a live run), nil when no fix had an altitude.
     public var elevationLoss: Double?
 
     /// Creates a run record.

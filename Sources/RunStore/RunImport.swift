@@ -96,14 +96,15 @@ public enum RunImport {
         let id = try store.allocateRunID()
         var tracker = RunTracker(configuration: configuration, history: existing?.history ?? BadgeHistory())
         // An imported activity's clock runs from its first recorded point to its last, as the device's did,
-        // whatever the filter makes of those points.
-        let (recordStart, recordEnd) = fixes.reduce((first.timestamp, first.timestamp)) {
-            (min($0.0, $1.timestamp), max($0.1, $1.timestamp))
+        // even when the filter refuses them, as long as they belong to the recording (within the recording gap
+        // of the next point, and in order): a glitched point an hour off moves neither end.
+        let gap = configuration.filter.recordingGap
+        if fixes.count == 1 || (0...gap).contains(fixes[1].timestamp - first.timestamp) {
+            tracker.startClock(at: first.timestamp)
         }
-        tracker.startClock(at: recordStart)
         var firstPointRejection: FixRejection?
-        // The row exists before its first fix, as on the server; its start moves to the first accepted fix
-        // when the run finishes.
+        // The row exists before its first fix, as on the server; its start moves to the clock's start when the
+        // run finishes.
         store.submit(.runStarted(id: id, runner: runner, started: first.timestamp))
         var sequence: Int64 = 0
         var pausesBefore: [Int64] = []
@@ -131,6 +132,12 @@ public enum RunImport {
             }
         }
         let summary = tracker.finish()
+        let last = fixes[fixes.count - 1].timestamp
+        let recordStart = tracker.startedAt ?? first.timestamp
+        var recordEnd = tracker.lastAcceptedTimestamp ?? max(last, recordStart)
+        if let lastAccepted = tracker.lastAcceptedTimestamp, (0...gap).contains(last - lastAccepted) {
+            recordEnd = last
+        }
         let record = RunRecord(id: id, runner: runner, started: recordStart, ended: recordEnd,
                                distance: summary.distance, elapsed: recordEnd - recordStart,
                                movingTime: summary.movingTime,

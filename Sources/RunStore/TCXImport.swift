@@ -50,7 +50,7 @@ struct TCXReader: XMLEventHandler {
         case ("Track", "Lap"):
             if tracksInLap > 0, !activities.isEmpty { activities[activities.count - 1].breakSegment() }
             tracksInLap += 1
-        case ("Trackpoint", "Track") where !activities.isEmpty:
+        case ("Trackpoint", "Track") where !activities.isEmpty && isInActivityLap:
             inPoint = true
             pointLine = element.line
             (latitude, longitude, time, accuracy, altitude) = (nil, nil, nil, nil, nil)
@@ -102,6 +102,12 @@ struct TCXReader: XMLEventHandler {
         default:
             break
         }
+    }
+
+    /// True when the open `<Track>` is in an activity's `<Lap>` (not a multisport `<Transition>`'s, nor a
+    /// course's): only those points are the activity's.
+    private var isInActivityLap: Bool {
+        path.count >= 4 && path[path.count - 3] == "Lap" && path[path.count - 4] == "Activity"
     }
 
     /// The activities with usable points.

@@ -18,7 +18,9 @@ import Testing
         let transition = """
             <Transition StartTime="2019-01-22T19:00:00Z"><TotalTimeSeconds>95</TotalTimeSeconds>\
             <DistanceMeters>0</DistanceMeters><Calories>3</Calories><Intensity>Active</Intensity>\
-            <TriggerMethod>Manual</TriggerMethod></Transition>
+            <TriggerMethod>Manual</TriggerMethod><Track><Trackpoint><Time>2019-01-22T19:00:30Z</Time>\
+            <Position><LatitudeDegrees>53.5</LatitudeDegrees><LongitudeDegrees>-1.4</LongitudeDegrees></Position>\
+            </Trackpoint></Track></Transition>
             """
         let session = "<MultiSportSession><Id>2019-01-22T18:33:02Z</Id><FirstSport>\(blocks[0])</FirstSport>"
             + "<NextSport>\(transition)\(second)</NextSport></MultiSportSession>"
@@ -76,5 +78,18 @@ import Testing
         let split = try #require(outcome.summary.splits.first { $0.unit == .kilometre })
         let plainSplit = try #require(try ImportedFile(data: plain).runs.first?.run.splits.first { $0.unit == .kilometre })
         #expect(abs(split.elapsed - plainSplit.elapsed - 11) < 0.5)
+    }
+
+    @Test func aGlitchedPointAnHourOffMovesNeitherEndOfTheClock() throws {
+        let plain = try fixture("strava-run-1.gpx")
+        let activity = try #require(try ActivityFile.read(plain).activities.first)
+        var text = String(decoding: plain, as: UTF8.self)
+        let middle = try #require(text.range(of: "<trkpt ", range: text.index(text.startIndex, offsetBy: text.count / 2)..<text.endIndex))
+        let fix = activity.fixes[activity.fixes.count / 2]
+        text.insert(contentsOf: "<trkpt lat=\"\(fix.latitude)\" lon=\"\(fix.longitude)\"><time>"
+            + ExportFormatting.isoTime(activity.fixes[0].timestamp - 3600) + "</time></trkpt>", at: middle.lowerBound)
+        let glitched = try #require(try ImportedFile(data: Data(text.utf8)).runs.first).run.record
+        let clean = try #require(try ImportedFile(data: plain).runs.first).run.record
+        #expect(glitched.started == clean.started && glitched.elapsed == clean.elapsed)
     }
 }

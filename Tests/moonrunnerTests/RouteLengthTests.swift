@@ -11,6 +11,11 @@ import Testing
         var samples = BuiltInRoute.samples(along: route.path, speed: 1000 / 330)
         var random = SeededRandom(seed: seed)
         samples = addNoise(sigma: noise, to: samples, random: &random)
+        return distance(of: samples)
+    }
+
+    /// The distance a fresh tracker measures for `samples`, one fix each, as the simulator sends them.
+    static func distance(of samples: [TrackSample]) -> Double {
         var tracker = RunTracker()
         let start = 1_800_000_000.0
         for sample in samples {
@@ -65,14 +70,7 @@ import Testing
                     return noisy
                 }
             }
-            var tracker = RunTracker()
-            let start = 1_800_000_000.0
-            for sample in samples {
-                let fix = Fix(latitude: sample.latitude, longitude: sample.longitude, accuracy: sample.accuracy,
-                              timestamp: start + sample.time)
-                _ = tracker.add(fix, now: fix.timestamp)
-            }
-            return tracker.finish().distance / truth - 1
+            return RouteLengthTests.distance(of: samples) / truth - 1
         }
     }
 
