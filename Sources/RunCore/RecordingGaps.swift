@@ -21,10 +21,16 @@ struct RecordingGaps: Sendable {
         max(configuration.pauseGap, configuration.pauseGapIntervals * (usualInterval ?? 0))
     }
 
-    /// True when the silence from `last` to `fix`, crossed at `speed` m/s, is a pause; counts it. Not before
-    /// the recording's rate is known (one interval): an app that records every 15 s shows it with its first.
-    mutating func isPause(from last: Double, to fix: Double, speed: Double) -> Bool {
-        guard usualInterval != nil, fix - last >= shortestGap, speed <= configuration.pauseGapSpeed else { return false }
+    /// True when a silence this long may be a pause: the cheap half of the test, made on every fix, so the
+    /// filter's rules and the speed across are looked at only after a gap. Not before the recording's rate is
+    /// known (one interval): an app that records every 15 s shows it with its first.
+    func isGap(_ silence: Double) -> Bool {
+        usualInterval != nil && silence >= shortestGap
+    }
+
+    /// Counts a gap crossed at `speed` m/s as a pause when that is walking pace or slower.
+    mutating func isPause(crossedAt speed: Double) -> Bool {
+        guard speed <= configuration.pauseGapSpeed else { return false }
         count += 1
         return true
     }

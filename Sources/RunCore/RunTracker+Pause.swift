@@ -41,9 +41,9 @@ extension RunTracker {
     /// filter refuses says nothing of where the runner went), then, when the run is paused, a filter that
     /// does not judge the fix as a jump from the one before the pause.
     mutating func admitAfterAnyPause(_ fix: Fix, now: Double) -> FixOutcome {
-        if !isPaused, let last = filter.lastAccepted, fix.timestamp > last.timestamp,
+        if !isPaused, let last = filter.lastAccepted, recordingGaps.isGap(fix.timestamp - last.timestamp),
            filter.staticRejection(of: fix, now: now) == nil,
-           recordingGaps.isPause(from: last.timestamp, to: fix.timestamp, speed: filter.impliedSpeed(from: last, to: fix)) {
+           recordingGaps.isPause(crossedAt: filter.impliedSpeed(from: last, to: fix)) {
             pause()
         }
         let resuming = isPaused

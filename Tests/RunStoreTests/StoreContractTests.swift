@@ -83,11 +83,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func runFixAndAwardRoundTrip(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
-        let store = try kind.make(in: directory)
+        let (store, id) = try kind.makeWithAdasRun(in: directory)
         defer { store.close() }
-        let id = try store.allocateRunID()
-        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
-        store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000))
         let fixes = (1...20).map { Sample.fix(run: id, sequence: Int64($0), rejection: $0 % 7 == 0 ? .jump : nil) }
         // Submitted out of order: reads come back by sequence.
         for fix in fixes.reversed() { store.submit(.fix(fix, acknowledgement: nil)) }
@@ -126,11 +123,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func altitudesAndElevationRoundTrip(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
-        let store = try kind.make(in: directory)
+        let (store, id) = try kind.makeWithAdasRun(in: directory)
         defer { store.close() }
-        let id = try store.allocateRunID()
-        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
-        store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000))
         // A climb with noise, some fixes without altitude, one rejected with one.
         let fixes = (1...200).map { index in
             var fix = Sample.fix(run: id, sequence: Int64(index), rejection: index == 30 ? .jump : nil)
@@ -304,5 +298,16 @@ import Testing
         store.submit(.runStarted(id: 2, runner: "ada", started: 2))
         store.flush()  // returns at once after close
         store.close()  // idempotent
+    }
+}
+
+extension StoreKind {
+    /// A store of this kind holding the runner ada and one run of hers started, with that run's id.
+    func makeWithAdasRun(in directory: TemporaryDirectory) throws -> (store: any RunStore, run: Int64) {
+        let store = try make(in: directory)
+        let id = try store.allocateRunID()
+        store.submit(.runner(name: "ada", keyHash: "h", created: 1))
+        store.submit(.runStarted(id: id, runner: "ada", started: 1_700_000_000))
+        return (store, id)
     }
 }
