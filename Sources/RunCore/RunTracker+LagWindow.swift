@@ -63,7 +63,16 @@ extension RunTracker {
             committedMoving = pass.gate.moving
             lastCommittedCoordinate = pass.lastCommittedCoordinate
             lastCommittedTimestamp = pass.lastCommittedTimestamp
-            for point in commits { settling.append(point, segmentStart: gateSegmentStart, final: committed) }
+            let newestStep = smoother.count - 1
+            let newestState = smoother.smoothed(at: newestStep)
+            let newestFix = SettingOffEdge.Position(timestamp: smoother.timestamp(at: newestStep), east: newestState[0],
+                                                    north: newestState[2])
+            for point in commits {
+                if point.interval == 0 { settingOff.restart() }
+                settingOff.observe(.init(timestamp: point.timestamp, east: point.east, north: point.north),
+                                   newestFix: newestFix)
+                settling.append(point, segmentStart: gateSegmentStart, final: committed)
+            }
             settling.settle(into: &committed)
             if !configuration.keepsTrack { measureFinalPoints() }
             smoother.dropOldest(commitCount)

@@ -109,6 +109,10 @@ extension RunTracker {
         } else {
             return nil  // younger than the window
         }
+        // The runner set off inside the window: its pace there is the smoother's ramp, not the runner's, and
+        // the seconds before it may be a stop judged moving (see ``SettingOffEdge``). Not shown until the
+        // whole window is after it.
+        if settingOff.newest > reference.timestamp { return nil }
         // Time not counted in the window (a stop, a stop's edge, a re-anchor): rare, so the search for where it
         // ends is off the per-fix path (while running, every interval counts and the two spans are equal).
         if (last.timestamp - reference.timestamp) - (last.movingTime - reference.movingTime) > Self.timeSlack {

@@ -82,6 +82,8 @@ public struct RunTracker: Sendable {
     var segmentMeter = SegmentMeter()
     /// Index of the current pace's reference point in the committed track.
     var paceCursor = 0
+    /// Where the runner last set off: the current pace's window starts no earlier.
+    var settingOff = SettingOffEdge()
     /// The gate's past point of the newest step, as an index into the track (see ``GatePass``).
     var gatePastCursor = 0
     /// The gate's future cursor for the first step of the last pass over the window, as an index into the track.

@@ -58,6 +58,8 @@ public struct TrackerConfiguration: Sendable, Hashable {
     /// (see ``currentPaceWindow``); until then it is not shown. Default 20: in the first seconds after setting
     /// off the live track is still catching up with the runner (the filter smooths hard at a standstill), so
     /// over 10 s the pace was up to 5 times off; from 20 s it is within 10% (2 m noise, stops of 20 s to 2 min).
+    /// Where the track shows the runner setting off from standing (``SettingOffEdge``: a short stop may be
+    /// judged moving as a whole under 3 m of noise) the pace waits for a whole window after it instead.
     public var currentPaceMinimum: Double = 20
     /// The Kalman filter's acceleration noise spectral density in m²/s³ at running speeds (from
     /// ``fullNoiseSpeed``): how briskly the runner may change speed or direction. Lower smooths more but cuts
