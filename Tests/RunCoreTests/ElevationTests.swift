@@ -22,24 +22,6 @@ private func climb(seed: UInt64, sigma: Double, speed: Double = 3) -> [Fix] {
     return run.fixes
 }
 
-/// The fixes of a GPX file with their `<ele>` (nil where a point has none).
-private func readElevatedGPX(_ path: String) throws -> [Fix] {
-    let text = try String(contentsOfFile: path, encoding: .utf8)
-    let pattern = try NSRegularExpression(
-        pattern: #"<trkpt lat="([-0-9.]+)" lon="([-0-9.]+)">\s*(?:<ele>([^<]+)</ele>)?\s*<time>([^<]+)</time>"#)
-    let times = ISO8601DateFormatter()
-    let range = NSRange(text.startIndex..., in: text)
-    return pattern.matches(in: text, range: range).compactMap { match in
-        func group(_ i: Int) -> String? {
-            Range(match.range(at: i), in: text).map { String(text[$0]) }
-        }
-        guard let lat = group(1).flatMap(Double.init), let lon = group(2).flatMap(Double.init),
-              let date = group(4).flatMap(times.date(from:)) else { return nil }
-        return Fix(latitude: lat, longitude: lon, accuracy: 5, timestamp: date.timeIntervalSince1970,
-                   altitude: group(3).flatMap(Double.init))
-    }
-}
-
 @Suite("Elevation")
 struct ElevationTests {
     @Test("a climb of 100 m and a descent of 60 m under 5 m GPS altitude noise measure within 10%", arguments: 1...8)
@@ -132,10 +114,7 @@ struct ElevationTests {
 
     @Test("real Strava runs give plausible gains: no more than the sum of rises, climbing at least their range")
     func realRuns() throws {
-        let directory = "/work/shared/gpx/real"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names.sorted() where name.hasPrefix("strava-run-") && name.hasSuffix(".gpx") {
-            let fixes = try readElevatedGPX("\(directory)/\(name)")
+        for (name, fixes) in try RealRuns.stravaRuns() {
             var tracker = RunTracker()
             for fix in fixes { _ = tracker.add(fix, now: fix.timestamp + 1) }
             let summary = tracker.finish()
