@@ -15,7 +15,9 @@ enum RealRuns {
         }
     }
 
-    /// The fixes of a GPX file with their `<ele>` (nil where a point has none), each claiming 5 m accuracy.
+    /// The fixes of a GPX file with their `<ele>` (nil where a point has none), read with a scan for
+    /// `<trkpt lat=… lon=…>` and the `<ele>` and `<time>` inside. GPX carries no accuracy; each fix claims 5 m,
+    /// typical of a phone in the open.
     static func fixes(ofFile path: String) throws -> [Fix] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let pattern = try NSRegularExpression(

@@ -2,20 +2,10 @@ import Foundation
 import Testing
 @testable import RunCore
 
-/// Reads the trackpoints of a GPX file with a scan for `<trkpt lat=… lon=…>` and the `<time>` inside.
+/// The trackpoints of a GPX fixture of this target (see ``RealRuns/fixes(ofFile:)``).
 func readGPX(_ name: String) throws -> [Fix] {
     let url = try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: "gpx"))
-    let text = try String(contentsOf: url, encoding: .utf8)
-    let pattern = try NSRegularExpression(
-        pattern: #"<trkpt lat="([-0-9.]+)" lon="([-0-9.]+)">.*?<time>([^<]+)</time>"#, options: [.dotMatchesLineSeparators])
-    let times = ISO8601DateFormatter()
-    let range = NSRange(text.startIndex..., in: text)
-    return pattern.matches(in: text, range: range).compactMap { match in
-        func group(_ i: Int) -> String { String(text[Range(match.range(at: i), in: text)!]) }
-        guard let lat = Double(group(1)), let lon = Double(group(2)), let date = times.date(from: group(3)) else { return nil }
-        // GPX carries no accuracy; 5 m is typical of a phone in the open.
-        return Fix(latitude: lat, longitude: lon, accuracy: 5, timestamp: date.timeIntervalSince1970)
-    }
+    return try RealRuns.fixes(ofFile: url.path)
 }
 
 @Suite("Recorded run")

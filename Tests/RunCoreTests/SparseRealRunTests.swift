@@ -22,10 +22,7 @@ struct SparseRealRunTests {
 
     /// The length of the polyline through the fixes.
     static func length(_ fixes: [Fix]) -> Double {
-        zip(fixes, fixes.dropFirst()).reduce(0) { total, pair in
-            total + Geodesy.distance(from: Coordinate(latitude: pair.0.latitude, longitude: pair.0.longitude),
-                                     to: Coordinate(latitude: pair.1.latitude, longitude: pair.1.longitude))
-        }
+        zip(fixes, fixes.dropFirst()).reduce(0) { $0 + Geodesy.distance(from: $1.0.coordinate, to: $1.1.coordinate) }
     }
 
     /// The fixes moved by 4 m (per axis) of GPS error with this fix-to-fix correlation, each reporting ~6 m.
