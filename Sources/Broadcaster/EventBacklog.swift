@@ -6,7 +6,8 @@ struct EventBacklog {
     struct Entry {
         let sequence: UInt64
         let line: [UInt8]
-        let isPace: Bool
+        /// What the event is to a reader's queue (its runner, and whether it is a droppable position).
+        let role: LineRole
     }
 
     private var entries: [Entry] = []
@@ -20,8 +21,8 @@ struct EventBacklog {
     }
 
     /// Remembers an event, forgetting the oldest when full.
-    mutating func append(_ sequence: UInt64, _ line: [UInt8], isPace: Bool) {
-        let entry = Entry(sequence: sequence, line: line, isPace: isPace)
+    mutating func append(_ sequence: UInt64, _ line: [UInt8], as role: LineRole) {
+        let entry = Entry(sequence: sequence, line: line, role: role)
         if entries.count < capacity {
             entries.append(entry)
         } else {

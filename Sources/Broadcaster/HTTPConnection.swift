@@ -31,9 +31,9 @@ final class HTTPConnection: Peer {
         return !isAwaitingResponse && parser.bufferedByteCount <= limits.maximumHeadBytes + limits.largestBodyBytes
     }
 
-    override func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {
+    override func deliver(_ line: [UInt8], shared: SharedLine, as role: LineRole, sequence: UInt64?) -> Bool {
         guard stream != nil else { return false }
-        return server.deliverToStream(self, line, paceOf: runner, sequence: sequence)
+        return server.deliverToStream(self, line, as: role, sequence: sequence)
     }
 
     override func didClose() {
@@ -60,7 +60,7 @@ final class HTTPConnection: Peer {
 /// last written to (for heartbeats).
 struct EventStream {
     /// Events that arrived while the snapshot was being read off the loop; sent right after it. Nil once sent.
-    var held: [(bytes: [UInt8], paceOf: String?, isCatchUp: Bool)]? = nil
+    var held: [(bytes: [UInt8], role: LineRole, isCatchUp: Bool)]? = nil
     /// When anything was last queued (a heartbeat follows after `eventStreamHeartbeat` of silence).
     var lastWrite: Double
 }

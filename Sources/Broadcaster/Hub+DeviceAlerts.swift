@@ -107,7 +107,7 @@ extension Hub {
         eventSequence = max(eventSequence, sequence)
         broadcastSequence = sequence
         defer { broadcastSequence = nil }
-        if entry.run != nil { keep(line, sequence: sequence, isPace: false, inBacklogOf: name) }
+        if entry.run != nil { keep(line, sequence: sequence, as: .event(about: name), inBacklogOf: name) }
         deliverDeviceAlert(line, fullLine: fullLine, about: name, own: entry.connection)
         if sharedSequence != nil {
             output.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,
@@ -126,7 +126,7 @@ extension Hub {
         recipients.formUnion(coaches[name] ?? [])
         recipients.formUnion(everyoneCoaches)
         for id in recipients.sorted() where id == own || mayFollow(name, id) {
-            send(line == fullLine || !seesThroughZone(name, id) ? line : fullLine, to: id)
+            send(line == fullLine || !seesThroughZone(name, id) ? line : fullLine, to: id, as: .event(about: name))
         }
     }
 
@@ -143,7 +143,7 @@ extension Hub {
         }
         for alert in alerts.compactMap(\.self).sorted(by: { $0.sequence < $1.sequence }) {
             broadcastSequence = alert.sequence
-            send(seesThroughZone(name, id) ? alert.fullLine : alert.line, to: id)
+            send(seesThroughZone(name, id) ? alert.fullLine : alert.line, to: id, as: .event(about: name))
         }
         broadcastSequence = nil
     }

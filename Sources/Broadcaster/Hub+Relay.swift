@@ -131,7 +131,7 @@ extension Hub {
         if event.isCatchUp { return }
         if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
             backlogs[name, default: EventBacklog(capacity: configuration.eventBacklog)]
-                .append(event.sequence, event.line, isPace: isPace)
+                .append(event.sequence, event.line, as: LineRole.of(event.line, about: name, droppable: isPace))
         }
         if case .deviceAlert(let fullLine) = event.kind {
             return deliverDeviceAlert(event.line, fullLine: fullLine, about: name, own: runners[name]?.connection)

@@ -61,7 +61,7 @@ extension Hub {
                 fail(id, .notFound, "no run \(replay.runID)")
                 continue
             }
-            for (line, isPace) in replay.lines(dueBy: now) { send(line, to: id, paceOf: isPace ? replay.runner : nil) }
+            for (line, isPace) in replay.lines(dueBy: now) { send(line, to: id, as: isPace ? .pace(of: replay.runner) : .event(about: replay.runner)) }
             if replay.isOver {
                 replays[id] = nil
             } else if replay.needsFixes {

@@ -33,8 +33,8 @@ extension Hub {
             fields.append(Event.Field(key: "resumed", value: String(runID)))
             send(OkEvent(what: "iam", fields: fields), to: id)
             // Restore the runner's screen, then tell it what is safe on disk so it resends only the rest.
-            if let started = run.startedLine { send(started, to: id) }
-            if let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
+            if let started = run.startedLine { send(started, to: id, as: .event(about: name)) }
+            if let pace = run.latestPaceLine { send(pace, to: id, as: .pace(of: name)) }
             if let acknowledged = run.committedAcknowledgement {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
@@ -389,7 +389,7 @@ extension Hub {
         recentlyEnded.append(line)
         if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
         broadcast(line, about: entry.name, to: .everyone, except: stopper, relaying: .ended(runID: runID))
-        if let stopper { output.sendOnceStored([line], to: stopper) }
+        if let stopper { output.sendOnceStored([line], to: stopper, as: .event(about: entry.name)) }
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 

@@ -56,9 +56,9 @@ extension Hub {
     /// spectators) at once, so it shows the whole run, not only what comes next.
     private func catchUp(_ id: ConnectionID, on name: String, withPace: Bool) {
         guard mayFollow(name, id), let run = liveRun(of: name), let started = run.startedLine else { return }
-        send(started, to: id)
-        for badge in run.badgeLines { send(badge, to: id) }
-        if withPace, let pace = run.latestPaceLine { send(pace, to: id, paceOf: name) }
+        send(started, to: id, as: .event(about: name))
+        for badge in run.badgeLines { send(badge, to: id, as: .event(about: name)) }
+        if withPace, let pace = run.latestPaceLine { send(pace, to: id, as: .pace(of: name)) }
         catchUpDeviceAlerts(id, on: name)
     }
 

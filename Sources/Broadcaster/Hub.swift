@@ -4,8 +4,9 @@ import Wire
 
 /// Where the hub's decisions go: the server's connections in production, a recorder in tests.
 protocol HubOutput: AnyObject {
-    /// Queues one event line (with its newline) for a connection; `paceOf` marks a droppable `pace:` line.
-    func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?)
+    /// Queues one event line (with its newline) for a connection; its `role` says what a slow reader may go
+    /// without (a runner's position, a cheer) and which runner's order it keeps.
+    func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole)
     /// Closes a connection once what is queued for it is written.
     func close(_ connection: ConnectionID, reason: String)
     /// Runs a history read off the loop, after every write submitted so far is on disk (so a runner sees the run
@@ -14,7 +15,8 @@ protocol HubOutput: AnyObject {
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
     /// Sends lines that say a change was stored once everything submitted so far is committed (`err:storage`
     /// instead when some of it could not be); the connection's later commands wait, as for a history answer.
-    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID)
+    /// `role`: what the lines are to the connection's queue (a runner's `end:` keeps that runner's order).
+    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole)
     /// The source address of a connection (without its port), for limits per address.
     func address(of connection: ConnectionID) -> String
     /// Counts an `err:` reply; the output closes a connection that floods.
@@ -45,8 +47,8 @@ protocol HubOutput: AnyObject {
 
 extension HubOutput {
     /// Without a store thread (tests of the hub alone): at once.
-    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID) {
-        for line in lines { send(line, to: connection, paceOf: nil) }
+    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole) {
+        for line in lines { send(line, to: connection, as: role) }
     }
     /// One loop: nothing to tell.
     func relay(_ message: RelayMessage) {}
@@ -56,7 +58,7 @@ extension HubOutput {
     func address(of connection: ConnectionID) -> String { "local" }
     /// No limit (tests without a server): answered at once.
     func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
-        send(answer, to: connection, paceOf: nil)
+        send(answer, to: connection, as: .reply)
     }
     /// Tests without a server do not replay.
     func loadReplay(for connection: ConnectionID,
@@ -278,13 +280,13 @@ final class Hub {
 
     /// Sends a reply that says a change was stored, once it is (see ``HubOutput/sendOnceStored(_:to:)``).
     func sendOnceStored(_ event: some WireEvent, to id: ConnectionID) {
-        output.sendOnceStored([Self.line(event)], to: id)
+        output.sendOnceStored([Self.line(event)], to: id, as: .reply)
     }
 
     /// Sends one formatted line to one connection.
-    func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String? = nil) {
+    func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole = .reply) {
         statistics.eventsSent += 1
-        output.send(line, to: id, paceOf: runner)
+        output.send(line, to: id, as: role)
     }
 
     /// True for the connection of a runner with a run going: not closed at the hard limit for what others send
@@ -329,13 +331,13 @@ final class Hub {
     }
 
     /// Keeps an event in the runner's backlog, for event streams that reconnect with `Last-Event-ID`.
-    func keep(_ line: [UInt8], sequence: UInt64, isPace: Bool, inBacklogOf runner: String) {
+    func keep(_ line: [UInt8], sequence: UInt64, as role: LineRole, inBacklogOf runner: String) {
         // Changed in place; `[runner, default: …]` would put its autoclosure on the heap for every event.
         if let index = backlogs.index(forKey: runner) {
-            backlogs.values[index].append(sequence, line, isPace: isPace)
+            backlogs.values[index].append(sequence, line, as: role)
         } else {
             var backlog = EventBacklog(capacity: configuration.eventBacklog)
-            backlog.append(sequence, line, isPace: isPace)
+            backlog.append(sequence, line, as: role)
             backlogs[runner] = backlog
         }
     }
@@ -355,7 +357,7 @@ final class Hub {
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.
         if audience != .coaches, runnerEntry?.run != nil || remoteRuns[runner] != nil {
-            keep(line, sequence: sequence, isPace: droppable, inBacklogOf: runner)
+            keep(line, sequence: sequence, as: LineRole.of(line, about: runner, droppable: droppable), inBacklogOf: runner)
         }
         deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
                 except: sender, ownLine: ownLine)
@@ -369,7 +371,7 @@ final class Hub {
     /// connection in several audiences is skipped by the later ones, so nothing is built per event.
     func deliver(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience, droppable: Bool,
                  except sender: ConnectionID? = nil, ownLine: [UInt8]? = nil) {
-        let pace = droppable ? runner : nil
+        let role = LineRole.of(line, about: runner, droppable: droppable)
         if isPrivate(runner) {
             return deliverPrivately(line, about: runner, own: own, to: audience, droppable: droppable, except: sender,
                                     ownLine: ownLine)
@@ -379,38 +381,38 @@ final class Hub {
         if audience == .coaches {
             let coaching = coaches[runner]
             if let coaching {
-                for id in coaching where id != sender { send(line, to: id, paceOf: pace) }
+                for id in coaching where id != sender { send(line, to: id, as: role) }
             }
             if !everyoneCoaches.isEmpty {
                 for id in everyoneCoaches where id != sender && coaching?.contains(id) != true {
-                    send(line, to: id, paceOf: pace)
+                    send(line, to: id, as: role)
                 }
             }
             return
         }
         // The runner's own copy is queued last: peers are written in the order they got output this turn, and
         // the watchers' copies are the ones somebody is waiting for (the runner has its position already).
-        defer { if let own, own != sender { send(ownLine ?? line, to: own, paceOf: pace) } }
+        defer { if let own, own != sender { send(ownLine ?? line, to: own, as: role) } }
         let direct = watchers[runner]
         if let direct {
-            for id in direct where id != own && id != sender { send(line, to: id, paceOf: pace) }
+            for id in direct where id != own && id != sender { send(line, to: id, as: role) }
         }
         if !everyoneWatchers.isEmpty {
             for id in everyoneWatchers where id != own && id != sender && direct?.contains(id) != true {
-                send(line, to: id, paceOf: pace)
+                send(line, to: id, as: role)
             }
         }
         guard audience == .everyone else { return }
         let coaching = coaches[runner]
         if let coaching {
             for id in coaching where id != own && direct?.contains(id) != true && !everyoneWatchers.contains(id) {
-                send(line, to: id, paceOf: pace)
+                send(line, to: id, as: role)
             }
         }
         if !everyoneCoaches.isEmpty {
             for id in everyoneCoaches where id != own && direct?.contains(id) != true && !everyoneWatchers.contains(id)
                 && coaching?.contains(id) != true {
-                send(line, to: id, paceOf: pace)
+                send(line, to: id, as: role)
             }
         }
     }
@@ -418,7 +420,7 @@ final class Hub {
     /// `deliver` for a private runner: the same audience, less everyone who may not see it.
     private func deliverPrivately(_ line: [UInt8], about runner: String, own: ConnectionID?, to audience: Audience,
                                   droppable: Bool, except sender: ConnectionID?, ownLine: [UInt8]?) {
-        let pace = droppable ? runner : nil
+        let role = LineRole.of(line, about: runner, droppable: droppable)
         var recipients: Set<ConnectionID> = []
         if audience != .coaches {
             if let own { recipients.insert(own) }
@@ -431,7 +433,7 @@ final class Hub {
         }
         if let sender { recipients.remove(sender) }
         for id in recipients.sorted() where id == own || mayFollow(runner, id) {
-            send(id == own ? ownLine ?? line : line, to: id, paceOf: pace)
+            send(id == own ? ownLine ?? line : line, to: id, as: role)
         }
     }
 

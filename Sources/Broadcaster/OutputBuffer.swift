@@ -5,10 +5,11 @@ import Reactor
 ///
 /// Below the high-water mark every line is queued in order, and so is everything while the socket keeps up (a
 /// burst made in one loop turn is not a slow reader). Once a write left bytes behind and the queue is above the
-/// mark, a `pace:` line does not queue: it
-/// replaces the runner's pending pace line (a spectator only needs the newest position). Any other line about
-/// that runner first moves the runner's pending pace line into the queue, so order per runner is kept and a
-/// stale position never arrives after `end:`. Owned by one connection; loop thread only.
+/// mark, a `pace:` line does not queue: it replaces the runner's pending pace line (a spectator only needs the
+/// newest position). Any other event about that runner first moves the runner's pending pace line into the
+/// queue, so order per runner is kept and a stale position never arrives after `end:`. Which runner a line is
+/// about is its ``LineRole``, given by whoever made it, never read from its text: the same rule holds for the
+/// line protocol and for an event stream's frames. Owned by one connection; loop thread only.
 ///
 /// Lines are queued by reference (``SharedLine``), not copied: the bytes a broadcast made once are written to
 /// each socket straight from that one copy, gathered into one `writev` per turn.
@@ -39,40 +40,45 @@ struct OutputBuffer {
 
     /// Queues a line (with its newline), copying it once (HTTP answers, a stream's framing, tests).
     @discardableResult
-    mutating func append(_ line: [UInt8], paceOf runner: String?, highWaterMark: Int) -> Bool {
-        append(SharedLine.copying(line), paceOf: runner, highWaterMark: highWaterMark)
+    mutating func append(_ line: [UInt8], as role: LineRole, highWaterMark: Int) -> Bool {
+        append(SharedLine.copying(line), as: role, highWaterMark: highWaterMark)
     }
 
-    /// Queues a line (with its newline) by reference. `paceOf` names the runner when the line is a droppable
-    /// `pace:` line; `isCheer` marks a cheer, dropped (and counted) while the reader is behind, above the mark.
-    /// Returns true when the line replaced an older pending pace line or was dropped (one event conflated).
+    /// Queues a line (with its newline) by reference. Its `role` says what a reader that is behind may go
+    /// without: a runner's `pace:` line replaces that runner's pending one, a cheer is dropped (and counted)
+    /// while the reader is behind, above the mark; any other event about a runner first queues that runner's
+    /// pending pace line. Returns true when the line replaced an older pending pace line or was dropped (one
+    /// event conflated).
     @discardableResult
-    mutating func append(_ line: SharedLine, paceOf runner: String?, isCheer: Bool = false, highWaterMark: Int) -> Bool {
-        if isCheer && isCongested && queuedBytes >= highWaterMark {
+    mutating func append(_ line: SharedLine, as role: LineRole, highWaterMark: Int) -> Bool {
+        let behind = isCongested && queuedBytes >= highWaterMark
+        switch role {
+        case .reply:
+            break
+        case .cheer where behind:
             droppedCheers += 1
             return true
-        }
-        if let runner {
-            if isCongested && queuedBytes >= highWaterMark {
-                let replaced = latestPace.updateValue(line, forKey: runner)
-                if let replaced {
-                    conflatedBytes += line.count - replaced.count
-                    return true
-                }
-                paceOrder.append(runner)
-                conflatedBytes += line.count
-                return false
+        case .pace(let runner) where behind:
+            let replaced = latestPace.updateValue(line, forKey: runner)
+            if let replaced {
+                conflatedBytes += line.count - replaced.count
+                return true
             }
+            paceOrder.append(runner)
+            conflatedBytes += line.count
+            return false
+        case .pace(let runner):
             // Below the mark a pace line queues, but an older conflated one for the runner is now stale.
             if !latestPace.isEmpty, let stale = latestPace.removeValue(forKey: runner) {
                 conflatedBytes -= stale.count
                 enqueue(line)
                 return true
             }
-        } else if !latestPace.isEmpty, let subject = Self.subject(of: line.bytes),
-                  let pending = latestPace.removeValue(forKey: subject) {
-            conflatedBytes -= pending.count
-            enqueue(pending)
+        case .cheer(let runner), .event(let runner):
+            if !latestPace.isEmpty, let pending = latestPace.removeValue(forKey: runner) {
+                conflatedBytes -= pending.count
+                enqueue(pending)
+            }
         }
         enqueue(line)
         return false
@@ -170,13 +176,5 @@ struct OutputBuffer {
             index += 1
         }
         paceOrder.removeFirst(index)
-    }
-
-    /// The runner an event line is about: the text between the first colon and the first space.
-    private static func subject(of line: UnsafeRawBufferPointer) -> String? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        var end = colon + 1
-        while end < line.count, line[end] != UInt8(ascii: " "), line[end] != UInt8(ascii: "\n") { end += 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end]), as: UTF8.self)
     }
 }

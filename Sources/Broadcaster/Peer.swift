@@ -58,18 +58,11 @@ class Peer: EventHandler {
     /// Bytes the next read may take (the rest waits in the kernel, where TCP pushes back on the sender).
     var readAllowance: Int { Int.max }
 
-    /// Queues one event line for this peer (`paceOf` marks a droppable `pace:` line); true when it replaced a
-    /// pending pace line. The line protocol queues `shared`, the line's one copy for all recipients; an event
-    /// stream frames `line` instead.
-    func deliver(_ line: [UInt8], shared: SharedLine, paceOf runner: String?, sequence: UInt64?) -> Bool {
-        output.append(shared, paceOf: runner, isCheer: Self.isCheer(line),
-                      highWaterMark: server.configuration.outputHighWaterMark)
-    }
-
-    /// True for a cheer's line (`msg:`): the first thing a slow reader goes without.
-    static func isCheer(_ line: [UInt8]) -> Bool {
-        line.count > 4 && line[0] == UInt8(ascii: "m") && line[1] == UInt8(ascii: "s") && line[2] == UInt8(ascii: "g")
-            && line[3] == UInt8(ascii: ":")
+    /// Queues one event line for this peer (its `role` says what a slow reader may go without); true when it
+    /// replaced a pending pace line or was dropped. The line protocol queues `shared`, the line's one copy for
+    /// all recipients; an event stream frames `line` instead.
+    func deliver(_ line: [UInt8], shared: SharedLine, as role: LineRole, sequence: UInt64?) -> Bool {
+        output.append(shared, as: role, highWaterMark: server.configuration.outputHighWaterMark)
     }
 
     /// Called once when the peer is closed for good (after it left the server's table).

@@ -36,13 +36,13 @@ extension Server {
         Self.eventStreamHead.append(to: &head, framing: .untilClose, keepAlive: false, date: httpDate())
         if request.method == "HEAD" {
             // The head a GET would get, and no body: the body would be the stream, so the connection ends there.
-            _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
+            _ = connection.output.append(head, as: .reply, highWaterMark: .max)
             scheduleFlush(connection)
             closeAfterOutput(connection, reason: "http: HEAD of an event stream")
             return
         }
         ServerSentEvent.appendRetry(milliseconds: 3000, to: &head)
-        _ = connection.output.append(head, paceOf: nil, highWaterMark: .max)
+        _ = connection.output.append(head, as: .reply, highWaterMark: .max)
         connection.stream = EventStream(held: [], lastWrite: now)
         scheduleFlush(connection)
 
@@ -68,7 +68,7 @@ extension Server {
             // The catch-up lines the subscriptions made are older than what it missed: dropped.
             connection.stream?.held = []
             replaceHeld(connection, with: resumed.map { entry in
-                (frame(entry.line, sequence: entry.sequence) ?? [], entry.isPace ? runnerOf(entry.line) : nil, false)
+                (frame(entry.line, sequence: entry.sequence) ?? [], entry.role, false)
             })
             return
         }
@@ -83,7 +83,7 @@ extension Server {
             guard let connection = connections[id] as? HTTPConnection, connection.stream != nil else { return }
             var bytes: [UInt8] = []
             ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
-            _ = connection.output.append(bytes, paceOf: nil, highWaterMark: .max)
+            _ = connection.output.append(bytes, as: .reply, highWaterMark: .max)
             // The track holds everything the catch-up lines would say: only what happened since follows it.
             connection.stream?.held?.removeAll { $0.isCatchUp }
             releaseHeld(connection)
@@ -91,12 +91,12 @@ extension Server {
     }
 
     /// Frames a line for a stream (or holds it while the snapshot is made); false when nothing was conflated.
-    func deliverToStream(_ connection: HTTPConnection, _ line: [UInt8], paceOf runner: String?,
-                         sequence: UInt64?) -> Bool {
+    /// The frame keeps the line's `role`: its text (`id: …`) no longer says which runner it is about.
+    func deliverToStream(_ connection: HTTPConnection, _ line: [UInt8], as role: LineRole, sequence: UInt64?) -> Bool {
         guard var stream = connection.stream, let shared = sharedFrame(of: line, sequence: sequence) else { return false }
         if stream.held != nil {
             // Lines without a number are the subscriptions' catch-up (run, badges, latest pace).
-            connection.stream?.held?.append((Array(shared.bytes), runner, sequence == nil))
+            connection.stream?.held?.append((Array(shared.bytes), role, sequence == nil))
             if (connection.stream?.held?.count ?? 0) > Self.maximumHeldEvents {
                 closeNow(connection, reason: "event stream: too many events before its snapshot")
             }
@@ -104,8 +104,7 @@ extension Server {
         }
         stream.lastWrite = Self.now()
         connection.stream = stream
-        return connection.output.append(shared, paceOf: runner, isCheer: Peer.isCheer(line),
-                                        highWaterMark: configuration.outputHighWaterMark)
+        return connection.output.append(shared, as: role, highWaterMark: configuration.outputHighWaterMark)
     }
 
     /// One copy of a broadcast's frame for every stream it goes to (a frame is the same for all of them: the same
@@ -146,25 +145,19 @@ extension Server {
         return json
     }
 
-    private func runnerOf(_ line: [UInt8]) -> String? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let rest = line[(colon + 1)...]
-        return String(decoding: rest.prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
-    }
-
     /// Sends what was held (after the snapshot), then lets events flow straight through.
     private func releaseHeld(_ connection: HTTPConnection) {
         replaceHeld(connection, with: [])
     }
 
-    private func replaceHeld(_ connection: HTTPConnection, with first: [(bytes: [UInt8], paceOf: String?, isCatchUp: Bool)]) {
+    private func replaceHeld(_ connection: HTTPConnection, with first: [(bytes: [UInt8], role: LineRole, isCatchUp: Bool)]) {
         guard var stream = connection.stream else { return }
         let held = stream.held ?? []
         stream.held = nil
         stream.lastWrite = Self.now()
         connection.stream = stream
         for event in first + held where !event.bytes.isEmpty {
-            if connection.output.append(event.bytes, paceOf: event.paceOf, highWaterMark: configuration.outputHighWaterMark) {
+            if connection.output.append(event.bytes, as: event.role, highWaterMark: configuration.outputHighWaterMark) {
                 connectionStatistics.eventsConflated += 1
             }
         }

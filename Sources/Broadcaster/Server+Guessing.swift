@@ -10,27 +10,27 @@ extension Server {
     func wrongGuess(_ id: ConnectionID, target: String, answer: [UInt8]) {
         guard let connection = connections[id] as? Connection else {
             // An event stream's token was counted as the stream opened.
-            return send(answer, to: id, paceOf: nil)
+            return send(answer, to: id, as: .reply)
         }
         connection.wrongGuesses += 1
         let verdict = wrongTokens.wrong(from: Self.address(of: connection), target: target, now: Self.now())
         let closes = connection.wrongGuesses >= configuration.deviceFailuresPerMinute || verdict == .refuse
         switch verdict {
         case .answer:
-            send(answer, to: id, paceOf: nil)
+            send(answer, to: id, as: .reply)
             errorSent(to: id)
         case .slow(let seconds):
             connection.awaitAnswer()
             _ = loop.schedule(after: seconds) { [unowned self] in
                 guard connections[id] is Connection else { return }
-                send(answer, to: id, paceOf: nil)
+                send(answer, to: id, as: .reply)
                 if closes { close(id, reason: "guessing keys or tokens") }
                 answered(id)
             }
             return
         case .refuse:
             send(Hub.line(ErrorEvent(code: .wrongKey, reason: "too many wrong keys or tokens: wait a minute")),
-                 to: id, paceOf: nil)
+                 to: id, as: .reply)
         }
         if closes { close(id, reason: "guessing keys or tokens") }
     }

@@ -76,7 +76,7 @@ extension Server {
         metrics.countResponse(response.status.code)
         let keep = keepAlive && !connection.hasPeerClosed
         _ = connection.output.append(response.encoded(keepAlive: keep, date: httpDate(), includeBody: !head),
-                                     paceOf: nil, highWaterMark: .max)
+                                     as: .reply, highWaterMark: .max)
         connection.idleSince = Self.now()
         scheduleFlush(connection)
         if !keep { closeAfterOutput(connection, reason: "http: \(response.status.code), not kept alive") }
@@ -110,7 +110,7 @@ extension Server {
                 if stream.held == nil && now - stream.lastWrite >= configuration.eventStreamHeartbeat {
                     var bytes: [UInt8] = []
                     ServerSentEvent.appendComment("heartbeat", to: &bytes)
-                    _ = connection.output.append(bytes, paceOf: nil, highWaterMark: .max)
+                    _ = connection.output.append(bytes, as: .reply, highWaterMark: .max)
                     stream.lastWrite = now
                     connection.stream = stream
                     scheduleFlush(connection)

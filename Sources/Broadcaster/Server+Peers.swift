@@ -38,7 +38,7 @@ extension Server {
         if dropped > 0, peer.state == .open {
             // Caught up: it hears how many cheers it went without (written with its next write).
             let line = Hub.line(DroppedEvent(what: "msg", count: dropped))
-            _ = peer.deliver(line, shared: SharedLine.copying(line), paceOf: nil, sequence: nil)
+            _ = peer.deliver(line, shared: SharedLine.copying(line), as: .reply, sequence: nil)
         }
         updateInterest(peer)
     }
@@ -129,11 +129,11 @@ extension Server {
 }
 
 extension Server: HubOutput {
-    func send(_ line: [UInt8], to id: ConnectionID, paceOf runner: String?) {
+    func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole) {
         loop.assertLoopThread()
         guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }
         // One copy per broadcast, shared by every recipient (the hub hands each the same array).
-        if peer.deliver(line, shared: sharedLines.share(line), paceOf: runner, sequence: hub.broadcastSequence) {
+        if peer.deliver(line, shared: sharedLines.share(line), as: role, sequence: hub.broadcastSequence) {
             connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {
@@ -174,7 +174,7 @@ extension Server: HubOutput {
             var line: [UInt8] = []
             ErrorEvent(code: .flood, reason: "more than \(configuration.errorsPerSecond) errors in a second: closing")
                 .append(to: &line)
-            send(line, to: id, paceOf: nil)
+            send(line, to: id, as: .reply)
             close(id, reason: "error flood")
         }
     }
@@ -191,19 +191,19 @@ extension Server: HubOutput {
                 return [Hub.line(ErrorEvent(code: .storage, reason: "storage: \(error.message)"))]
             }
         }) { [unowned self] lines in
-            for line in lines { send(line, to: id, paceOf: nil) }
+            for line in lines { send(line, to: id, as: .reply) }
             hub.statistics.eventsSent += lines.count
             answered(id)
         }
     }
 
-    func sendOnceStored(_ lines: [[UInt8]], to id: ConnectionID) {
+    func sendOnceStored(_ lines: [[UInt8]], to id: ConnectionID, as role: LineRole) {
         (connections[id] as? Connection)?.awaitAnswer()
         afterCommit { [unowned self] failure in
             if let failure {
-                send(Hub.line(ErrorEvent(code: .storage, reason: "storage: \(failure.message)")), to: id, paceOf: nil)
+                send(Hub.line(ErrorEvent(code: .storage, reason: "storage: \(failure.message)")), to: id, as: .reply)
             } else {
-                for line in lines { send(line, to: id, paceOf: nil) }
+                for line in lines { send(line, to: id, as: role) }
             }
             hub.statistics.eventsSent += failure == nil ? lines.count : 1
             answered(id)

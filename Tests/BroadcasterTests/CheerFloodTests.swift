@@ -75,13 +75,13 @@ import Wire
     @Test func aReaderThatIsBehindGoesWithoutCheersAndIsToldHowMany() {
         var buffer = OutputBuffer()
         let mark = 64
-        for index in 0..<10 { buffer.append(Array("badge:ann n=\(index)\n".utf8), paceOf: nil, highWaterMark: mark) }
+        for index in 0..<10 { buffer.append(Array("badge:ann n=\(index)\n".utf8), as: .event(about: "ann"), highWaterMark: mark) }
         _ = buffer.drain(limit: 1 << 20, highWaterMark: mark) { vectors in 10 }  // the socket took 10 bytes
         #expect(buffer.isCongested)
         let cheer = SharedLine.copying(Array("msg:ann from=anon text=hi\n".utf8))
-        let first = buffer.append(cheer, paceOf: nil, isCheer: true, highWaterMark: mark)
-        let second = buffer.append(cheer, paceOf: nil, isCheer: true, highWaterMark: mark)
-        let end = buffer.append(Array("end:ann run=1\n".utf8), paceOf: nil, highWaterMark: mark)
+        let first = buffer.append(cheer, as: .cheer(for: "ann"), highWaterMark: mark)
+        let second = buffer.append(cheer, as: .cheer(for: "ann"), highWaterMark: mark)
+        let end = buffer.append(Array("end:ann run=1\n".utf8), as: .event(about: "ann"), highWaterMark: mark)
         #expect(first && second, "dropped")
         #expect(!end, "an end is never")
         #expect(buffer.takeDroppedCheers(highWaterMark: mark) == 0, "not told while still behind")

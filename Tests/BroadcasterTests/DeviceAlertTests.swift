@@ -66,7 +66,7 @@ import Wire
         hub.raiseAlarm("sos", at: location(2), for: try entry(hub), now: start + 2)
         hub.noteBattery(10, at: start + 2, for: try entry(hub), now: start + 2)
         let sent = recording.lines.filter { $0.1.hasPrefix("alert:") }
-        #expect(sent.count == 4 && sent.allSatisfy { !$0.droppable }, "\(sent)")
+        #expect(sent.count == 4 && sent.allSatisfy { $0.role == .event(about: "ann") }, "\(sent)")
     }
 
     @Test func anSOSInsideThePrivacyZoneShowsWhereOnlyToTheRunnerAndShareTokenHolders() throws {

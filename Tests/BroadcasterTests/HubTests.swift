@@ -8,11 +8,11 @@ import Wire
 
 /// The hub's decisions without sockets: a recorder stands in for the connections.
 final class RecordingOutput: HubOutput {
-    var lines: [(ConnectionID, String, droppable: Bool)] = []
+    var lines: [(ConnectionID, String, role: LineRole)] = []
     var closed: [ConnectionID] = []
 
-    func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?) {
-        lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self), runner != nil))
+    func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
+        lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self), role))
     }
     func close(_ connection: ConnectionID, reason: String) { closed.append(connection) }
     func answerFromStore(to connection: ConnectionID,
@@ -65,8 +65,28 @@ final class RecordingOutput: HubOutput {
         #expect(output.kinds(for: spectator).filter { $0 == "pace" }.count == 5)
         #expect(!output.kinds(for: coach).contains("pace"))
         #expect(output.kinds(for: coach).first { $0 != "ok" } == "run" && output.kinds(for: coach).last == "end")
-        let droppable = output.lines.filter { $0.droppable }.map { $0.1 }
-        #expect(droppable.count == 10 && droppable.allSatisfy { $0.hasPrefix("pace:") }, "only pace lines may be conflated")
+        let droppable = output.lines.filter { if case .pace = $0.role { true } else { false } }.map { $0.1 }
+        #expect(droppable.count == 10 && droppable.allSatisfy { $0.hasPrefix("pace:ann") }, "only pace lines may be conflated")
+    }
+
+    /// The output keeps a slow reader's order per runner by the role each line is sent with (an event stream's
+    /// frame no longer starts with the runner's name): every event of ann's run says it is about ann, every
+    /// reply says it is about nobody.
+    @Test func everyLineSaysWhichRunnerItIsAbout() {
+        let hub = hub()
+        hub.received(.watch(.runner("ann")), from: spectator, now: start)
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        for index in 0..<5 { hub.received(fix(index), from: runner, now: start + Double(index)) }
+        hub.received(.stop(save: true), from: runner, now: start + 5)
+        for (_, line, role) in output.lines {
+            let kind = line.prefix { $0 != ":" }
+            switch kind {
+            case "pace": #expect(role == .pace(of: "ann"), "\(line)")
+            case "run", "badge", "split", "end": #expect(role == .event(about: "ann"), "\(line)")
+            default: #expect(role == .reply, "\(line)")
+            }
+        }
+        #expect(output.lines.contains { $0.1.hasPrefix("end:ann") && $0.role == .event(about: "ann") })
     }
 
     /// Peers are written in the order they got output in a turn, so the runner's own copy of an event is sent

@@ -16,14 +16,14 @@ final class AnsweringOutput: HubOutput {
 
     init(store: any RunStore) { self.store = store }
 
-    func send(_ line: [UInt8], to connection: ConnectionID, paceOf runner: String?) {
+    func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
         lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self)))
     }
     func close(_ connection: ConnectionID, reason: String) { closed.append(connection) }
     func answerFromStore(to connection: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
         store.flush()
-        for line in (try? read(store)) ?? [] { send(line, to: connection, paceOf: nil) }
+        for line in (try? read(store)) ?? [] { send(line, to: connection, as: .reply) }
     }
     func errorSent(to connection: ConnectionID) {}
     func log(_ message: String) {}
@@ -68,7 +68,7 @@ final class AnsweringOutput: HubOutput {
     func scheduleReplays(at time: Double?) { replaysDue = time }
     func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
         wrongGuesses[connection, default: []].append(target)
-        send(answer, to: connection, paceOf: nil)
+        send(answer, to: connection, as: .reply)
     }
 
     func of(_ id: ConnectionID) -> [String] { lines.filter { $0.0 == id }.map(\.1) }
