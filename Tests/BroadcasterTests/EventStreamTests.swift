@@ -140,6 +140,36 @@ import Wire
             }
         }
     }
+
+    /// A late joiner's stream holds what happens while its snapshot is read off the loop; one that falls more
+    /// than ``Server/maximumHeldEvents`` behind is closed (at the end of the turn: the hub's broadcast is not
+    /// re-entered), and nobody else notices.
+    @Test func aStreamHoldingTooManyEventsBeforeItsSnapshotIsClosedAndNobodyElseNotices() async throws {
+        let store = GatedStore(gatingFixes: true)
+        try await onItsOwnThread {
+            try withServer(store: store) { server in
+                let keen = try TestClient(port: server.port)
+                try keen.send("watch:ann")
+                try keen.expectNext("ok:watch")
+                let (ann, _) = try connectRunner("ann", to: server)
+                let run = straightRun(count: 4096 + 200, from: Date().timeIntervalSince1970 - 5000)
+                // A recording from over an hour ago, sent as a phone sends what it kept offline.
+                try ann.send(run[0])
+                try ann.send(run[1])
+                try ann.expect("run:ann")
+                let web = try http(server)
+                _ = try web.openStream("watch=ann")  // its snapshot waits at the store's gate
+                try ann.write(Array(run.dropFirst(2).map { $0 + "\n" }.joined().utf8))
+                let last = run[run.count - 1].split(separator: ",").last!
+                try keen.lines(until: "the last pace", timeout: 60) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
+                #expect(try web.awaitClose(timeout: 10), "the stream behind by more than it may hold is closed")
+                store.open(times: 4)
+                try ann.send("stop:")
+                try keen.expect("end:ann", timeout: 20)
+                try ann.expect("end:ann", timeout: 20)
+            }
+        }
+    }
 }
 
 /// Reads raw text off an HTTP test client until it contains a marker.

@@ -3,13 +3,18 @@ import RunCore
 import RunStore
 
 /// A memory store whose history reads wait until the test opens the gate (`runs(of:)`, and `owner(ofRun:)`, the
-/// first read about any run), so a test can hold an answer back while it checks what else the server does
-/// meanwhile.
+/// first read about any run; with `gatingFixes`, also `fixes(ofRun:)`, which a late joiner's snapshot reads), so
+/// a test can hold an answer back while it checks what else the server does meanwhile.
 public final class GatedStore: RunStore, @unchecked Sendable {
     private let inner = MemoryRunStore()
     private let gate = DispatchSemaphore(value: 0)
 
-    public init() {}
+    private let gatesFixes: Bool
+
+    /// `gatingFixes`: reads of a run's fixes wait at the gate too.
+    public init(gatingFixes: Bool = false) {
+        gatesFixes = gatingFixes
+    }
 
     /// Lets one waiting (or the next) history read through.
     public func open(times: Int = 1) {
@@ -35,7 +40,10 @@ public final class GatedStore: RunStore, @unchecked Sendable {
         gate.wait()
         return try inner.owner(ofRun: id)
     }
-    public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] { try inner.fixes(ofRun: id) }
+    public func fixes(ofRun id: Int64) throws(StoreError) -> [StoredFix] {
+        if gatesFixes { gate.wait() }
+        return try inner.fixes(ofRun: id)
+    }
     public func awards(of runner: String) throws(StoreError) -> [StoredAward] { try inner.awards(of: runner) }
     public func liveRuns() throws(StoreError) -> [RunRecord] { try inner.liveRuns() }
     public func deviceTokens() throws(StoreError) -> [DeviceToken] { try inner.deviceTokens() }
