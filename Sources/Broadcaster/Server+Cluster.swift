@@ -1,5 +1,6 @@
 import ClusterBus
 import Foundation
+import Reactor
 import RunStore
 import Wire
 
@@ -126,13 +127,10 @@ extension Server {
         guard let cluster, case .identify(let name, _) = command else { return }
         connection.awaitAnswer()
         updateInterest(connection)
-        let store = self.store, id = connection.id
+        let store = self.store, id = connection.id, server = LoopBound(self, loop: loop)
         cluster.takeovers.async { [loop] in
             let outcome = cluster.takeOver(runner: name, store: store)
-            let delivery = UncheckedSendable<() -> Void>({ [unowned self] in
-                finishTakeover(outcome, of: name, for: id, then: command)
-            })
-            loop.execute { delivery.value() }
+            loop.execute { server.value.finishTakeover(outcome, of: name, for: id, then: command) }
         }
     }
 
@@ -177,16 +175,14 @@ extension Server {
         connection.awaitAnswer()
         updateInterest(connection)
         let store = self.store, id = connection.id, key = RunnerKey.generate(), now = Self.now()
+        let server = LoopBound(self, loop: loop)
         cluster.takeovers.async { [loop] in
             // Taken already: the record comes along, so `iam:` does not look it up in the store on the loop.
             let claimed = Result { () throws(StoreError) -> ClaimOutcome in
                 try store.claimRunner(name: name, keyHash: RunnerKey.hash(key), created: now)
                     ? .claimed : .taken(try store.runner(named: name))
             }
-            let delivery = UncheckedSendable<() -> Void>({ [unowned self] in
-                finishClaim(claimed, of: name, key: key, for: id, then: command)
-            })
-            loop.execute { delivery.value() }
+            loop.execute { server.value.finishClaim(claimed, of: name, key: key, for: id, then: command) }
         }
     }
 

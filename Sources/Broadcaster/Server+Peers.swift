@@ -214,7 +214,7 @@ extension Server: HubOutput {
     /// retries: it may wait as long as the storage is down), with an error only if the store closed first.
     func afterCommit(_ deliver: @escaping (StoreError?) -> Void) {
         let store = self.store
-        let delivery = UncheckedSendable(deliver)
+        let delivery = LoopBound(deliver, loop: loop)
         commitQueue.async { [loop] in
             let failure: StoreError?
             do throws(StoreError) {
@@ -269,7 +269,7 @@ extension Server: HubOutput {
     func readOffLoop<Value: Sendable>(flushing: Bool = true, _ read: @escaping @Sendable (any RunStore) -> Value,
                                       then deliver: @escaping (Value) -> Void) {
         let store = self.store
-        let delivery = UncheckedSendable(deliver)
+        let delivery = LoopBound(deliver, loop: loop)
         queryQueue.async { [loop] in
             if flushing { store.flush() }
             let value = read(store)
@@ -288,10 +288,4 @@ extension Server: HubOutput {
     func connectionCounters() -> [(String, Int)] {
         connectionStatistics.named
     }
-}
-
-/// A value handed to the loop thread that made it (the loop's own closures are never run elsewhere).
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
