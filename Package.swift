@@ -33,7 +33,7 @@ let package = Package(
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
-        .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "CSQLite"]),
+        .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL"]),
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         // The event bus between the nodes of a cluster, on Redis Streams (`serve --cluster redis://…`), and
         // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C

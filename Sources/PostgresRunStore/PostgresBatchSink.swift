@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RunCore
 import RunStore
@@ -27,7 +26,7 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
 
     func commit(_ writes: [StoreWrite]) throws(StoreError) {
         guard let connection else {
-            throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed")
+            throw StoreError.closed
         }
         do throws(StoreError) {
             if !connection.isConnected { try connection.reconnect() }
@@ -42,8 +41,8 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
             let result = try connection.execute("COMMIT")
             // A COMMIT of a transaction that failed is answered ROLLBACK, successfully: not an ack.
             guard result.commandStatus == "COMMIT" else {
-                throw StoreError(code: SQLITE_IOERR, message: "the batch was rolled back (\(result.commandStatus))",
-                                 sqlState: "40000")
+                throw StoreError(.unavailable, "the batch was rolled back (\(result.commandStatus))",
+                                 underlying: .postgres(sqlState: "40000"))
             }
             if failing {
                 failing = false

@@ -1,5 +1,4 @@
 import CPostgreSQL
-import CSQLite
 import Foundation
 import RunStore
 
@@ -31,8 +30,8 @@ package final class PostgresConnection {
         let keywordArray: [UnsafePointer<CChar>?] = cKeywords.map { UnsafePointer($0) } + [nil]
         let valueArray: [UnsafePointer<CChar>?] = cValues.map { UnsafePointer($0) } + [nil]
         guard let connection = PQconnectdbParams(keywordArray, valueArray, 1) else {
-            throw StoreError(code: SQLITE_NOMEM, message: "cannot connect to \(location): libpq is out of memory",
-                             sqlState: "53200")
+            throw StoreError(.outOfMemory, "cannot connect to \(location): libpq is out of memory",
+                             underlying: .postgres(sqlState: "53200"))
         }
         // From here on the object is whole: a throw below deinitializes it, which finishes the connection.
         handle = connection
@@ -67,7 +66,7 @@ package final class PostgresConnection {
         try execute("SET extra_float_digits = 3; SET client_min_messages = warning")
         // Before 10 there is no identity column (the awards' order); nothing older is supported upstream.
         guard PQserverVersion(handle) >= 100_000 else {
-            throw StoreError(code: SQLITE_CANTOPEN, message:
+            throw StoreError(.unavailable,
                 "\(location) runs PostgreSQL \(PQserverVersion(handle)); the store needs version 10 or later")
         }
     }
@@ -227,7 +226,7 @@ package final class PostgresResult {
 
     private func badValue(_ row: Int, _ column: Int, _ expected: String) -> StoreError {
         let name = PQfname(handle, Int32(column)).map { String(cString: $0) } ?? "column \(column)"
-        return StoreError(code: SQLITE_MISMATCH, message: "\(name) of row \(row) is not \(expected): \(text(row, column))",
-                          sqlState: "22000")
+        return StoreError(.mismatch, "\(name) of row \(row) is not \(expected): \(text(row, column))",
+                          underlying: .postgres(sqlState: "22000"))
     }
 }

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RunStore
 
@@ -159,7 +158,7 @@ extension PostgresConnection {
             // changed under us, so refuse it rather than write to it.
             let known = Set(migrations.map(\.id))
             if let unknown = done.subtracting(known).sorted().first {
-                throw StoreError(code: SQLITE_CANTOPEN, message:
+                throw StoreError(.newerSchema,
                     "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
                     + "use that build, or another database")
             }
@@ -176,7 +175,7 @@ extension PostgresConnection {
             }
             let commit = try execute("COMMIT")
             guard commit.commandStatus == "COMMIT" else {
-                throw StoreError(code: SQLITE_IOERR, message: "the migration transaction was rolled back", sqlState: "40000")
+                throw StoreError(.unavailable, "the migration transaction was rolled back", underlying: .postgres(sqlState: "40000"))
             }
             return applied
         } catch {

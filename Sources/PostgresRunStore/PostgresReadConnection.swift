@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RunStore
 import Synchronization
@@ -56,7 +55,7 @@ final class PostgresReadConnection: @unchecked Sendable {
     /// The connection, up. Caller holds `lock`.
     private func connected() throws(StoreError) -> PostgresConnection {
         guard !closed, let connection else {
-            throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed")
+            throw StoreError.closed
         }
         if !connection.isConnected { try reconnect(connection) }
         return connection

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RunStore
 
@@ -37,7 +36,7 @@ final class PostgresRunIDs: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            guard !closed else { throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed") }
+            guard !closed else { throw StoreError.closed }
             if let id = available.popLast() {
                 if available.count <= blockSize / 2, !fetching, !recentlyFailed {
                     fetching = true
@@ -115,7 +114,7 @@ final class PostgresRunIDs: @unchecked Sendable {
     /// One block from the database, on the connection (reconnected if it broke). Called by whoever set
     /// `fetching`, without the lock held.
     private func fetchBlock() -> Result<[Int64], StoreError> {
-        guard let connection else { return .failure(StoreError(code: SQLITE_MISUSE, message: "the run store is closed")) }
+        guard let connection else { return .failure(StoreError.closed) }
         do throws(StoreError) {
             if !connection.isConnected { try connection.reconnect() }
             return .success(try Self.fetch(count: blockSize, on: connection))

@@ -1,4 +1,3 @@
-import CSQLite
 import RunCore
 import RunStore
 
@@ -12,7 +11,7 @@ extension PostgresRunStore {
                 """, [String(id)])
             guard rows.rowCount > 0 else { return nil }
             guard let format = ActivityFormat(rawValue: rows.text(0, 1)) else {
-                throw StoreError(code: SQLITE_CORRUPT, message: "import of run \(id): unknown format \(rows.text(0, 1))")
+                throw StoreError(.corrupt, "import of run \(id): unknown format \(rows.text(0, 1))")
             }
             let pauses = try JSONColumn.decode([Int64].self, from: rows.text(0, 6), context: "import of run \(id)")
             return ImportRecord(runID: id, runner: rows.text(0, 0), format: format,

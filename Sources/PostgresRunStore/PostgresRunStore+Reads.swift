@@ -1,4 +1,3 @@
-import CSQLite
 import RunCore
 import RunStore
 
@@ -117,8 +116,8 @@ extension PostgresRunStore {
             var rejection: FixRejection?
             if let reason = rows.optionalText(row, 6) {
                 guard let known = FixRejection(rawValue: reason) else {
-                    throw StoreError(code: SQLITE_CORRUPT,
-                                     message: "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
+                    throw StoreError(.corrupt,
+                                     "fix \(rows.text(row, 0)) of run \(id): unknown rejection \(reason)")
                 }
                 rejection = known
             }
@@ -164,7 +163,7 @@ extension PostgresRunStore {
     private static func runRecord(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
         let id = try rows.int64(row, 0)
         guard let status = RunStatus(rawValue: rows.text(row, 7)) else {
-            throw StoreError(code: SQLITE_CORRUPT, message: "run \(id): unknown status \(rows.text(row, 7))")
+            throw StoreError(.corrupt, "run \(id): unknown status \(rows.text(row, 7))")
         }
         var rejections: [FixRejection: Int] = [:]
         for (offset, reason) in FixRejection.allCases.enumerated() {
@@ -196,7 +195,7 @@ extension PostgresRunStore {
         var awards: [StoredAward] = []
         for row in 0..<rows.rowCount {
             guard let tier = BadgeTier(rawValue: rows.text(row, 3)) else {
-                throw StoreError(code: SQLITE_CORRUPT, message: "award of run \(rows.text(row, 1)): unknown tier")
+                throw StoreError(.corrupt, "award of run \(rows.text(row, 1)): unknown tier")
             }
             let badge = try BadgeColumns.badge(id: rows.text(row, 2), name: rows.text(row, 9),
                                                distance: try rows.double(row, 10), information: rows.text(row, 11))

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RunCore
 import RunStore
@@ -68,14 +67,16 @@ public final class PostgresRunStore: RunStore {
     /// Turns an error at open into one that says what is wrong in words a user can act on.
     private static func explain(_ error: StoreError, location: String) -> StoreError {
         let reason: String
-        switch error.primaryCode {
-        case SQLITE_CANTOPEN, SQLITE_IOERR:
-            reason = "the server cannot be reached, or the database does not exist, or its schema is newer"
-        case SQLITE_AUTH:
+        switch error.kind {
+        case .unavailable:
+            reason = "the server cannot be reached, or the database does not exist"
+        case .newerSchema:
+            reason = "its schema is newer than this build"
+        case .refused:
             reason = "the server refused the user (check USER, the password, and pg_hba.conf)"
-        case SQLITE_READONLY:
+        case .readOnly:
             reason = "the server is read-only (a standby?); the store needs to write"
-        case SQLITE_BUSY:
+        case .busy:
             reason = "the server is busy (too many connections?)"
         default:
             reason = "the database cannot be used"

@@ -23,7 +23,7 @@ final class Database {
             let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             // sqlite3_open_v2 may hand back a handle even when it fails; it must still be closed.
             if let pointer { sqlite3_close_v2(pointer) }
-            throw StoreError(code: code, message: "cannot open \(path): \(message)")
+            throw StoreError(sqlite: code, "cannot open \(path): \(message)")
         }
         self.handle = pointer
         self.path = path
@@ -39,8 +39,8 @@ final class Database {
     /// The error for a failed call on this connection, with SQLite's current message.
     func error(_ code: Int32, _ context: String) -> StoreError {
         let message = String(cString: sqlite3_errmsg(handle))
-        return StoreError(code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : code,
-                          message: "\(context): \(message)")
+        return StoreError(sqlite: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : code,
+                          "\(context): \(message)")
     }
 
     /// Runs one or more SQL statements that return no rows of interest.

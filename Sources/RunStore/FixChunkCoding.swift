@@ -430,8 +430,8 @@ enum FixChunkCoding {
                 var rejection: FixRejection?
                 if let reason = fields.rejection {
                     guard let known = FixRejection(rawValue: reason) else {
-                        throw StoreError(code: SQLITE_CORRUPT,
-                                         message: "fix \(sequence) of run \(run): unknown rejection \(reason)")
+                        throw StoreError(.corrupt,
+                                         "fix \(sequence) of run \(run): unknown rejection \(reason)")
                     }
                     rejection = known
                 }
@@ -502,8 +502,8 @@ enum FixChunkCoding {
         }
 
         func corrupt(_ problem: String) -> StoreError {
-            StoreError(code: SQLITE_CORRUPT,
-                       message: "fix chunk of run \(run) from sequence \(firstSequence): \(problem) (at byte \(position))")
+            StoreError(.corrupt,
+                       "fix chunk of run \(run) from sequence \(firstSequence): \(problem) (at byte \(position))")
         }
 
         mutating func skipSpace() {

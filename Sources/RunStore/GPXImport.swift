@@ -16,8 +16,8 @@ public enum GPXImport {
     /// Accuracy given to points without hdop, in metres.
     public static let defaultAccuracy = 5.0
 
-    /// The tracks of a GPX document, each track's segments joined. Errors (code
-    /// ``StoreError/invalidInputCode``) name the line. With `requiringTimes` false, a point without a time
+    /// The tracks of a GPX document, each track's segments joined. Errors (kind
+    /// ``StoreError/Kind/invalidInput``) name the line. With `requiringTimes` false, a point without a time
     /// gets a NaN timestamp instead (a route to replay at a chosen pace, not a recorded run).
     public static func tracks(from data: Data, requiringTimes: Bool = true) throws(StoreError) -> [[Fix]] {
         try activities(from: data, requiringTimes: requiringTimes).map(\.fixes)
@@ -123,12 +123,8 @@ struct GPXReader: XMLEventHandler {
 }
 
 extension StoreError {
-    /// The code of errors in input files rather than in SQLite (`SQLITE_FORMAT`, which SQLite itself no
-    /// longer uses).
-    public static let invalidInputCode: Int32 = SQLITE_FORMAT
-
     /// An error about an input file.
-    static func invalidInput(_ message: String) -> StoreError {
-        StoreError(code: invalidInputCode, message: message)
+    public static func invalidInput(_ message: String) -> StoreError {
+        StoreError(.invalidInput, message)
     }
 }

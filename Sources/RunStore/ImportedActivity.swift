@@ -57,7 +57,7 @@ public struct ActivityFile: Sendable {
     /// The activities with at least one usable point, in file order.
     public var activities: [ImportedActivity]
 
-    /// Reads a GPX or TCX document. Errors (code ``StoreError/invalidInputCode``) name the line: malformed
+    /// Reads a GPX or TCX document. Errors (kind ``StoreError/Kind/invalidInput``) name the line: malformed
     /// XML, a document that is neither GPX nor TCX, an unreadable time, a track whose points have no times.
     public static func read(_ data: Data) throws(StoreError) -> ActivityFile {
         guard data.contains(where: { !Self.isSpace($0) }) else { throw StoreError.invalidInput("the file is empty") }

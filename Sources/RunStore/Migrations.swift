@@ -170,7 +170,7 @@ extension Database {
             // changed under us, so refuse it rather than write to it.
             let known = Set(migrations.map(\.id))
             if let unknown = done.subtracting(known).sorted().first {
-                throw StoreError(code: SQLITE_CANTOPEN, message:
+                throw StoreError(.newerSchema,
                     "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
                     + "use that build, or a copy of the file")
             }

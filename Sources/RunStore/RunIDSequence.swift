@@ -31,7 +31,7 @@ final class RunIDSequence: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if next >= end {
-            guard let database else { throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed") }
+            guard let database else { throw StoreError.closed }
             let reserve = try database.cachedStatement("""
                 UPDATE store_meta
                 SET value = max(CAST(value AS INTEGER), (SELECT coalesce(max(id), 0) + 1 FROM runs)) + ?1
@@ -41,7 +41,7 @@ final class RunIDSequence: @unchecked Sendable {
             defer { reserve.reset() }
             try reserve.bind(blockSize, at: 1)
             guard try reserve.step() else {
-                throw StoreError(code: SQLITE_CORRUPT, message: "store_meta has no next_run_id (migration missing)")
+                throw StoreError(.corrupt, "store_meta has no next_run_id (migration missing)")
             }
             next = reserve.int64(at: 0)
             end = next + blockSize

@@ -155,7 +155,7 @@ public enum RunImport {
         }
         store.flush()
         guard try store.run(id: id)?.record.status == .saved else {
-            throw StoreError(code: SQLITE_IOERR, message: "the imported run \(id) could not be stored (see the log above)")
+            throw StoreError(.unavailable, "the imported run \(id) could not be stored (see the log above)")
         }
         return Outcome(runID: id, record: record, summary: summary, newRunnerKey: newKey, source: source,
                        firstPointRejection: firstPointRejection, pausesInGaps: tracker.pausesInGaps)

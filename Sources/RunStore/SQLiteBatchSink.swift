@@ -270,7 +270,7 @@ package enum JSONColumn {
                 positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             return String(decoding: try encoder.encode(value), as: UTF8.self)
         } catch {
-            throw StoreError(code: SQLITE_MISMATCH, message: "cannot encode \(Value.self) as JSON: \(error)")
+            throw StoreError(.mismatch, "cannot encode \(Value.self) as JSON: \(error)")
         }
     }
 
@@ -281,7 +281,7 @@ package enum JSONColumn {
                 positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             return try decoder.decode(type, from: Data(text.utf8))
         } catch {
-            throw StoreError(code: SQLITE_CORRUPT, message: "\(context): stored JSON is not valid: \(error)")
+            throw StoreError(.corrupt, "\(context): stored JSON is not valid: \(error)")
         }
     }
 }

@@ -14,7 +14,7 @@ extension SQLiteRunStore {
             defer { select.reset() }
             guard try select.step() else { return nil }
             guard let format = ActivityFormat(rawValue: select.text(at: 1)) else {
-                throw StoreError(code: SQLITE_CORRUPT, message: "import of run \(id): unknown format \(select.text(at: 1))")
+                throw StoreError(.corrupt, "import of run \(id): unknown format \(select.text(at: 1))")
             }
             let pauses = try JSONColumn.decode([Int64].self, from: select.text(at: 6), context: "import of run \(id)")
             return ImportRecord(runID: id, runner: select.text(at: 0), format: format,

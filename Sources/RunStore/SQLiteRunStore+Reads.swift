@@ -170,7 +170,7 @@ extension SQLiteRunStore {
     private static func runRecord(_ row: Statement) throws(StoreError) -> RunRecord {
         let id = row.int64(at: 0)
         guard let status = RunStatus(rawValue: row.text(at: 7)) else {
-            throw StoreError(code: SQLITE_CORRUPT, message: "run \(id): unknown status \(row.text(at: 7))")
+            throw StoreError(.corrupt, "run \(id): unknown status \(row.text(at: 7))")
         }
         var rejections: [FixRejection: Int] = [:]
         for (offset, reason) in FixRejection.allCases.enumerated() {
@@ -195,7 +195,7 @@ extension SQLiteRunStore {
         var awards: [StoredAward] = []
         while try select.step() {
             guard let tier = BadgeTier(rawValue: select.text(at: 3)) else {
-                throw StoreError(code: SQLITE_CORRUPT, message: "award of run \(select.int64(at: 1)): unknown tier")
+                throw StoreError(.corrupt, "award of run \(select.int64(at: 1)): unknown tier")
             }
             let badge = try BadgeColumns.badge(id: select.text(at: 2), name: select.text(at: 9),
                                                distance: select.double(at: 10), information: select.text(at: 11))

@@ -22,8 +22,8 @@ public final class SQLiteRunStore: RunStore {
     /// a database locked by another process, a read-only file or directory, or a full disk.
     public init(path: String, configuration: StoreConfiguration = .init()) throws(StoreError) {
         guard !path.isEmpty, path != ":memory:" else {
-            throw StoreError(code: SQLITE_MISUSE,
-                             message: "SQLiteRunStore needs a file; use MemoryRunStore for an in-memory store")
+            throw StoreError(.misuse,
+                             "SQLiteRunStore needs a file; use MemoryRunStore for an in-memory store")
         }
         self.path = path
         self.configuration = configuration
@@ -87,8 +87,8 @@ public final class SQLiteRunStore: RunStore {
             var problems: [String] = []
             while try check.step() { problems.append(check.text(at: 0)) }
             guard problems == ["ok"] else {
-                throw StoreError(code: SQLITE_CORRUPT,
-                                 message: "integrity check failed: \(problems.prefix(3).joined(separator: "; "))")
+                throw StoreError(.corrupt,
+                                 "integrity check failed: \(problems.prefix(3).joined(separator: "; "))")
             }
         }
         let journal = try database.text("PRAGMA journal_mode = WAL")
@@ -103,30 +103,34 @@ public final class SQLiteRunStore: RunStore {
             try probe.run()
         }
         guard journal?.lowercased() == "wal" else {
-            throw StoreError(code: SQLITE_CANTOPEN, message: "cannot switch to WAL journal mode (got \(journal ?? "none"))")
+            throw StoreError(.unavailable, "cannot switch to WAL journal mode (got \(journal ?? "none"))")
         }
     }
 
     /// Turns an error at open into one that says what is wrong in words a user can act on.
     private static func explain(_ error: StoreError, path: String, configuration: StoreConfiguration) -> StoreError {
         let reason: String
-        switch error.primaryCode {
-        case SQLITE_BUSY, SQLITE_LOCKED:
+        switch error.kind {
+        case .newerSchema:
+            reason = "its schema is newer than this build"
+        case .busy:
             reason = "the database is locked by another process or connection (waited \(configuration.busyTimeout) s)"
-        case SQLITE_READONLY:
+        case .readOnly:
             reason = "the database is read-only (file, directory or medium); the store needs to write"
-        case SQLITE_NOTADB, SQLITE_CORRUPT:
+        case .corrupt:
             reason = "the file is not an SQLite database or is corrupt"
-        case SQLITE_FULL:
+        case .full:
             reason = "the disk (or the configured size cap) is full"
-        case SQLITE_CANTOPEN:
-            reason = "the file cannot be opened (missing directory, no permission, or read-only directory)"
-        case SQLITE_IOERR:
+        case .unavailable where error.sqlitePrimaryCode == SQLITE_IOERR:
             reason = "an I/O error occurred"
+        case .unavailable:
+            reason = "the file cannot be opened (missing directory, no permission, or read-only directory)"
         default:
             reason = "the database cannot be used"
         }
-        return StoreError(code: error.code, message: "cannot open run store \(path): \(reason) — \(error.message)")
+        var explained = error
+        explained.message = "cannot open run store \(path): \(reason) — \(error.message)"
+        return explained
     }
 
     // MARK: Writes
@@ -179,7 +183,7 @@ final class ReadConnection: @unchecked Sendable {
     func read<Result>(_ body: (Database) throws(StoreError) -> Result) throws(StoreError) -> Result {
         lock.lock()
         defer { lock.unlock() }
-        guard let database else { throw StoreError(code: SQLITE_MISUSE, message: "the run store is closed") }
+        guard let database else { throw StoreError.closed }
         return try body(database)
     }
 

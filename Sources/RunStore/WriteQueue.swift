@@ -94,7 +94,7 @@ package final class WriteQueue: @unchecked Sendable {
     /// only when the store closes first.
     package func flushCommitted() throws(StoreError) {
         guard waitForWritesSubmitted(toReach: { committedThrough }) else {
-            throw StoreError(code: 21, message: "the store closed before the change was stored")
+            throw StoreError(.misuse, "the store closed before the change was stored")
         }
     }
 

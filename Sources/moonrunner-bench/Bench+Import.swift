@@ -34,7 +34,7 @@ func runImportBenchmark(arguments: [String]) -> Int32 {
     do {
         let data = try FileAccess.read(file)
         let points = try ActivityFile.read(data).activities.reduce(0) { $0 + $1.pointCount }
-        guard points > 0 else { throw StoreError(code: StoreError.invalidInputCode, message: "no track points") }
+        guard points > 0 else { throw StoreError.invalidInput("no track points") }
         let clock = ContinuousClock()
         var bestRead = Duration.seconds(1_000_000), bestImport = bestRead
         var cpuRead = Double.infinity, cpuImport = Double.infinity

@@ -66,7 +66,7 @@ func runImportCommand(arguments: [String]) -> Int32 {
             let (format, results) = try RunImport.importFile(data, runner: runner, into: store,
                                                              now: Date().timeIntervalSince1970)
             guard !results.isEmpty else {
-                throw StoreError(code: StoreError.invalidInputCode, message: "no track points")
+                throw StoreError.invalidInput("no track points")
             }
             print("\(label): \(format.rawValue.uppercased()), \(results.count) "
                 + (results.count == 1 ? "activity" : "activities"))

@@ -32,7 +32,7 @@ import Wire
         hub.tick(now: start + 70)
         hub.committed(CommitReceipt(acknowledgements: [runID: "1700000004"]))
         #expect(output.of(ann).last == "ack:ann ts=1700000004", "\(output.of(ann).suffix(2))")
-        hub.committed(CommitReceipt(failure: StoreError(code: 10, message: "down"), affectedRuns: [runID]))
+        hub.committed(CommitReceipt(failure: StoreError(.unavailable, "down"), affectedRuns: [runID]))
         #expect(output.of(ann).last?.hasPrefix("err:storage") == true)
     }
 }

@@ -147,7 +147,7 @@ import Testing
             #expect(FixChunkStoreTests.same(try store.fixes(ofRun: run), before.filter { $0.run == run }.map(\.stored)))
         }
         let error = #expect(throws: StoreError.self) { try store.fixes(ofRun: 3) }
-        #expect(error?.primaryCode == SQLITE_CORRUPT)
+        #expect(error?.kind == .corrupt)
         #expect(error?.message.contains("unknown rejection cosmic_ray") == true)
         // Rows are chunks of consecutive sequences: a gap starts a new one.
         try FixChunkStoreTests.expectWellFormed(run: 1, at: path, sequences: before.filter { $0.run == 1 }.map(\.sequence))

@@ -224,7 +224,7 @@ import Testing
             do {
                 try database.transaction { () throws(StoreError) in
                     try writer.write(run: 1, Array(fixes[range]))
-                    if failing { throw StoreError(code: SQLITE_FULL, message: "full") }
+                    if failing { throw StoreError(.full, "full") }
                 }
                 writer.didCommit()
             } catch {

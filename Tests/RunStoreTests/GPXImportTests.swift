@@ -50,7 +50,7 @@ func fixture(_ name: String) throws -> Data {
             </trkseg></trk></gpx>
             """
         let error = #expect(throws: StoreError.self) { try GPXImport.tracks(from: Data(gpx.utf8)) }
-        #expect(error?.code == StoreError.invalidInputCode)
+        #expect(error?.kind == .invalidInput)
         #expect(error?.description == "line 2: track point without a <time>; a run needs the time of its points")
     }
 
@@ -128,7 +128,7 @@ func fixture(_ name: String) throws -> Data {
     ])
     func malformedDocumentsAreErrorsNamingTheLine(gpx: String, message: String) {
         let error = #expect(throws: StoreError.self) { try ActivityFile.read(Data(gpx.utf8)) }
-        #expect(error?.code == StoreError.invalidInputCode)
+        #expect(error?.kind == .invalidInput)
         #expect(error?.message == message)
     }
 

@@ -90,7 +90,7 @@ import Testing
         let bytes = (0..<8192).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let error = #expect(throws: StoreError.self) { try SQLiteRunStore(path: path) }
-        #expect(error?.primaryCode == SQLITE_NOTADB)
+        #expect(error?.sqlitePrimaryCode == SQLITE_NOTADB)
         #expect(error?.message.contains("not an SQLite database or is corrupt") == true)
     }
 
@@ -106,12 +106,12 @@ import Testing
         try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096 * 8))
         try handle.close()
         let error = #expect(throws: StoreError.self) { try SQLiteRunStore(path: path) }
-        #expect([SQLITE_CORRUPT, SQLITE_NOTADB].contains(error?.primaryCode ?? 0))
+        #expect(error?.kind == .corrupt)
     }
 
     @Test func missingDirectoryFailsAtOpen() {
         let error = #expect(throws: StoreError.self) { try SQLiteRunStore(path: "/nonexistent-\(UUID())/runs.sqlite") }
-        #expect(error?.primaryCode == SQLITE_CANTOPEN)
+        #expect(error?.sqlitePrimaryCode == SQLITE_CANTOPEN)
     }
 
     @Test func inMemoryPathIsRefused() {
@@ -128,12 +128,12 @@ import Testing
         let path = directory.path("readonly.sqlite")
         try SQLiteRunStore(path: path).close()
         let error = #expect(throws: StoreError.self) { try SQLiteRunStore(path: "file:\(path)?mode=ro") }
-        #expect(error?.primaryCode == SQLITE_READONLY)
+        #expect(error?.sqlitePrimaryCode == SQLITE_READONLY)
         #expect(error?.message.contains("read-only") == true)
         if getuid() != 0 {
             chmod(path, 0o444)
             let chmodError = #expect(throws: StoreError.self) { try SQLiteRunStore(path: path) }
-            #expect([SQLITE_READONLY, SQLITE_CANTOPEN].contains(chmodError?.primaryCode ?? 0))
+            #expect([.readOnly, .unavailable].contains(chmodError?.kind))
         }
     }
 
@@ -148,7 +148,7 @@ import Testing
         configuration.busyTimeout = 0.2
         let started = Date()
         let error = #expect(throws: StoreError.self) { try SQLiteRunStore(path: path, configuration: configuration) }
-        #expect(error?.primaryCode == SQLITE_BUSY)
+        #expect(error?.sqlitePrimaryCode == SQLITE_BUSY)
         #expect(error?.message.contains("locked by another process") == true)
         #expect(Date().timeIntervalSince(started) >= 0.2)
     }
@@ -172,7 +172,7 @@ import Testing
         store.submit(.fix(Sample.fix(run: 7, sequence: 1), acknowledgement: "t1"))
         store.flush()
         let failed = try #require(log.all.last)
-        #expect(failed.failure?.primaryCode == SQLITE_BUSY)
+        #expect(failed.failure?.kind == .busy)
         #expect(failed.affectedRuns == [7])
         #expect(failed.acknowledgements.isEmpty)
         #expect(store.retainedWriteCount == 2)
@@ -207,7 +207,7 @@ import Testing
         }
         store.flush()
         let receipt = try #require(log.all.last)
-        #expect(receipt.failure?.primaryCode == SQLITE_FULL)
+        #expect(receipt.failure?.kind == .full && receipt.failure?.sqlitePrimaryCode == SQLITE_FULL)
         #expect(receipt.affectedRuns == [3])
         #expect(store.retainedWriteCount == 20_000)
         #expect(try store.fixes(ofRun: 3).isEmpty)  // the failed batch was rolled back as a whole

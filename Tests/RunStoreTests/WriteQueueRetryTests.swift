@@ -15,7 +15,7 @@ import Testing
 
         func commit(_ writes: [StoreWrite]) throws(StoreError) {
             attempts.withLock { $0 += 1 }
-            if isDown.withLock({ $0 }) { throw StoreError(code: SQLITE_IOERR, message: "down") }
+            if isDown.withLock({ $0 }) { throw StoreError(.unavailable, "down") }
             committed.withLock { $0 += writes.count }
         }
 
