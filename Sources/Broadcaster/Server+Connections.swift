@@ -183,6 +183,10 @@ extension Server {
                         return
                     }
                     if identifiesThroughCluster(command, on: connection) { return }
+                    if let name = hub.nameToLookUp(in: command, from: connection.id) {
+                        lookUpThenHandle(connection, command, name: name)
+                        return
+                    }
                     hub.received(command, from: connection.id, now: now)
                     // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
                     // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.
@@ -320,6 +324,29 @@ extension Server {
     }
 
     /// Answers a connection's bad line with `err:`; past the flood limit, `err:flood` and close.
+    /// A command naming a runner the hub does not know: the store is asked off the loop, then the hub decides
+    /// with the answer. The connection's later lines wait meanwhile, as for a history answer; everyone else
+    /// goes on (a lookup on the loop stalled every connection of the loop for a round trip to the database).
+    func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
+        connection.awaitAnswer()
+        updateInterest(connection)
+        let id = connection.id
+        readOffLoop(flushing: false, { store in
+            Result { () throws(StoreError) -> RunnerRecord? in try store.runner(named: name) }
+        }) { [unowned self] found in
+            guard connections[id] is Connection else { return }
+            switch found {
+            case .success(let record):
+                hub.learned(record, named: name)
+                hub.received(command, from: id, now: Self.now())
+            case .failure(let error):
+                logger.write("store read failed for runner \(name): \(error)")
+                answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
+            }
+            answered(id)
+        }
+    }
+
     func answerError(_ id: ConnectionID, _ error: WireError) {
         hub.fail(id, error.code, error.reason)
     }

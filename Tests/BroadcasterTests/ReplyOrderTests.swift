@@ -38,6 +38,29 @@ import Wire
         }
     }
 
+    /// A name the server does not know is looked up in the store off the loop: the asking connection waits
+    /// (its replies stay in order), nobody else does. On the loop, a slow store (a PostgreSQL server a round
+    /// trip away, a locked SQLite file) stalled every connection of the loop.
+    @Test func aNameLookupHoldsOnlyTheConnectionThatAsked() throws {
+        let store = GatedStore(gatingRunners: true)
+        try withServer(store: store) { server in
+            defer { store.open(times: 8) }  // whatever happens, nothing stays blocked at the gate
+            let newcomer = try TestClient(port: server.port)
+            try newcomer.write(Array("iam:zoe\nping:\n".utf8))  // zoe: a name this server has not seen
+            let other = try TestClient(port: server.port)
+            try other.send("ping:")
+            try other.expectNext("ok:ping")
+            try other.send("runs:nobody")
+            store.open(times: 2)
+            try other.expectNext("err:not_found")
+            let lines = try newcomer.lines(until: "ok:ping", timeout: 10) { $0 == "ok:ping" }
+            #expect(lines.count == 2 && lines[0].hasPrefix("ok:iam name=zoe key="), "\(lines)")
+            // Known now: the gate is shut, and the answer needs no lookup.
+            try other.send("iam:zoe")
+            try other.expectNext("err:wrong_key")
+        }
+    }
+
     @Test func pushedEventsStillFlowWhileAnAnswerIsPending() throws {
         let store = GatedStore()
         try withServer(store: store) { server in

@@ -3,17 +3,20 @@ import RunCore
 import RunStore
 
 /// A memory store whose history reads wait until the test opens the gate (`runs(of:)`, and `owner(ofRun:)`, the
-/// first read about any run; with `gatingFixes`, also `fixes(ofRun:)`, which a late joiner's snapshot reads), so
-/// a test can hold an answer back while it checks what else the server does meanwhile.
+/// first read about any run; with `gatingFixes`, also `fixes(ofRun:)`, which a late joiner's snapshot reads; with
+/// `gatingRunners`, also `runner(named:)`, the lookup of a name), so a test can hold an answer back while it checks
+/// what else the server does meanwhile.
 public final class GatedStore: RunStore, @unchecked Sendable {
     private let inner = MemoryRunStore()
     private let gate = DispatchSemaphore(value: 0)
 
     private let gatesFixes: Bool
+    private let gatesRunners: Bool
 
-    /// `gatingFixes`: reads of a run's fixes wait at the gate too.
-    public init(gatingFixes: Bool = false) {
+    /// `gatingFixes`: reads of a run's fixes wait at the gate too; `gatingRunners`: lookups of a name.
+    public init(gatingFixes: Bool = false, gatingRunners: Bool = false) {
         gatesFixes = gatingFixes
+        gatesRunners = gatingRunners
     }
 
     /// Lets one waiting (or the next) history read through.
@@ -30,7 +33,10 @@ public final class GatedStore: RunStore, @unchecked Sendable {
     public func flushCommitted() throws(StoreError) { try inner.flushCommitted() }
     public var pendingWriteCount: Int { inner.pendingWriteCount }
     public func close() { inner.close() }
-    public func runner(named name: String) throws(StoreError) -> RunnerRecord? { try inner.runner(named: name) }
+    public func runner(named name: String) throws(StoreError) -> RunnerRecord? {
+        if gatesRunners { gate.wait() }
+        return try inner.runner(named: name)
+    }
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
         gate.wait()
         return try inner.runs(of: runner, offset: offset, limit: limit)
