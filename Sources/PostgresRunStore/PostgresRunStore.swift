@@ -26,7 +26,7 @@ public final class PostgresRunStore: RunStore {
     /// A connection of its own for runner lookups, which the server makes on its loop: a long history read on
     /// `reader` never holds one up.
     let lookups: PostgresReadConnection
-    private let runIDs: PostgresRunIDs
+    private let runIDs: RunIDReserve
 
     /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST:PORT/DB` or any libpq connection string), applies
     /// pending migrations and probes that the database can be written. Fails with a clear ``StoreError`` when
@@ -46,7 +46,10 @@ public final class PostgresRunStore: RunStore {
                 """, [PostgresValue.double(Date().timeIntervalSince1970)])
             reader = try PostgresReadConnection(url: url)
             lookups = try PostgresReadConnection(url: url)
-            runIDs = try PostgresRunIDs(url: url, blockSize: configuration.runIDBlockSize)
+            // The first block now (the caller is not on an event loop yet), the next ones ahead, off the loop.
+            let blockSize = max(2, configuration.runIDBlockSize)
+            runIDs = try RunIDReserve(PostgresRunIDs(url: url), firstBlock: blockSize, maximumBlock: blockSize,
+                                      reservingNow: true, name: "RunStore run ids")
         } catch {
             throw Self.explain(error, location: location)
         }
@@ -54,7 +57,7 @@ public final class PostgresRunStore: RunStore {
         let sink = PostgresBatchSink(connection: writer) {
             reader.serverIsBack()
             lookups.serverIsBack()
-            runIDs.serverIsBack()
+            runIDs.databaseIsBack()
         }
         queue = WriteQueue(configuration: configuration, sink: sink, label: location)
     }

@@ -15,7 +15,7 @@ public final class SQLiteRunStore: RunStore {
     /// A read connection of its own for runner lookups, which the server's loop makes: a slow history read on
     /// `reader` never holds one up.
     let lookups: ReadConnection
-    private let runIDs: RunIDSequence
+    let runIDs: RunIDReserve
 
     /// Opens or creates the database at `path` (a file path or a `file:` URI), applies pending migrations and
     /// probes that it can be read and written. Fails with a clear ``StoreError`` for a corrupt or foreign file,
@@ -42,7 +42,9 @@ public final class SQLiteRunStore: RunStore {
             throw Self.explain(error, path: path, configuration: configuration)
         }
         do throws(StoreError) {
-            runIDs = try RunIDSequence(path: path, configuration: configuration)
+            runIDs = try RunIDReserve(RunIDSequence(path: path, configuration: configuration), firstBlock: 1,
+                                      maximumBlock: configuration.runIDBlockSize, reservingNow: false,
+                                      name: "RunStore run ids")
         } catch {
             throw Self.explain(error, path: path, configuration: configuration)
         }
@@ -75,7 +77,10 @@ public final class SQLiteRunStore: RunStore {
         queue = WriteQueue(configuration: configuration, sink: sink, label: path)
     }
 
-    deinit { queue.close() }
+    deinit {
+        runIDs.close()  // its refill thread, if it started, would otherwise keep it, and its connection, forever
+        queue.close()
+    }
 
     /// Checks the file and brings the schema up to date, on the write connection.
     private static func prepare(_ database: Database, configuration: StoreConfiguration) throws(StoreError) {
@@ -135,7 +140,8 @@ public final class SQLiteRunStore: RunStore {
 
     // MARK: Writes
 
-    /// A new run id from the database's sequence (see ``RunIDSequence``): unique across processes.
+    /// A new run id from the database's sequence (see ``RunIDSequence``): unique across processes, reserved
+    /// ahead (see ``RunIDReserve``).
     public func allocateRunID() throws(StoreError) -> Int64 {
         try runIDs.allocate()
     }

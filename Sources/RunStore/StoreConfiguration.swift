@@ -45,9 +45,11 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// Writes past it fail like a full disk (`SQLITE_FULL`).
     public var maximumPageCount: Int? = nil
 
-    /// The most run ids a process reserves from the database's sequence at a time (SQLite). Blocks start at one
-    /// id and double up to this, so an import reserves one and a busy server rarely waits for the database.
-    /// Ids left unused are given back at close when no other process reserved since. Default 16.
+    /// The most run ids a process reserves from the database's sequence at a time. SQLite: blocks start at one
+    /// id and double up to this, so an import reserves few; PostgreSQL: every block is this size. The next
+    /// block is reserved ahead, off the caller's thread, once half of the last is used (``RunIDReserve``), so
+    /// a server starting runs does not wait for the database. SQLite gives the unused ids back at close when no
+    /// other process reserved since. Default 16.
     public var runIDBlockSize: Int = 16
 
     /// The defaults.
