@@ -19,7 +19,9 @@ let package = Package(
         .executable(name: "moonrunner", targets: ["moonrunner"]),
     ],
     targets: [
+        // The pure engine: filter, smoother, measurements, splits, badges, predictions (no I/O).
         .target(name: "RunCore", resources: [.copy("Resources/badges.json")]),
+        // The line protocol: commands and events, parsed and formatted in one place (no I/O).
         .target(name: "Wire"),
         // HTTP/1.1 for the web page: parsing and encoding only, no I/O and no dependencies.
         .target(name: "HTTP"),
@@ -27,13 +29,16 @@ let package = Package(
         .target(name: "WebAssets", resources: [.copy("Resources")]),
         // Every URL of protocol.md Part 2 decoded into a typed route: the server's handlers get values.
         .target(name: "WebRoutes", dependencies: ["HTTP", "Wire", "WebAssets"]),
+        // System libraries: SQLite, libcrypto (SHA-256, keys), epoll and friends (header only), libpq.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The store's contract and its SQLite implementation; exports and imports (GPX, TCX, GeoJSON, SVG).
         .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
         .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL"]),
+        // The epoll event loop, sockets and timers: every syscall in one file; LoopBound.
         .target(name: "Reactor", dependencies: ["CEpoll"]),
         // The event bus between the nodes of a cluster, on Redis Streams (`serve --cluster redis://…`), and
         // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C
@@ -43,15 +48,19 @@ let package = Package(
         // hub's class properties are touched several times for every fix, and the checks cost ~3% of a flood.
         // Loop-thread-only state is the design (each loop owns its hub); the debug builds and the sanitizer jobs
         // keep the checks. Not a product, so packages using the client library never see the flag.
+        // The server: the Hub (sessions, runs, who hears what) and the Server (connections, HTTP, event
+        // streams, loops, the cluster relay).
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
                                                    "WebRoutes", "ClusterBus"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
-        // On Linux, Foundation has no socket streams: the client's own streams sit on the Reactor's sockets.
+        // The client library (delegate and AsyncSequence APIs). On Linux, Foundation has no socket streams: the
+        // client's own streams sit on the Reactor's sockets.
         .target(name: "MoonRunnerClient", dependencies: [
             "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),
         ]),
         // What the command-line programs share: option parsing, messages, file access.
         .target(name: "ToolSupport"),
+        // The CLI: a thin dispatcher, one file per subcommand.
         .executableTarget(
             name: "moonrunner",
             dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "Broadcaster", "WebAssets",
@@ -64,6 +73,7 @@ let package = Package(
         .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "PostgresRunStore",
                                                               "Wire", "ClusterBus"],
                 path: "Tests/Support"),
+        // One test target per library target (and the CLI's), each beside what it tests.
         .testTarget(name: "RunCoreTests", dependencies: ["RunCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "RunCore"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"], resources: [.copy("Corpus")]),
