@@ -328,6 +328,7 @@ extension Server {
     /// with the answer. The connection's later lines wait meanwhile, as for a history answer; everyone else
     /// goes on (a lookup on the loop stalled every connection of the loop for a round trip to the database).
     func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
+        guard !readsAreFull else { return answerError(connection.id, Self.readsFull) }
         connection.awaitAnswer()
         updateInterest(connection)
         let id = connection.id

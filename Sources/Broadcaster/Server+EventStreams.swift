@@ -72,8 +72,10 @@ extension Server {
             })
             return
         }
-        // A late joiner of one runner's live run gets the whole run so far first, made off the loop.
-        guard case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0), hub.mayFollow(name, connection.id),
+        // A late joiner of one runner's live run gets the whole run so far first, made off the loop (when the
+        // loop's reads are full, the live events alone: the page fills the track in as they come).
+        guard !readsAreFull, case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0),
+              hub.mayFollow(name, connection.id),
               let snapshot = hub.trackSnapshotSource(for: name) else {
             releaseHeld(connection)
             return

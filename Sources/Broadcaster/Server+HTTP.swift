@@ -85,6 +85,10 @@ extension Server {
     /// Makes a response off the loop (it reads the store), then writes it; later requests wait meanwhile.
     func respondFromStore(to request: HTTPRequest, on connection: HTTPConnection,
                           _ make: @escaping @Sendable (any RunStore) throws(StoreError) -> HTTPResponse) {
+        guard !readsAreFull else {
+            return write(.text(.serviceUnavailable, "too many reads waiting: try again shortly\n"), to: connection,
+                         keepAlive: request.keepAlive, head: request.method == "HEAD")
+        }
         connection.isAwaitingResponse = true
         let keepAlive = request.keepAlive, head = request.method == "HEAD"
         let id = connection.id

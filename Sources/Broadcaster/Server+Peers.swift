@@ -181,6 +181,7 @@ extension Server: HubOutput {
 
     func answerFromStore(to id: ConnectionID,
                          _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+        guard !readsAreFull else { return answerError(id, Self.readsFull) }
         (connections[id] as? Connection)?.awaitAnswer()
         let logger = self.logger
         readOffLoop({ store in
@@ -269,13 +270,24 @@ extension Server: HubOutput {
     func readOffLoop<Value: Sendable>(flushing: Bool = true, _ read: @escaping @Sendable (any RunStore) -> Value,
                                       then deliver: @escaping (Value) -> Void) {
         let store = self.store
-        let delivery = LoopBound(deliver, loop: loop)
+        let delivery = LoopBound({ [unowned self] (value: Value) in
+            queuedReads -= 1
+            deliver(value)
+        }, loop: loop)
+        queuedReads += 1
         queryQueue.async { [loop] in
             if flushing { store.flush() }
             let value = read(store)
             loop.execute { delivery.value(value) }
         }
     }
+
+    /// True when as many reads are queued as a loop may have (``ServerConfiguration/maximumQueuedReads``):
+    /// new history reads are refused until some are answered.
+    var readsAreFull: Bool { queuedReads >= configuration.maximumQueuedReads }
+
+    /// The answer to a history command while the reads are full.
+    static let readsFull = WireError(code: .busy, reason: "too many history reads waiting: try again shortly")
 
     func relay(_ message: RelayMessage) {
         queueRelay(message)

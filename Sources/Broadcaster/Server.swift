@@ -78,6 +78,8 @@ public final class Server: @unchecked Sendable {
     private var httpAcceptHandler: AcceptHandler?
     /// History reads run here, off the loop, one at a time.
     let queryQueue = DispatchQueue(label: "moonrunner.history")
+    /// Reads handed to `queryQueue` and not answered yet (see ``ServerConfiguration/maximumQueuedReads``).
+    var queuedReads = 0
     /// Replies that say a change was stored wait for its commit here, never behind a history read.
     let commitQueue = DispatchQueue(label: "moonrunner.commits")
     /// This loop's place among the loops of a ``ServerGroup``; nil for a server of one loop.

@@ -59,6 +59,11 @@ public struct ServerConfiguration: Sendable {
     public var offPaceHold: Double = 60
     /// Places of the leaderboard that `rank:` events follow and `leaders:` lists. Default 100.
     public var leaderboardPlaces = 100
+    /// Store reads queued off one loop at once (history commands, name lookups, pages' API answers, a late
+    /// joiner's snapshot); past it a history command is answered `err:busy`, an API request 503, and a stream
+    /// opens without its snapshot, so a crowd asking for history cannot pile reads (and the answers they will
+    /// hold) up behind a slow disk. Not a flag. Default 256.
+    public var maximumQueuedReads = 256
     /// Replays (`replay:`) going at once on a loop (each holds at most two pages of a saved run's fixes).
     /// Default 100.
     public var maximumReplays = 100

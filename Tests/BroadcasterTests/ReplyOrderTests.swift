@@ -61,6 +61,31 @@ import Wire
         }
     }
 
+    /// Reads queued off a loop are bounded: past the cap a history command is told `err:busy` at once and an
+    /// API request gets 503, nothing waits or piles up, and once reads are answered history works again.
+    @Test func historyReadsPastTheLoopsCapAreRefusedAtOnce() throws {
+        let store = GatedStore()
+        try withServer({ $0.maximumQueuedReads = 2 }, store: store) { server in
+            defer { store.open(times: 8) }
+            let (ann, _) = try connectRunner("ann", to: server)
+            let first = try TestClient(port: server.port), second = try TestClient(port: server.port)
+            for client in [first, second] { try client.send("runs:ann") }  // both held at the gate
+            try settleLoop(of: server)
+            let third = try TestClient(port: server.port)
+            try third.send("runs:ann")
+            try third.expectNext("err:busy")
+            let web = try HTTPTestClient(port: try #require(server.httpPort))
+            #expect(try web.get("/api/runners/ann/runs").status == 503)
+            try ann.send("ping:")
+            try ann.expectNext("ok:ping")  // everyone else goes on
+            store.open(times: 2)
+            for client in [first, second] { try client.expect("done:runs") }
+            try third.send("runs:ann")
+            store.open()
+            try third.expect("done:runs")
+        }
+    }
+
     @Test func pushedEventsStillFlowWhileAnAnswerIsPending() throws {
         let store = GatedStore()
         try withServer(store: store) { server in
