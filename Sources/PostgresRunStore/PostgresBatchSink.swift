@@ -220,6 +220,14 @@ final class PostgresBatchSink: BatchSink, @unchecked Sendable {
                 UPDATE share_tokens SET revoked = $3::double precision
                 WHERE runner = $1 AND revoked IS NULL AND ($2::text IS NULL OR token_hash = $2::text)
                 """, [runner, hash, PostgresValue.double(at)])
+        case .course(let course):
+            try connection.query("""
+                INSERT INTO courses (name, created, path, points) VALUES ($1, $2::double precision, $3, $4)
+                ON CONFLICT (name) DO UPDATE SET created = excluded.created, path = excluded.path, points = excluded.points
+                """, [course.name, PostgresValue.double(course.created), try JSONColumn.encode(course.pathJSON),
+                      try JSONColumn.encode(course.points)])
+        case .removeCourse(let name):
+            try connection.query("DELETE FROM courses WHERE name = $1", [name])
         }
     }
 }

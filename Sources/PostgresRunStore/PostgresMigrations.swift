@@ -132,6 +132,15 @@ extension PostgresMigration {
             ALTER TABLE runs ADD COLUMN elevation_gain DOUBLE PRECISION;
             ALTER TABLE runs ADD COLUMN elevation_loss DOUBLE PRECISION;
             """),
+        // Race courses (as SQLite's 2027-02-029-courses): the path and the named points as JSON text.
+        PostgresMigration(id: "2027-02-029-courses", sql: """
+            CREATE TABLE courses (
+                name TEXT PRIMARY KEY,
+                created DOUBLE PRECISION NOT NULL,
+                path TEXT NOT NULL,
+                points TEXT NOT NULL
+            );
+            """),
     ]
 }
 

@@ -147,6 +147,16 @@ public final class MemoryRunStore: RunStore {
         model.read { state in state.shares.values.sorted { $0.created < $1.created } }
     }
 
+    /// Every race course, by name.
+    public func courses() throws(StoreError) -> [StoredCourse] {
+        model.read { state in state.courses.values.sorted { $0.name < $1.name } }
+    }
+
+    /// The race course with this name.
+    public func course(named name: String) throws(StoreError) -> StoredCourse? {
+        model.read { state in state.courses[name] }
+    }
+
     /// Where an imported run came from.
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? {
         model.read { state in state.imports[id] }
@@ -178,6 +188,7 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
         var imports: [Int64: ImportRecord] = [:]
         var devices: [String: DeviceToken] = [:]
         var shares: [String: ShareToken] = [:]
+        var courses: [String: StoredCourse] = [:]
     }
 
     private let lock = NSLock()
@@ -244,6 +255,10 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
             state.shares[token.hash] = token
         case .revokeShare(let runner, let hash, _):
             state.shares = state.shares.filter { $0.value.runner != runner || (hash != nil && $0.key != hash) }
+        case .course(let course):
+            state.courses[course.name] = course
+        case .removeCourse(let name):
+            state.courses[name] = nil
         }
     }
 }

@@ -148,6 +148,16 @@ extension Migration {
             ALTER TABLE runs ADD COLUMN elevation_gain REAL;
             ALTER TABLE runs ADD COLUMN elevation_loss REAL;
             """, step: { (database) throws(StoreError) in try FixChunkSchema.replaceView(in: database) }),
+        // Race courses (`moonrunner course add`): the path as JSON `[[lat, lon], …]`, the named points as JSON
+        // `[{"name", "lat", "lon"}, …]` in the file's order.
+        Migration(id: "2027-02-029-courses", sql: """
+            CREATE TABLE courses (
+                name TEXT PRIMARY KEY,
+                created REAL NOT NULL,
+                path TEXT NOT NULL,
+                points TEXT NOT NULL
+            );
+            """),
     ]
 }
 

@@ -34,6 +34,10 @@ public enum StoreWrite: Sendable {
     case share(ShareToken)
     /// Revokes one share token of a runner (by hash), or all of the runner's when `tokenHash` is nil.
     case revokeShare(runner: String, tokenHash: String?, at: Double)
+    /// Stores a race course (replaces one of the same name).
+    case course(StoredCourse)
+    /// Removes a race course by name (nothing when there is none).
+    case removeCourse(name: String)
 
     /// The fix of a `.fix` write, nil for the others. Read from the array in place on the writer thread: binding
     /// a whole element (`for case .fix(let fix, _) in writes`) copies its payload through the runtime's generic
@@ -58,7 +62,7 @@ public enum StoreWrite: Sendable {
         case .award(let award): award.runID
         case .runFinished(let record, _, _): record.id
         case .imported(let record): record.runID
-        case .device, .revokeDevice, .privacy, .share, .revokeShare: nil
+        case .device, .revokeDevice, .privacy, .share, .revokeShare, .course, .removeCourse: nil
         }
     }
 }
@@ -143,6 +147,10 @@ public protocol RunStore: AnyObject, Sendable {
     func deviceTokens() throws(StoreError) -> [DeviceToken]
     /// Every share token not revoked (hashes only), expired ones included (the server drops those).
     func shareTokens() throws(StoreError) -> [ShareToken]
+    /// Every race course, by name.
+    func courses() throws(StoreError) -> [StoredCourse]
+    /// The race course with this name, nil when there is none.
+    func course(named name: String) throws(StoreError) -> StoredCourse?
     /// The run already imported for `runner` from an activity whose first point is at `firstPointTime` with
     /// `pointCount` points (a second import of the same file), if any.
     func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64?

@@ -250,6 +250,18 @@ final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
             try revoke.bind(hash, at: 2)
             try revoke.bind(at, at: 3)
             try revoke.run()
+        case .course(let course):
+            let upsert = try database.cachedStatement(
+                "INSERT OR REPLACE INTO courses (name, created, path, points) VALUES (?1, ?2, ?3, ?4)")
+            try upsert.bind(course.name, at: 1)
+            try upsert.bind(course.created, at: 2)
+            try upsert.bind(try JSONColumn.encode(course.pathJSON), at: 3)
+            try upsert.bind(try JSONColumn.encode(course.points), at: 4)
+            try upsert.run()
+        case .removeCourse(let name):
+            let delete = try database.cachedStatement("DELETE FROM courses WHERE name = ?1")
+            try delete.bind(name, at: 1)
+            try delete.run()
         }
     }
 }

@@ -315,6 +315,8 @@ extension StoreWrite {
         case .privacy(let runner, _): "privacy of \(runner)"
         case .share(let token): "share token of \(token.runner)"
         case .revokeShare(let runner, _, _): "share revocation for \(runner)"
+        case .course(let course): "course \(course.name)"
+        case .removeCourse(let name): "removal of course \(name)"
         }
     }
 }

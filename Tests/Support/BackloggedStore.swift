@@ -32,6 +32,8 @@ public final class BackloggedStore: RunStore, @unchecked Sendable {
     public func farthestDistance(of runner: String) throws(StoreError) -> Double { try inner.farthestDistance(of: runner) }
     public func deviceTokens() throws(StoreError) -> [DeviceToken] { try inner.deviceTokens() }
     public func shareTokens() throws(StoreError) -> [ShareToken] { try inner.shareTokens() }
+    public func courses() throws(StoreError) -> [StoredCourse] { try inner.courses() }
+    public func course(named name: String) throws(StoreError) -> StoredCourse? { try inner.course(named: name) }
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? { try inner.importRecord(ofRun: id) }
     public func importedRun(runner: String, firstPointTime: Double, pointCount: Int) throws(StoreError) -> Int64? {
         try inner.importedRun(runner: runner, firstPointTime: firstPointTime, pointCount: pointCount)

@@ -59,6 +59,8 @@ public final class CountingStore: RunStore, @unchecked Sendable {
     }
     public func deviceTokens() throws(StoreError) -> [DeviceToken] { try inner.deviceTokens() }
     public func shareTokens() throws(StoreError) -> [ShareToken] { try inner.shareTokens() }
+    public func courses() throws(StoreError) -> [StoredCourse] { try inner.courses() }
+    public func course(named name: String) throws(StoreError) -> StoredCourse? { try inner.course(named: name) }
     public func importRecord(ofRun id: Int64) throws(StoreError) -> ImportRecord? {
         note("importRecord(ofRun:)")
         return try inner.importRecord(ofRun: id)
