@@ -1,0 +1,198 @@
+import Foundation
+
+/// A race course: a route or track as a polyline with the distance along it at every vertex, and its named
+/// points in course order, each placed at the pass the file's order gives it.
+///
+/// Built from plain values (the GPX reader in RunStore hands over `<rtept>`/`<trkpt>` coordinates and the
+/// `<wpt>`s), so RunCore stays free of I/O. The finish is the path's last point, implicitly.
+///
+/// Distances along the course are geodesic between vertices (``Geodesy/distance(from:to:)``); matching works in
+/// a flat frame around the first vertex (``LocalProjection``), only to find the nearest point on a segment and
+/// the fraction along it. The frame's scale error (~0.8% at 40 km from the origin) touches distances off the
+/// course, not distances along it.
+///
+/// The path is used as given, but for repeated points (closer than ``repeatDistance``, a zero-length segment
+/// has no direction): nothing is simplified, so a dense recorded track makes the matcher look at more segments
+/// per metre of its window, never more because the course is longer.
+public struct Course: Sendable {
+    /// The course's name (the file's `<name>`, or the uploader's).
+    public let name: String
+    /// The polyline's vertices, start to finish.
+    public let coordinates: [Coordinate]
+    /// Metres along the course at each vertex: 0 at the start, ``length`` at the finish.
+    public let distances: [Double]
+    /// The named points in course order (their ``CoursePoint/along`` never decreases). The finish is not one.
+    public private(set) var points: [CoursePoint] = []
+    /// The vertices in the flat matching frame, metres east of the first vertex.
+    let east: [Double]
+    /// The vertices in the flat matching frame, metres north of the first vertex.
+    let north: [Double]
+    /// The flat matching frame.
+    let projection: LocalProjection
+
+    /// Consecutive path points closer than this (metres) are one point. Default 0.5.
+    public static let repeatDistance = 0.5
+    /// Shortest course accepted, metres: anything shorter is a mistake, not a race.
+    public static let minimumLength = 100.0
+    /// How near (metres) the course must come to a waypoint for the waypoint to be on it. Default 100: an aid
+    /// station's marker often stands beside the road, never a block away.
+    public static let waypointTolerance = 100.0
+    /// Closest approaches this close (metres) to a stretch's nearest are passes, and waypoints this close are one
+    /// spot (see ``init(name:path:waypoints:waypointTolerance:)``). Default 10.
+    public static let waypointSlack = 10.0
+
+    /// The course's length in metres.
+    public var length: Double { distances[distances.count - 1] }
+
+    /// Builds a course from a path and its waypoints in file order.
+    ///
+    /// Where a waypoint goes: the course *passes* a point at each closest approach within `waypointTolerance`
+    /// (in a stretch of the course that near, every local minimum of the distance within ``waypointSlack`` of
+    /// the stretch's nearest: a marker 30 m before an out-and-back's turn is passed on the way out and on the way
+    /// back). A waypoint takes its first pass at or after the previous point's place (the first ever for the
+    /// first); one listed again at the previous one's spot (within ``waypointSlack``) takes the pass after, so an
+    /// out-and-back's aid station listed twice is placed on both legs, and shares the place when there is none.
+    ///
+    /// - Throws: ``CourseError`` naming the first problem: too few points, a bad coordinate, too short, or the
+    ///   waypoint that is nowhere near the course or near it only before the previous one.
+    public init(name: String, path: [Coordinate], waypoints: [(name: String, coordinate: Coordinate)] = [],
+                waypointTolerance: Double = Course.waypointTolerance) throws(CourseError) {
+        for (index, point) in path.enumerated() where !Self.isValid(point) {
+            throw .invalidCoordinate(index: index)
+        }
+        var kept: [Coordinate] = [], distances: [Double] = []
+        for point in path {
+            guard let last = kept.last else {
+                kept.append(point)
+                distances.append(0)
+                continue
+            }
+            let step = Geodesy.distance(from: last, to: point)
+            guard step >= Self.repeatDistance else { continue }
+            kept.append(point)
+            distances.append(distances[distances.count - 1] + step)
+        }
+        guard kept.count >= 2 else { throw .tooFewPoints(count: kept.count) }
+        guard let length = distances.last, length >= Self.minimumLength else {
+            throw .tooShort(length: distances.last ?? 0, minimum: Self.minimumLength)
+        }
+        let projection = LocalProjection(origin: kept[0])
+        let flat = kept.map(projection.project)
+        self.name = name
+        self.coordinates = kept
+        self.distances = distances
+        self.projection = projection
+        self.east = flat.map(\.east)
+        self.north = flat.map(\.north)
+        points = try placing(waypoints, tolerance: waypointTolerance)
+    }
+
+    /// True for a latitude/longitude in range and finite.
+    static func isValid(_ point: Coordinate) -> Bool {
+        point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
+    }
+
+    /// The waypoints placed, in order, by the rule of ``init(name:path:waypoints:waypointTolerance:)``.
+    private func placing(_ waypoints: [(name: String, coordinate: Coordinate)],
+                         tolerance: Double) throws(CourseError) -> [CoursePoint] {
+        var placed: [CoursePoint] = []
+        for waypoint in waypoints {
+            guard Self.isValid(waypoint.coordinate) else {
+                throw .waypointOffCourse(name: waypoint.name, distance: .infinity, tolerance: tolerance)
+            }
+            let (east, north) = projection.project(waypoint.coordinate)
+            let passes = self.passes(ofEast: east, north: north, tolerance: tolerance)
+            guard !passes.isEmpty else {
+                throw .waypointOffCourse(name: waypoint.name, distance: nearestApproach(east: east, north: north),
+                                         tolerance: tolerance)
+            }
+            var along = 0.0
+            if let previous = placed.last {
+                let (previousEast, previousNorth) = projection.project(previous.coordinate)
+                let repeated = hypot(east - previousEast, north - previousNorth) <= Self.waypointSlack
+                // Listed again at the same spot: its next pass if the course has one, else the same place.
+                let next = repeated ? passes.first { $0 > previous.along + Self.waypointSlack } : nil
+                guard let pass = next ?? passes.first(where: { $0 >= previous.along - Self.waypointSlack }) else {
+                    throw .waypointOutOfOrder(name: waypoint.name, after: previous.name)
+                }
+                along = max(pass, previous.along)
+            } else {
+                along = passes[0]
+            }
+            placed.append(CoursePoint(name: waypoint.name, coordinate: waypoint.coordinate, along: along,
+                                      index: placed.count))
+        }
+        return placed
+    }
+
+    /// Metres along the course of each pass by a flat-frame point, in order: in every stretch of the course
+    /// within `tolerance` of it, each closest approach (a segment no farther than its neighbours) within
+    /// ``waypointSlack`` of the stretch's nearest.
+    private func passes(ofEast east: Double, north: Double, tolerance: Double) -> [Double] {
+        var passes: [Double] = [], stretch: [(along: Double, distance: Double)] = []
+        func close() {
+            guard let nearest = stretch.map(\.distance).min() else { return }
+            for (index, place) in stretch.enumerated() where place.distance <= nearest + Self.waypointSlack {
+                let before = index > 0 ? stretch[index - 1].distance : .infinity
+                let after = index + 1 < stretch.count ? stretch[index + 1].distance : .infinity
+                if place.distance <= before, place.distance < after { passes.append(place.along) }
+            }
+            stretch = []
+        }
+        for segment in 0..<(distances.count - 1) {
+            let near = nearest(east: east, north: north, segment: segment, from: 0, to: length)
+            if near.distance <= tolerance { stretch.append(near) } else { close() }
+        }
+        close()
+        return passes
+    }
+
+    /// The nearest the whole course comes to a flat-frame point, metres.
+    private func nearestApproach(east: Double, north: Double) -> Double {
+        (0..<(distances.count - 1)).map { nearest(east: east, north: north, segment: $0, from: 0, to: length).distance }
+            .min() ?? .infinity
+    }
+
+    /// The nearest point to a flat-frame point on segment `segment`, kept within `lower...upper` metres along
+    /// the course: its metres along and its distance (flat frame).
+    func nearest(east: Double, north: Double, segment: Int, from lower: Double,
+                 to upper: Double) -> (along: Double, distance: Double) {
+        let startAlong = distances[segment], segmentLength = distances[segment + 1] - startAlong
+        let dx = self.east[segment + 1] - self.east[segment], dy = self.north[segment + 1] - self.north[segment]
+        let px = east - self.east[segment], py = north - self.north[segment]
+        let squared = dx * dx + dy * dy
+        var fraction = squared > 0 ? (px * dx + py * dy) / squared : 0
+        // Only the part of the segment inside the window counts.
+        let low = max(0, (lower - startAlong) / segmentLength), high = min(1, (upper - startAlong) / segmentLength)
+        fraction = min(max(fraction, low), max(low, high))
+        let ex = px - fraction * dx, ey = py - fraction * dy
+        return (startAlong + fraction * segmentLength, (ex * ex + ey * ey).squareRoot())
+    }
+
+    /// The segment (index of its first vertex) holding `along`, searched from `hint` (cheap when close).
+    func segment(containing along: Double, near hint: Int) -> Int {
+        var segment = min(max(hint, 0), distances.count - 2)
+        while segment > 0, distances[segment] > along { segment -= 1 }
+        while segment < distances.count - 2, distances[segment + 1] <= along { segment += 1 }
+        return segment
+    }
+
+    /// The point `along` metres along the course (clamped to the course), for maps and simulations.
+    public func coordinate(at along: Double) -> Coordinate {
+        let segment = segment(containing: along, near: binarySegment(along))
+        let segmentLength = distances[segment + 1] - distances[segment]
+        let fraction = min(max((along - distances[segment]) / segmentLength, 0), 1)
+        return projection.coordinate(east: east[segment] + fraction * (east[segment + 1] - east[segment]),
+                                     north: north[segment] + fraction * (north[segment + 1] - north[segment]))
+    }
+
+    /// A segment near `along` by bisection (for a look-up with no previous position to start from).
+    private func binarySegment(_ along: Double) -> Int {
+        var low = 0, high = distances.count - 1
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if distances[middle] <= along { low = middle } else { high = middle }
+        }
+        return low
+    }
+}
