@@ -126,22 +126,38 @@ public struct Course: Sendable {
     }
 
     /// Metres along the course of each pass by a flat-frame point, in order: in every stretch of the course
-    /// within `tolerance` of it, each closest approach (a segment no farther than its neighbours) within
-    /// ``waypointSlack`` of the stretch's nearest.
+    /// within `tolerance` of it, each closest approach (a local minimum of the distance along the course: a
+    /// perpendicular foot inside a segment, or a vertex both its segments lead away from) within
+    /// ``waypointSlack`` of the stretch's nearest. Minima, not segments: a route of a few long segments (an
+    /// out-and-back is two) passes a spot once on each, however close the legs lie.
     private func passes(ofEast east: Double, north: Double, tolerance: Double) -> [Double] {
         var passes: [Double] = [], stretch: [(along: Double, distance: Double)] = []
         func close() {
             guard let nearest = stretch.map(\.distance).min() else { return }
-            for (index, place) in stretch.enumerated() where place.distance <= nearest + Self.waypointSlack {
-                let before = index > 0 ? stretch[index - 1].distance : .infinity
-                let after = index + 1 < stretch.count ? stretch[index + 1].distance : .infinity
-                if place.distance <= before, place.distance < after { passes.append(place.along) }
-            }
+            for place in stretch where place.distance <= nearest + Self.waypointSlack { passes.append(place.along) }
             stretch = []
         }
-        for segment in 0..<(distances.count - 1) {
-            let near = nearest(east: east, north: north, segment: segment, from: 0, to: length)
-            if near.distance <= tolerance { stretch.append(near) } else { close() }
+        // True when the previous segment's nearest point to the spot was its end vertex (this one's start).
+        var previousEndsNearest = false
+        let last = distances.count - 2
+        for segment in 0...last {
+            let dx = self.east[segment + 1] - self.east[segment], dy = self.north[segment + 1] - self.north[segment]
+            let px = east - self.east[segment], py = north - self.north[segment]
+            let squared = dx * dx + dy * dy
+            let fraction = squared > 0 ? (px * dx + py * dy) / squared : 0
+            let clamped = min(max(fraction, 0), 1)
+            let distance = hypot(px - clamped * dx, py - clamped * dy)
+            defer { previousEndsNearest = fraction >= 1 }
+            guard distance <= tolerance else {
+                close()
+                continue
+            }
+            let isMinimum = fraction > 0 && fraction < 1 ? true
+                : fraction <= 0 ? segment == 0 || previousEndsNearest
+                : segment == last  // at the end vertex: the next segment decides, but the finish has none
+            if isMinimum {
+                stretch.append((distances[segment] + clamped * (distances[segment + 1] - distances[segment]), distance))
+            }
         }
         close()
         return passes

@@ -17,6 +17,7 @@ usage: moonrunner COMMAND [OPTIONS]    (moonrunner COMMAND --help for each)
   demo       a server, three simulated runners and a watch view in one go
   export     a saved run as GPX, TCX, GeoJSON or SVG
   import     GPX or TCX files as runs
+  course     race courses: add a GPX route, list, remove
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -30,6 +31,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "runs": runRunsCommand,
     "badges": runBadgesCommand,
     "demo": runDemoCommand,
+    "course": runCourseCommand,
 ]
 guard let name = arguments.first, let subcommand = subcommands[name] else {
     if let word = arguments.first, !["--help", "-h", "help"].contains(word) {

@@ -48,6 +48,17 @@ import Testing
         #expect(abs(straight.points[0].along - 500) < 1 && abs(straight.points[1].along - 500) < 1)
     }
 
+    /// An organiser's route is a few long segments: an out-and-back is two, its legs a few metres apart. The
+    /// aid station listed again after the turn is the way back's pass, not "out of order".
+    @Test func aRouteOfTwoLongSegmentsPassesItsAidStationOnEachLeg() throws {
+        let path = [Self.at(0, 0), Self.at(0, 1000), Self.at(7, 0)]
+        let aid = Self.at(0, 333)
+        let course = try Course(name: "out", path: path, waypoints: [("Aid 1", aid), ("Turn", Self.at(0, 990)), ("Aid 1", aid)])
+        let along = course.points.map(\.along)
+        #expect(abs(along[0] - 333) < 1 && abs(along[1] - 990) < 1, "\(along)")
+        #expect(abs(along[2] - (course.length - 333)) < 1, "the way back: \(along), of \(course.length)")
+    }
+
     @Test func badFilesSayWhatIsWrong() {
         let path = SyntheticCourse.path([(0, 0), (1000, 0)])
         #expect(throws: CourseError.tooFewPoints(count: 1)) {
