@@ -45,6 +45,8 @@ struct LiveRunView {
     let elapsed: Double
     let movingTime: Double
     let rejections: [FixRejection: Int]
+    /// The course points passed so far (a run on this loop; another loop's are not kept).
+    var pointLines: [[UInt8]] = []
 
     /// `record` with this run's values so far when it is this run's row: the store's row of a live run holds
     /// no measurements yet.
@@ -68,7 +70,8 @@ extension Hub {
                                startedLine: run.startedLine, latestPaceLine: run.latestPaceLine,
                                badgeLines: run.badgeLines, cheerLines: run.cheerLines,
                                distance: snapshot?.distance ?? 0, elapsed: snapshot?.elapsed ?? 0,
-                               movingTime: snapshot?.movingTime ?? 0, rejections: run.tracker.rejections)
+                               movingTime: snapshot?.movingTime ?? 0, rejections: run.tracker.rejections,
+                               pointLines: run.pointLines)
         }
         guard let remote = remoteRuns[name] else { return nil }
         return LiveRunView(runID: remote.runID, started: remote.started, startHistory: remote.startHistory,

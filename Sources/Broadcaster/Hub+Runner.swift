@@ -186,8 +186,10 @@ extension Hub {
                   let runID = run.id else { return .failed }
             let catchingUp = now - fix.timestamp > configuration.catchUpAge
             if catchingUp { run.catchUpAt = now }
+            // The course matches the fix as the runner sent it: its own filter follows the course's shape.
+            let courseUpdate = run.course?.update(with: fix)
             announce(progress, runner: name, timestampText: location.timestampText, in: entry, at: fix.timestamp,
-                     catchingUp: catchingUp)
+                     catchingUp: catchingUp, course: courseUpdate)
             return .recorded(runID: runID, sequence: sequence)
         }
     }
@@ -252,6 +254,9 @@ extension Hub {
         broadcast(line, about: name, to: .everyone,
                   relaying: .started(runID: runID, started: started, startHistory: run.startHistory))
         rank(name, distance: 0, elapsed: 0, moving: 0, goal: runners[name]?.goal?.distance)
+        if let entry = runners[name], let course = entry.course {
+            run.course = courseMatcher(for: course, goal: entry.goal, start: started)
+        }
         output.log("run \(runID) started by \(name)")
         return true
     }
@@ -287,11 +292,23 @@ extension Hub {
     /// runner's now: its `pace:` has no `cur=`, it feeds no off-pace alert, and the board waits for the burst
     /// to end.
     func announce(_ progress: RunProgress, runner name: String, timestampText: String, in entry: RunnerEntry,
-                  at time: Double, catchingUp: Bool = false) {
+                  at time: Double, catchingUp: Bool = false, course update: CourseUpdate? = nil) {
         let snapshot = progress.snapshot
         var event = PaceEvent(snapshot, runner: name, timestamp: timestampText)
         if catchingUp { event.current = nil }
         if let goal = entry.goal { event.forecast = Self.forecast(goal, snapshot, at: time) }
+        if let run = entry.run, case .running(_, let started) = run.phase {
+            if let update {
+                let (fields, eta, finish) = Self.paceCourse(update, started: started)
+                run.courseFields = fields
+                // The finish is the course's, predicted along it; the next badge's as a goal of its length says.
+                let nextETA = (event.forecast ?? entry.course.map {
+                    Self.forecast(GoalCommand(distance: $0.length), snapshot, at: time)
+                })?.nextETA
+                event.forecast = PaceForecast(eta: eta, finish: finish, nextETA: nextETA)
+            }
+            event.course = run.course == nil ? nil : run.courseFields
+        }
         // With a privacy zone, everyone but the runner gets the position the zone lets them see (or none).
         var own: [UInt8]?
         if var delay = entry.run?.zoneDelay {
@@ -328,6 +345,9 @@ extension Hub {
             let line = Self.line(badge)
             entry.run?.badgeLines.append(line)
             broadcast(line, about: name, to: .everyone, ownLine: own, relaying: .badge)
+        }
+        if let update, case .running(_, let started) = run.phase {
+            announceCourseEvents(update, of: entry, snapshot, started: started)
         }
         run.announcedSplits += progress.splits.count
         for split in progress.splits {

@@ -58,6 +58,7 @@ extension Hub {
         guard mayFollow(name, id), let run = liveRun(of: name), let started = run.startedLine else { return }
         send(started, to: id, as: .event(about: name))
         for badge in run.badgeLines { send(badge, to: id, as: .event(about: name)) }
+        for point in run.pointLines { send(point, to: id, as: .event(about: name)) }
         if withPace, let pace = run.latestPaceLine { send(pace, to: id, as: .pace(of: name)) }
         catchUpDeviceAlerts(id, on: name)
     }

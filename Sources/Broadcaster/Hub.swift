@@ -99,6 +99,10 @@ final class Hub {
     var deviceRoster: [String: DeviceRosterEntry] = [:]
     /// Names the store lacked at the last look (cleared every second).
     var unknownNames: Set<String> = []
+    /// Race courses runners asked for (`course:`), read from the store once each.
+    var courses: [String: Course] = [:]
+    /// Course names the store lacked at the last look (cleared every second).
+    var unknownCourses: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
     var isShuttingDown = false
     /// Numbers every broadcast event (an event stream's `id:`); `broadcastSequence` is the number of the event
@@ -219,6 +223,7 @@ final class Hub {
         case .share(let seconds): share(seconds, for: id, now: now)
         case .unshare(let token): unshare(token, for: id, now: now)
         case .replay(let runID, let speed): replay(runID, speed: speed, for: id, now: now)
+        case .course(let name): setCourse(named: name, for: id)
         }
     }
 
@@ -232,6 +237,7 @@ final class Hub {
     func tick(now: Double) {
         assertOnLoop()
         unknownNames.removeAll(keepingCapacity: false)
+        unknownCourses.removeAll(keepingCapacity: false)
         expireShares(now: now)
         announceRanks()
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {

@@ -16,6 +16,9 @@ final class RunnerEntry {
     var run: LiveRun?
     /// The goal set with `goal:`, for the live run and the next ones until changed (kept in memory only).
     var goal: GoalCommand?
+    /// The course chosen with `course:`, for the live run and the next ones until changed (memory only); nil
+    /// follows the server's (`serve --course`), if any.
+    var course: Course?
     /// Who may see the runner's runs (`private:`, `privacy:`), as stored.
     var privacy: RunnerPrivacy
 
@@ -55,6 +58,8 @@ final class LiveRun {
     var latestPaceLine: [UInt8]?
     /// The run's `badge:` lines so far, for late watchers and coaches (at most 4 tiers of 33 badges).
     var badgeLines: [[UInt8]] = []
+    /// The `point:` lines of the run's course points passed so far, for late watchers.
+    var pointLines: [[UInt8]] = []
     /// The newest cheers about the run (at most ``LiveRun/keptCheers``), for a late web viewer.
     var cheerLines: [[UInt8]] = []
     /// How many cheers a run keeps for late viewers.
@@ -77,6 +82,10 @@ final class LiveRun {
     var notedReasons: Set<FixRejection> = []
     /// The goal's pace watch (a goal with a target time only), made anew when the goal changes.
     var offPace: OffPaceMonitor?
+    /// Where the run is on its course (`course:`, or the server's), matched fix by fix; nil off any course.
+    var course: CourseMatcher?
+    /// The course fields of the latest pace (kept for a pace made without a new match: a remeasure).
+    var courseFields: PaceCourse?
     /// With a privacy zone: the positions others see of this run (see ``PrivacyZone``).
     var zoneDelay: PrivacyZone.Delay?
     /// Distance and elapsed time of the previous `pace:`, where checkpoint crossings are interpolated from.

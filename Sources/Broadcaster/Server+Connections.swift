@@ -1,6 +1,7 @@
 import Synchronization
 import Dispatch
 import Reactor
+import RunCore
 import RunStore
 import Wire
 
@@ -187,6 +188,10 @@ extension Server {
                         lookUpThenHandle(connection, command, name: name)
                         return
                     }
+                    if let course = hub.courseToLookUp(in: command) {
+                        lookUpCourseThenHandle(connection, command, name: course)
+                        return
+                    }
                     hub.received(command, from: connection.id, now: now)
                     // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
                     // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.
@@ -342,6 +347,38 @@ extension Server {
                 hub.received(command, from: id, now: Self.now())
             case .failure(let error):
                 logger.write("store read failed for runner \(name): \(error)")
+                answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
+            }
+            answered(id)
+        }
+    }
+
+    /// `course:NAME` of a course the hub has not read yet: read and built off the loop (a marathon's track is
+    /// thousands of points), then the hub answers with it.
+    func lookUpCourseThenHandle(_ connection: Connection, _ command: Command, name: String) {
+        guard !readsAreFull else { return answerError(connection.id, Self.readsFull) }
+        connection.awaitAnswer()
+        updateInterest(connection)
+        let id = connection.id, logger = self.logger
+        readOffLoop(flushing: false, { store in
+            Result { () throws(StoreError) -> Course? in
+                guard let stored = try store.course(named: name) else { return nil }
+                do {
+                    return try Course(name: name, path: stored.path,
+                                      waypoints: stored.points.map { ($0.name, $0.coordinate) })
+                } catch {
+                    logger.write("course \(name) in the store does not build: \(error)")
+                    return nil
+                }
+            }
+        }) { [unowned self] found in
+            guard connections[id] is Connection else { return }
+            switch found {
+            case .success(let course):
+                hub.learnedCourse(course, named: name)
+                hub.received(command, from: id, now: Self.now())
+            case .failure(let error):
+                logger.write("store read failed for course \(name): \(error)")
                 answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
             }
             answered(id)

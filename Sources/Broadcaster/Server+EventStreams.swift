@@ -9,7 +9,7 @@ import Wire
 /// lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
 extension Server {
     /// The event kinds a stream carries: a runner's broadcasts, not replies to commands it never sent.
-    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert", "dropped"]
+    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert", "dropped", "point"]
 
     /// Most events held while a stream's snapshot is read; a stream behind by more is closed.
     static let maximumHeldEvents = 4096

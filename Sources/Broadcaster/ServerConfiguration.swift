@@ -48,6 +48,8 @@ public struct ServerConfiguration: Sendable {
     public var resumeWindow: Double = 600
     /// The engine's filter, smoothing and pace settings.
     public var tracker = TrackerConfiguration()
+    /// How runners are matched to their course (`course:`): off-course distance and hold, the search window.
+    public var course = CourseConfiguration()
     /// Longest command line in bytes, newline excluded. Default 4096.
     public var maximumLineLength = 4096
     /// Most runners one connection may follow by name with `watch:`/`coach:` (`*` follows everyone). Default 1,000.

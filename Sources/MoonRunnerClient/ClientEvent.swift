@@ -23,6 +23,8 @@ public enum ClientEvent: Sendable, Hashable {
     case alert(AlertEvent)
     /// `rank:` — for a `watch:*` spectator: a live runner's place on the leaderboard changed.
     case rank(RankEvent)
+    /// `point:` — a runner on a course passed one of its points (an aid station, a km mark).
+    case point(PointEvent)
     /// `ok:` — a command succeeded.
     case ok(OkEvent)
     /// `err:` from the server, or a request that failed in the client.
@@ -47,6 +49,7 @@ public enum ClientEvent: Sendable, Hashable {
         case .note(let value): self = .note(value)
         case .alert(let value): self = .alert(value)
         case .rank(let value): self = .rank(value)
+        case .point(let value): self = .point(value)
         case .ok(let value): self = .ok(value)
         case .error(let value): self = .error(MoonRunnerClientError(value))
         default: return nil

@@ -204,6 +204,27 @@ public final class MoonRunnerClient: Sendable {
         _ = try await request(.goal(nil))
     }
 
+    /// Follows a race course stored on the server (`course:NAME`) for the live run (or the next) and the later
+    /// ones: paces then carry where along it the runner is (`PaceEvent.course`) and the finish predicted along it,
+    /// passed points come as `ClientEvent.point`, and coaches get off-course alerts. Returns the course's length
+    /// in metres and its number of points. Needs `join` first; an unknown course is `.server(code: .notFound, …)`.
+    @discardableResult
+    public func follow(course name: String) async throws(MoonRunnerClientError) -> (length: Double, points: Int) {
+        guard Command.isValidName(name) else { throw .invalidArgument("a course name is 1-32 of A-Z a-z 0-9 _ . -") }
+        try requireJoined()
+        let lines = try await request(.course(name: name))
+        for case .ok(let ok) in lines {
+            return (ok["dist"].flatMap(Double.init) ?? 0, ok["points"].flatMap { Int($0) } ?? 0)
+        }
+        return (0, 0)
+    }
+
+    /// Stops following a course (`course:off`).
+    public func leaveCourse() async throws(MoonRunnerClientError) {
+        try requireJoined()
+        _ = try await request(.course(name: nil))
+    }
+
     /// The live runners ranked by distance, best first (at most 100); with `goal`, only those with that goal
     /// distance.
     public func leaders(goal: Double? = nil) async throws(MoonRunnerClientError) -> [LeaderEvent] {

@@ -38,6 +38,8 @@ public protocol MoonRunnerClientMainActorDelegate: AnyObject, Sendable {
     func client(_ client: MoonRunnerClient, didReceiveAlert event: AlertEvent)
     /// A live runner's place on the leaderboard changed (`rank:`, for `watch:*`).
     func client(_ client: MoonRunnerClient, didReceiveRank event: RankEvent)
+    /// A runner on a course passed one of its points (`point:`).
+    func client(_ client: MoonRunnerClient, didPassPoint event: PointEvent)
     /// A command succeeded.
     func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent)
     /// The server sent `err:`, or a request failed.
@@ -72,6 +74,8 @@ extension MoonRunnerClientMainActorDelegate {
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveRank event: RankEvent) {}
     /// Does nothing.
+    public func client(_ client: MoonRunnerClient, didPassPoint event: PointEvent) {}
+    /// Does nothing.
     public func client(_ client: MoonRunnerClient, didReceiveOK event: OkEvent) {}
     /// Does nothing.
     public func client(_ client: MoonRunnerClient, didFailWith error: MoonRunnerClientError) {}
@@ -97,6 +101,7 @@ extension ClientEvent {
         case .note(let value): delegate.client(client, didReceiveNote: value)
         case .alert(let value): delegate.client(client, didReceiveAlert: value)
         case .rank(let value): delegate.client(client, didReceiveRank: value)
+        case .point(let value): delegate.client(client, didPassPoint: value)
         case .ok(let value): delegate.client(client, didReceiveOK: value)
         case .error(let value): delegate.client(client, didFailWith: value)
         case .history(let value): delegate.client(client, didReceiveHistory: value)

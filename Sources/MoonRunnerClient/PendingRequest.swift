@@ -37,12 +37,14 @@ struct PendingRequest: Sendable {
     func accepts(_ code: ErrorCode) -> Bool {
         if code.isParseError { return true }
         switch command {
-        case .identify: return [.wrongKey, .alreadyIdentified, .storage, .liveElsewhere].contains(code)
+        // `busy`: the server's history reads (and name lookups) are full for the moment (protocol.md §8).
+        case .identify: return [.wrongKey, .alreadyIdentified, .storage, .liveElsewhere, .busy].contains(code)
         case .stop: return [.notIdentified, .noRun, .storage].contains(code)
         case .cheer: return code == .notFound
         case .goal, .setPrivate, .privacyZone, .share: return code == .notIdentified
         case .unshare: return [.notIdentified, .notFound].contains(code)
-        case .listRuns, .showRun, .showBadges: return [.notFound, .storage].contains(code)
+        case .course: return [.notIdentified, .notFound, .storage, .busy].contains(code)
+        case .listRuns, .showRun, .showBadges: return [.notFound, .storage, .busy].contains(code)
         default: return false
         }
     }

@@ -102,6 +102,10 @@ enum CommandParser {
         case "leaders": return try leaders(bytes, args)
         case "private", "privacy", "share", "unshare": return try privacy(wordText, bytes, args)
         case "replay": return try replay(bytes, args)
+        case "course":
+            // `off` is not a course's name: a course is named like a runner, and "off" stops following one.
+            if text(bytes, args) == "off" { return .course(name: nil) }
+            return .course(name: try name(bytes, args, word: wordText))
         default:
             let shown = wordText.count > 20 ? String(wordText.prefix(20)) + "…" : wordText
             throw WireError(.unknownCommand, "unknown command '\(shown)' (try help:)")

@@ -96,11 +96,13 @@ public enum Command: Sendable, Hashable {
     /// `replay:RUN_ID [SPEED]`: a saved run's events again, as if live, SPEED (1–100, default 1) times faster;
     /// `replay:off` (nil) stops it.
     case replay(runID: Int64?, speed: Double)
+    /// `course:NAME` follows a race course (stored with `moonrunner course add`); `course:off` (nil) stops.
+    case course(name: String?)
 
     /// Every command word, in the order protocol.md lists them.
     public static let words: [String] = [
         "iam", "loc", "stop", "watch", "coach", "unwatch", "msg", "ping", "help", "quit", "stats", "runs", "run", "badges",
-        "device", "undevice", "goal", "leaders", "private", "privacy", "share", "unshare", "replay",
+        "device", "undevice", "goal", "leaders", "private", "privacy", "share", "unshare", "replay", "course",
     ]
 
     /// Limits of the grammar, shared by parser, server and documentation.
@@ -159,6 +161,7 @@ public enum Command: Sendable, Hashable {
         case .share: return "share"
         case .unshare: return "unshare"
         case .replay: return "replay"
+        case .course: return "course"
         }
     }
 
@@ -212,6 +215,8 @@ public enum Command: Sendable, Hashable {
             return "replay:\(runID) \(NumberFormat.plain(speed))"
         case .replay(nil, _):
             return "replay:off"
+        case .course(let name):
+            return "course:\(name ?? "off")"
         }
     }
 

@@ -25,7 +25,8 @@ public struct AlertEvent: WireEvent {
     /// `alert`.
     public static let kind = "alert"
     /// The alert kinds.
-    public static let kinds = ["checkpoint", "off_pace", "back_on_pace", "sos", "battery", "battery_low"]
+    public static let kinds = ["checkpoint", "off_pace", "back_on_pace", "sos", "battery", "battery_low", "off_course",
+                               "back_on_course"]
     /// The kinds a phone raises (to everyone who may follow the runner, not to coaches only).
     public static let deviceKinds: Set<String> = ["sos", "battery", "battery_low"]
     /// The runner.
@@ -41,7 +42,8 @@ public struct AlertEvent: WireEvent {
     public var pace: Double?
     /// The goal's target pace, s/km (pace alerts only).
     public var target: Double?
-    /// How far `pace` is off `target`, in percent (positive: slower), pace alerts only.
+    /// How far `pace` is off `target`, in percent (positive: slower), pace alerts only; for `off_course`, the
+    /// metres off the course.
     public var off: Double?
     /// Where the runner was at the SOS (`sos` only); nil (`-`) when withheld by the runner's privacy zone.
     public var latitude: Double?
@@ -80,7 +82,7 @@ public struct AlertEvent: WireEvent {
         self.init(runner: event.subject, alert: alert, distance: try event.double("dist"),
                   elapsed: try event.double("time"), pace: try event.optionalDouble("pace"),
                   target: isPaceAlert ? try event.double("target") : nil,
-                  off: isPaceAlert ? try event.double("off") : nil,
+                  off: isPaceAlert || alert == "off_course" ? try event.double("off") : nil,
                   latitude: isSOS ? try event.optionalDouble("lat") : nil,
                   longitude: isSOS ? try event.optionalDouble("lon") : nil,
                   timestamp: isSOS ? try event.string("ts") : nil, battery: battery)
@@ -97,6 +99,8 @@ public struct AlertEvent: WireEvent {
         if let target, let off {
             fields.append(.number("target", target, NumberFormat.paceDecimals))
             fields.append(.number("off", off, NumberFormat.paceDecimals))
+        } else if let off {
+            fields.append(.number("off", off, 0))  // off the course: whole metres
         }
         if let timestamp {
             fields.append(.number("lat", latitude, NumberFormat.coordinateDecimals))

@@ -220,6 +220,7 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "share", text: "share: or share:SECONDS - a share link's token for watch:NAME TOKEN and the page (default 24 h)"),
         HelpEvent(command: "unshare", text: "unshare:TOKEN or unshare:* - revoke a share link, or all of yours, at once"),
         HelpEvent(command: "replay", text: "replay:RUN_ID [SPEED] or replay:off - a saved run's events again, as if live, 1-100 times faster"),
+        HelpEvent(command: "course", text: "course:NAME or course:off - follow a race course: along, to go, the next point and its ETA on every pace"),
     ]
 }
 

@@ -56,8 +56,11 @@ public struct PaceEvent: WireEvent {
     public var nextBadge: String?
     /// Metres left to the next badge (0 when none).
     public var left: Double
-    /// With a goal (`goal:`): the predicted finish and the next badge's predicted time; nil without a goal.
+    /// With a goal (`goal:`) or a course (`course:`): the predicted finish and the next badge's predicted time;
+    /// nil without either.
     public var forecast: PaceForecast?
+    /// On a course (`course:`): where along it, and the next course point; nil off any course.
+    public var course: PaceCourse?
 
     /// Creates the event.
     public init(runner: String, distance: Double, elapsed: Double, moving: Double, pace: Double?, current: Double?,
@@ -90,6 +93,11 @@ public struct PaceEvent: WireEvent {
                   current: try event.optionalDouble("cur"), latitude: try event.optionalDouble("lat"),
                   longitude: try event.optionalDouble("lon"), timestamp: try event.string("ts"),
                   nextBadge: try event.optionalString("next"), left: try event.double("left"), forecast: forecast)
+        if event["along"] != nil {
+            let next = event["next_point"]
+            course = PaceCourse(along: try event.double("along"), togo: try event.double("togo"), nextPoint: next,
+                                nextPointETA: next == nil ? nil : try event.optionalDouble("next_point_eta"))
+        }
     }
 
     /// The generic form.
@@ -109,13 +117,19 @@ public struct PaceEvent: WireEvent {
             .number("eta", forecast.eta, 0),
             .number("finish", forecast.finish, NumberFormat.timeDecimals),
             .number("next_eta", forecast.nextETA, 0),
-        ] } ?? []))
+        ] } ?? []) + (course.map { course in [
+            .number("along", course.along, NumberFormat.distanceDecimals),
+            .number("togo", course.togo, NumberFormat.distanceDecimals),
+        ] + (course.nextPoint.map { [Event.Field("next_point", $0), .number("next_point_eta", course.nextPointETA, 0)] } ?? [])
+        } ?? []))
     }
 
     /// Appends the line and `\n` without building an `Event` or any String: this runs once per fix.
     /// Everything is written into one stack buffer and appended once. Produces exactly the bytes of
     /// `event.append(to:)` (a test checks this).
     public func append(to buffer: inout [UInt8]) {
+        // On a course the next point's name may need quoting: the generic form writes it.
+        guard course == nil else { return event.append(to: &buffer) }
         let next = nextBadge ?? "-"
         let capacity = 96 + 10 * NumberFormat.maximumWrittenLength + runner.utf8.count + timestamp.utf8.count
             + next.utf8.count

@@ -44,13 +44,15 @@ public enum ServerEvent: Sendable, Hashable {
     case device(DeviceEvent)
     /// `dropped:`
     case dropped(DroppedEvent)
+    /// `point:`
+    case point(PointEvent)
 
     /// Every event kind, in the order protocol.md lists them.
     public static let kinds: [String] = [
         RunStartedEvent.kind, PaceEvent.kind, BadgeEvent.kind, SplitEvent.kind, RunEndedEvent.kind, CheerEvent.kind,
         AckEvent.kind, OkEvent.kind, ErrorEvent.kind, RunListItemEvent.kind, RunSummaryEvent.kind,
         CheckpointEvent.kind, BoardEvent.kind, DoneEvent.kind, HelpEvent.kind, StatsEvent.kind, NoteEvent.kind,
-        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind, DeviceEvent.kind, DroppedEvent.kind,
+        AlertEvent.kind, LeaderEvent.kind, RankEvent.kind, DeviceEvent.kind, DroppedEvent.kind, PointEvent.kind,
     ]
 
     /// Parses a line; unknown kinds are `unknown_command` errors.
@@ -83,6 +85,7 @@ public enum ServerEvent: Sendable, Hashable {
         case RankEvent.kind: self = .rank(try RankEvent(event: event))
         case DeviceEvent.kind: self = .device(try DeviceEvent(event: event))
         case DroppedEvent.kind: self = .dropped(try DroppedEvent(event: event))
+        case PointEvent.kind: self = .point(try PointEvent(event: event))
         default: throw WireError(.unknownCommand, "unknown event kind \(event.kind)")
         }
     }
@@ -112,6 +115,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .rank(let value): return value
         case .device(let value): return value
         case .dropped(let value): return value
+        case .point(let value): return value
         }
     }
 
@@ -137,6 +141,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .leader(let value): return value.runner
         case .rank(let value): return value.runner
         case .device(let value): return value.runner
+        case .point(let value): return value.runner
         case .ok, .error, .done, .help, .stats, .dropped: return nil
         }
     }

@@ -112,6 +112,10 @@ func alertLine(_ alert: AlertEvent, formatter: RunFormatter) -> String {
         }
         let run = alert.distance > 0 || alert.elapsed > 0 ? "\n!!! \(alert.runner) had run \(at)\(battery)" : ""
         return "!!! SOS \(alert.runner) at \(when), \(position)\(run)"
+    case .offCourse:
+        return "\(alert.runner): off the course, \(formatter.distance(alert.off ?? 0)) from it, \(at)"
+    case .backOnCourse:
+        return "\(alert.runner): back on the course, \(at)"
     case .battery:
         return "\(alert.runner): battery \(NumberFormat.string(alert.battery, decimals: 0))%"
     case .batteryLow:

@@ -65,6 +65,9 @@ struct WatchView {
         case .cheer(let cheer):
             update(cheer.runner) { $0.cheer = cheer }
             line = "\(cheer.runner) cheered by \(cheer.from): \"\(cheer.text)\""
+        case .point(let point):
+            line = "\(point.runner) passed \(point.name) at \(formatter.distance(point.along)), "
+                + formatter.duration(point.elapsed)
         case .alert(let alert) where alert.alertKind == .sos || alert.alertKind == .batteryLow:
             line = alertLine(alert, formatter: formatter)  // what a runner's phone says that a spectator must see
         case .error(let error):
@@ -120,10 +123,22 @@ struct WatchView {
         return "[\(bar)]  \(formatter.distance(pace.left, decimals: 1)) until \(next.name)"
     }
 
+    /// `12.4 km to go, Aid 3 in 0:12:30` for a runner on a course (`course:`), nil for one on none.
+    func courseLine(_ pace: PaceEvent) -> String? {
+        guard let course = pace.course else { return nil }
+        var line = "\(formatter.distance(course.togo, decimals: 1)) to go"
+        if let point = course.nextPoint {
+            let now = Double(pace.timestamp)
+            line += ", \(point)" + (course.nextPointETA.flatMap { eta in now.map { " in " + formatter.duration(max(0, eta - $0)) } } ?? "")
+        }
+        return line
+    }
+
     /// The plain line for a pace update (pipes print it at most once a second per runner).
     func paceLine(_ name: String) -> String? {
         guard let runner = runners[name], let pace = runner.pace else { return nil }
         return statusLine(runner) + (progressLine(pace).map { ", \($0.split(separator: "]").last!.trimmingCharacters(in: .whitespaces))" } ?? "")
+            + (courseLine(pace).map { ", " + $0 } ?? "")
     }
 
     /// The whole screen, `height` lines at most.
@@ -137,6 +152,7 @@ struct WatchView {
             } else {
                 lines.append(statusLine(runner))
                 if let pace = runner.pace, let progress = progressLine(pace) { lines.append("    " + progress) }
+                if let pace = runner.pace, let course = courseLine(pace) { lines.append("    " + course) }
             }
             if !runner.badges.isEmpty {
                 // The newest four; an ellipsis and the count say there are more.

@@ -3,6 +3,7 @@ import Foundation
 import MoonRunnerClient
 import MoonRunnerTestSupport
 import RunCore
+import RunStore
 import Testing
 import Wire
 
@@ -50,6 +51,39 @@ import Wire
             try await runner.clearGoal()
             _ = try await runner.stop()
             #expect(try await coach.leaders().isEmpty)
+        }
+    }
+
+    /// A runner follows a course through the client; a spectator's typed events say where along it the runner
+    /// is and when the aid station was passed. The course is in the store, as `moonrunner course add` left it:
+    /// the server reads it at the first `course:` that names it.
+    @Test func aRunnerFollowsACourseAndASpectatorSeesThePointPassed() async throws {
+        let store = MemoryRunStore()
+        let at = { (north: Double) in Coordinate(latitude: 51.5 + north / 111_229, longitude: -0.12) }
+        store.submit(.course(StoredCourse(name: "park", path: [at(0), at(2000)],
+                                          points: [NamedPlace(name: "Aid 1", coordinate: at(300))], created: 1)))
+        try await withServer(store: store) { server in
+            let runner = MoonRunnerClient(host: "127.0.0.1", port: server.port)
+            let spectator = MoonRunnerClient(host: "127.0.0.1", port: server.port)
+            defer { [runner, spectator].forEach { $0.close() } }
+            let watched = EventRecorder(spectator)
+            try spectator.watch(.runner("ann"))
+            try await watched.first("ok:watch") { if case .ok(let ok) = $0 { ok.what == "watch" } else { false } }
+            try await runner.join(name: "ann")
+            await #expect(throws: MoonRunnerClientError.self) { try await runner.follow(course: "nowhere") }
+            let followed = try await runner.follow(course: "park")
+            #expect(abs(followed.length - 2000) < 1 && followed.points == 1)
+            for fix in straightFixes(count: 150, speed: 3) { try runner.send(fix) }
+            let passed = try await watched.first("Aid 1 passed") { if case .point = $0 { true } else { false } }
+            guard case .point(let point) = passed else { return }
+            #expect(point.runner == "ann" && point.name == "Aid 1" && abs(point.along - 300) < 1)
+            let last = try await watched.first("a pace 400 m along") {
+                if case .pace(let pace) = $0 { (pace.course?.along ?? 0) > 400 } else { false }
+            }
+            guard case .pace(let pace) = last, let course = pace.course else { return }
+            #expect(abs(course.along + course.togo - 2000) < 1 && course.nextPoint == nil, "\(pace.line)")
+            try await runner.leaveCourse()
+            _ = try await runner.stop()
         }
     }
 }

@@ -113,6 +113,7 @@ extension ClientEvent {
         case .note: "note"
         case .alert: "alert"
         case .rank: "rank"
+        case .point: "point"
         case .pace: "pace"
         case .badge: "badge"
         case .split: "split"

@@ -235,8 +235,13 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
             .quit, .stats, .listRuns(name: "a", offset: 0, limit: 20), .showRun(id: 1), .showBadges(name: "a"),
             .addDevice(label: nil), .removeDevice(token: "abc123"), .goal(GoalCommand(distance: 42_195, targetTime: 12_600)),
             .leaders(goal: nil), .setPrivate(true), .privacyZone(200), .share(seconds: nil), .unshare(token: nil),
-            .replay(runID: 17, speed: 10),
+            .replay(runID: 17, speed: 10), .course(name: "berlin"),
         ]
+        #expect(try Command.parse("course:off") == .course(name: nil))
+        #expect(try Command.parse("course:berlin-2027") == .course(name: "berlin-2027"))
+        for bad in ["course:", "course:two words", "course:bad/name"] {
+            #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
+        }
         #expect(try Command.parse("replay:17") == .replay(runID: 17, speed: 1))
         #expect(try Command.parse("replay:off") == .replay(runID: nil, speed: 1))
         for bad in ["replay:", "replay:17 0.5", "replay:17 101", "replay:0", "replay:17 2 3", "replay:x"] {

@@ -174,6 +174,23 @@ private func eventError(_ line: String) -> ErrorCode? {
         .device(DeviceEvent(runner: "ann", id: "9b2e61c0", label: nil, created: 1_732_940_100, app: "OwnTracks", seen: nil,
                             battery: nil, encrypted: true)),
         .dropped(DroppedEvent(what: "msg", count: 12)),
+        .point(PointEvent(runner: "ann", name: "Aid 2 \"Tiergarten\"", along: 10_012.5, timestamp: 1_732_953_100,
+                          elapsed: 3100.5)),
+        .pace({
+            var pace = PaceEvent(runner: "ann", distance: 10_051.2, elapsed: 3100, moving: 3000, pace: 298.5, current: 300,
+                                 latitude: 52.5, longitude: 13.4, timestamp: "1732953100", nextBadge: "callisto", left: 1214.3,
+                                 forecast: PaceForecast(eta: 1_732_962_998, finish: 12_998.1, nextETA: 1_732_953_484))
+            pace.course = PaceCourse(along: 10_012.5, togo: 32_182.5, nextPoint: "Aid 3", nextPointETA: 1_732_954_600)
+            return pace
+        }()),
+        .pace({
+            var pace = PaceEvent(runner: "ann", distance: 42_300, elapsed: 12_900, moving: 12_800, pace: 302.6, current: nil,
+                                 latitude: nil, longitude: nil, timestamp: "1732962900", nextBadge: nil, left: 0)
+            pace.course = PaceCourse(along: 42_195, togo: 0)
+            return pace
+        }()),
+        .alert(AlertEvent(runner: "ann", alert: "off_course", distance: 21_400, elapsed: 6400, pace: 310, off: 84)),
+        .alert(AlertEvent(runner: "ann", alert: "back_on_course", distance: 21_900, elapsed: 6560, pace: 305)),
     ]
 
     @Test(arguments: samples)

@@ -70,4 +70,22 @@ import Wire
         var view = WatchView(title: "watching ann", formatter: formatter)
         #expect(view.apply(.alert(level)) == nil, "a level is no news for a spectator's log")
     }
+
+    /// A runner on a course: coaches hear of a detour in words, spectators see the km to go and the next point.
+    @Test func courseLinesSayTheDetourAndWhatIsAhead() throws {
+        let off = try AlertEvent(line: "alert:ann kind=off_course dist=21400.00 time=6400.0 pace=310.0 off=84")
+        #expect(alertLine(off, formatter: formatter) == "ann: off the course, \(formatter.distance(84)) from it, "
+            + "\(formatter.distance(21_400)) at \(formatter.duration(6400))")
+        let back = try AlertEvent(line: "alert:ann kind=back_on_course dist=21900.00 time=6560.0 pace=305.0")
+        #expect(alertLine(back, formatter: formatter).hasPrefix("ann: back on the course, "))
+        var view = WatchView(title: "watching ann", formatter: formatter)
+        let pace = try PaceEvent(line: "pace:ann dist=10051.20 time=3100.0 moving=3000.0 pace=298.5 cur=300.0 lat=52.5145000 "
+            + "lon=13.3501000 ts=1732953100 next=callisto left=1214.21 along=10012.50 togo=32182.50 next_point=\"Aid 3\" "
+            + "next_point_eta=1732954600")
+        #expect(view.apply(.pace(pace)) == nil)
+        #expect(view.courseLine(pace) == "\(formatter.distance(32_182.5, decimals: 1)) to go, Aid 3 in \(formatter.duration(1500))")
+        #expect(view.screen(height: 40).contains("    " + (view.courseLine(pace) ?? "")))
+        let point = try PointEvent(line: "point:ann name=\"Aid 3\" along=15000.00 ts=1732954602 time=4602.0")
+        #expect(view.apply(.point(point)) == "ann passed Aid 3 at \(formatter.distance(15_000)), \(formatter.duration(4602))")
+    }
 }

@@ -1,0 +1,89 @@
+import RunCore
+import RunStore
+import Wire
+
+/// Courses (`course:NAME`): a runner follows a stored race course; every pace says where along it the runner
+/// is, the finish and the next point are predicted from it, passing a point is a `point:` event, and leaving the
+/// course for a while an alert to coaches.
+extension Hub {
+    /// The course a `course:NAME` command needs read from the store first (the server reads it off the loop and
+    /// hands it to ``learnedCourse(_:named:)``); nil when the hub can answer now.
+    func courseToLookUp(in command: Command) -> String? {
+        guard case .course(let name?) = command, courses[name] == nil, !unknownCourses.contains(name) else { return nil }
+        return name
+    }
+
+    /// What the store held under a course's name, built (nil: no such course, or one that no longer builds).
+    func learnedCourse(_ course: Course?, named name: String) {
+        assertOnLoop()
+        if let course {
+            courses[name] = course
+        } else if unknownCourses.count < 10_000 {
+            unknownCourses.insert(name)
+        }
+    }
+
+    /// `course:NAME` / `course:off`: the runner's course for the live run and the next ones.
+    func setCourse(named name: String?, for id: ConnectionID) {
+        guard let entry = ownEntry(id, for: "course", asking: "iam:NAME") else { return }
+        guard let name else {
+            entry.course = nil
+            entry.run?.course = nil
+            entry.run?.courseFields = nil
+            send(OkEvent(what: "course", fields: [Event.Field(key: "cleared", value: "yes", shape: .flag)]), to: id)
+            return
+        }
+        guard let course = courses[name] else {
+            fail(id, .notFound, "no course \(name): moonrunner course add FILE --name \(name) stores one")
+            return
+        }
+        entry.course = course
+        if let run = entry.run, case .running(_, let started) = run.phase {
+            run.course = courseMatcher(for: course, goal: entry.goal, start: started)
+            run.courseFields = nil
+        }
+        send(OkEvent(what: "course", fields: [
+            Event.Field("name", name),
+            .number("dist", course.length, NumberFormat.distanceDecimals),
+            .integer("points", course.points.count),
+        ]), to: id)
+        output.log("runner \(entry.name) follows course \(name)")
+    }
+
+    /// A matcher for a run starting (or joining the course) at `start`, the goal's target time steadying the
+    /// early predictions as for a goal.
+    func courseMatcher(for course: Course, goal: GoalCommand?, start: Double) -> CourseMatcher {
+        CourseMatcher(course: course, configuration: configuration.course, targetTime: goal?.targetTime, start: start)
+    }
+
+    /// The pace line's course fields and forecast for one course update; `started` is the run's unix start.
+    static func paceCourse(_ update: CourseUpdate, started: Double) -> (PaceCourse, eta: Double?, finish: Double?) {
+        let next = update.next
+        return (PaceCourse(along: update.along, togo: update.togo, nextPoint: next?.point.name,
+                           nextPointETA: next?.eta.map { started + $0 }),
+                update.eta.map { started + $0 }, update.eta)
+    }
+
+    /// What a course update tells: `point:` to everyone following the runner, off / back on course to its coaches.
+    func announceCourseEvents(_ update: CourseUpdate, of entry: RunnerEntry, _ snapshot: RunSnapshot, started: Double) {
+        for event in update.events {
+            switch event {
+            case .passed(let passage):
+                let line = Self.line(PointEvent(runner: entry.name, name: passage.point.name, along: passage.point.along,
+                                                timestamp: started + passage.time, elapsed: passage.time))
+                entry.run?.pointLines.append(line)
+                broadcast(line, about: entry.name, to: .everyone)
+            case .offCourse(let distance):
+                broadcast(Self.line(AlertEvent(runner: entry.name, alert: "off_course", distance: snapshot.distance,
+                                               elapsed: snapshot.elapsed, pace: snapshot.currentPace, off: distance)),
+                          about: entry.name, to: .coaches)
+            case .backOnCourse:
+                broadcast(Self.line(AlertEvent(runner: entry.name, alert: "back_on_course", distance: snapshot.distance,
+                                               elapsed: snapshot.elapsed, pace: snapshot.currentPace)),
+                          about: entry.name, to: .coaches)
+            case .finished:
+                break  // the run ends when the runner stops it: its `end:` says so
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+@testable import Broadcaster
+import MoonRunnerTestSupport
+import RunCore
+import RunStore
+import Testing
+import Wire
+
+/// A runner on a course, decided by the hub without sockets: the reply to `course:`, where along the course
+/// every pace says the runner is, `point:` as the aid station is passed, and coaches told of a detour.
+@Suite(.mayBlock) struct CourseHubTests {
+    let output = RecordingOutput()
+    let store = MemoryRunStore()
+    let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)
+    let start = 1_700_000_000.0
+    static let metresPerDegree = 111_229.0
+
+    /// 1 km due north of Regent's Park and back, its aid station passed each way.
+    static func outAndBack() throws -> Course {
+        let at = { (north: Double, east: Double) in
+            Coordinate(latitude: 51.5 + north / metresPerDegree, longitude: -0.12 + east / (metresPerDegree * 0.6225))
+        }
+        return try Course(name: "park", path: [at(0, 0), at(1000, 0), at(0, 7)],
+                          waypoints: [("Aid 1", at(333, 0)), ("Turn", at(990, 0)), ("Aid 1", at(333, 0))])
+    }
+
+    func hub() throws -> Hub {
+        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+        for id in [runner, spectator, coach] { hub.connected(id, now: start) }
+        hub.learnedCourse(try Self.outAndBack(), named: "park")
+        hub.received(.watch(.runner("ann")), from: spectator, now: start)
+        hub.received(.coach(.runner("ann")), from: coach, now: start)
+        hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        return hub
+    }
+
+    /// A fix `north` metres up the course (`east` metres off it) at `second` seconds.
+    func fix(north: Double, east: Double = 0, at second: Int) -> Command {
+        .location(LocationCommand(latitude: 51.5 + north / Self.metresPerDegree,
+                                  longitude: -0.12 + east / (Self.metresPerDegree * 0.6225), accuracy: 5,
+                                  timestamp: start + Double(second), timestampText: String(Int(start) + second)))
+    }
+
+    func lines(to id: ConnectionID, _ kind: String) -> [String] {
+        output.lines.filter { $0.0 == id && $0.1.hasPrefix(kind + ":") }.map(\.1)
+    }
+
+    @Test func theReplySaysTheCourseAndAnUnknownOneIsNotFound() throws {
+        let hub = try hub()
+        hub.received(.course(name: "nowhere"), from: runner, now: start)
+        hub.received(.course(name: "park"), from: runner, now: start)
+        hub.received(.course(name: nil), from: runner, now: start)
+        hub.received(.course(name: "park"), from: spectator, now: start)
+        let replies = output.lines.filter { $0.1.hasPrefix("ok:course") || $0.1.hasPrefix("err:") }.map(\.1)
+        #expect(replies.count == 4, "\(replies)")
+        #expect(replies[0].hasPrefix("err:not_found \"no course nowhere"))
+        let length = try Self.outAndBack().length
+        #expect(replies[1] == "ok:course name=park dist=\(String(format: "%.2f", length)) points=3")
+        #expect(replies[2] == "ok:course cleared=yes")
+        #expect(replies[3].hasPrefix("err:not_identified"), "a spectator has no course of its own")
+    }
+
+    @Test func paceSaysWhereAlongAndTheAidStationIsAPoint() throws {
+        let hub = try hub()
+        hub.received(.course(name: "park"), from: runner, now: start)
+        for second in 0...200 { hub.received(fix(north: 3.3 * Double(second), at: second), from: runner, now: start + Double(second)) }
+        let paces = try lines(to: spectator, "pace").map { try PaceEvent(line: $0) }
+        let last = try #require(paces.last)
+        let course = try #require(last.course, "\(last)")
+        let length = try Self.outAndBack().length
+        #expect(abs(course.along - 660) < 15 && abs(course.togo - (length - course.along)) < 0.01, "\(course)")
+        #expect(course.nextPoint == "Turn" && course.nextPointETA != nil)
+        #expect(last.forecast?.eta != nil && last.forecast?.finish != nil, "the finish predicted along the course")
+        let points = try lines(to: spectator, "point").map { try PointEvent(line: $0) }
+        #expect(points.count == 1 && points.first?.name == "Aid 1", "\(points)")
+        if let point = points.first {
+            #expect(abs(point.elapsed - 333 / 3.3) < 5 && abs(point.timestamp - (start + point.elapsed)) <= 0.51, "ts is whole seconds")
+        }
+        #expect(lines(to: coach, "point").count == 1, "coaches hear of points too")
+    }
+
+    @Test func aDetourAlertsCoachesAndTheReturnToo() throws {
+        let hub = try hub()
+        hub.received(.course(name: "park"), from: runner, now: start)
+        var second = 0
+        func run(north: Double, east: Double) {
+            hub.received(fix(north: north, east: east, at: second), from: runner, now: start + Double(second))
+            second += 1
+        }
+        for step in 0..<60 { run(north: 3.3 * Double(step), east: 0) }
+        for step in 1...60 { run(north: 198, east: 3.3 * Double(step)) }  // 200 m east, off the road
+        for step in (0..<60).reversed() { run(north: 198, east: 3.3 * Double(step)) }
+        for step in 0..<40 { run(north: 198 + 3.3 * Double(step), east: 0) }
+        let alerts = try lines(to: coach, "alert").map { try AlertEvent(line: $0) }
+        #expect(alerts.map(\.alert) == ["off_course", "back_on_course"], "\(alerts)")
+        #expect((alerts.first?.off ?? 0) > 50)
+        #expect(lines(to: spectator, "alert").isEmpty, "alerts are the coaches'")
+    }
+}
