@@ -30,6 +30,7 @@ extension Hub {
             entry.course = nil
             entry.run?.course = nil
             entry.run?.courseFields = nil
+            entry.run?.lastCourseUpdate = nil
             send(OkEvent(what: "course", fields: [Event.Field(key: "cleared", value: "yes", shape: .flag)]), to: id)
             return
         }
@@ -41,6 +42,7 @@ extension Hub {
         if let run = entry.run, case .running(_, let started) = run.phase {
             run.course = courseMatcher(for: course, goal: entry.goal, start: started)
             run.courseFields = nil
+            run.lastCourseUpdate = nil
         }
         send(OkEvent(what: "course", fields: [
             Event.Field("name", name),

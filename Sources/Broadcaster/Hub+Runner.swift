@@ -301,6 +301,7 @@ extension Hub {
             if let update {
                 let (fields, eta, finish) = Self.paceCourse(update, started: started)
                 run.courseFields = fields
+                run.lastCourseUpdate = update
                 // The finish is the course's, predicted along it; the next badge's as a goal of its length says.
                 let nextETA = (event.forecast ?? entry.course.map {
                     Self.forecast(GoalCommand(distance: $0.length), snapshot, at: time)

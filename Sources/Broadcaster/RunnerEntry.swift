@@ -86,6 +86,8 @@ final class LiveRun {
     var course: CourseMatcher?
     /// The course fields of the latest pace (kept for a pace made without a new match: a remeasure).
     var courseFields: PaceCourse?
+    /// The latest course update (every upcoming point's ETA), for the pages' JSON.
+    var lastCourseUpdate: CourseUpdate?
     /// With a privacy zone: the positions others see of this run (see ``PrivacyZone``).
     var zoneDelay: PrivacyZone.Delay?
     /// Distance and elapsed time of the previous `pace:`, where checkpoint crossings are interpolated from.

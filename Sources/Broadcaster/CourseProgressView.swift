@@ -1,0 +1,63 @@
+import RunCore
+
+/// Where one live runner is on its course, as the loop knows it: copied on the loop for a JSON answer or a
+/// leaderboard (plain values, unix times).
+struct CourseProgressView: Sendable {
+    /// One course point, passed or ahead.
+    struct Point: Sendable {
+        /// Its name.
+        var name: String
+        /// Metres along the course.
+        var along: Double
+        /// When the runner passed it (unix), nil while ahead.
+        var passed: Double?
+        /// When the runner should reach it (unix), nil when passed or while the pace model has too little.
+        var eta: Double?
+    }
+
+    /// The runner.
+    var runner: String
+    /// The course's name.
+    var course: String
+    /// Metres along the course, and to go.
+    var along: Double, togo: Double
+    /// The predicted finish (unix), nil while the pace model has too little to go on.
+    var eta: Double?
+    /// Seconds since the run's start (at the latest fix).
+    var elapsed: Double
+    /// The average moving pace along the course, seconds per metre; nil before any moving.
+    var secondsPerMetre: Double?
+    /// Every point of the course, in order.
+    var points: [Point]
+    /// True while the runner is off the course.
+    var isOffCourse: Bool
+}
+
+extension Hub {
+    /// Where `name` is on its course, nil for a runner with no live run on one here.
+    func courseProgress(of name: String) -> CourseProgressView? {
+        guard let run = runners[name]?.run, case .running(_, let started) = run.phase, let matcher = run.course
+        else { return nil }
+        let update = run.lastCourseUpdate
+        var etas: [Int: Double] = [:]
+        for upcoming in update?.upcoming ?? [] { if let eta = upcoming.eta { etas[upcoming.point.index] = started + eta } }
+        var passed: [Int: Double] = [:]
+        for passage in matcher.passages { passed[passage.point.index] = started + passage.time }
+        return CourseProgressView(
+            runner: name, course: matcher.course.name, along: matcher.along, togo: matcher.togo,
+            eta: update?.eta.map { started + $0 }, elapsed: update?.elapsed ?? 0,
+            secondsPerMetre: matcher.along > 0 && matcher.movingTime > 0 ? matcher.movingTime / matcher.along : nil,
+            points: matcher.course.points.map { point in
+                CourseProgressView.Point(name: point.name, along: point.along, passed: passed[point.index],
+                                         eta: passed[point.index] == nil ? etas[point.index] : nil)
+            },
+            isOffCourse: matcher.isOffCourse)
+    }
+
+    /// Every public runner with a live run on course `course` here, furthest along first.
+    func runners(onCourse course: String) -> [CourseProgressView] {
+        runners.values.compactMap { entry in
+            isPrivate(entry.name) ? nil : courseProgress(of: entry.name).flatMap { $0.course == course ? $0 : nil }
+        }.sorted { $0.along != $1.along ? $0.along > $1.along : $0.runner < $1.runner }
+    }
+}
