@@ -169,4 +169,19 @@ extension Hub {
         for (runner, standing) in standings { send(LeaderEvent(runner: runner, standing: standing), to: id) }
         send(DoneEvent(what: "leaders", count: standings.count, more: more), to: id)
     }
+
+    /// `leaders:course=NAME`: the public runners on course NAME ranked by how far along it they are (`dist` is
+    /// `along`), the gap in metres and in seconds at the leader's average pace along the course.
+    func answerCourseLeaders(_ id: ConnectionID, course: String) {
+        let ranked = runners(onCourse: course)
+        let shown = ranked.prefix(configuration.leaderboardPlaces)
+        let leader = ranked.first
+        for (index, runner) in shown.enumerated() {
+            let gap = (leader?.along ?? runner.along) - runner.along
+            send(LeaderEvent(runner: runner.runner, standing: Standing(
+                position: index + 1, distance: runner.along, elapsed: runner.elapsed, gap: gap,
+                gapTime: leader?.secondsPerMetre.map { gap * $0 })), to: id)
+        }
+        send(DoneEvent(what: "leaders", count: shown.count, more: ranked.count > shown.count), to: id)
+    }
 }

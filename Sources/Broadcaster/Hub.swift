@@ -218,6 +218,7 @@ final class Hub {
         case .removeDevice(let token): removeDevice(token, for: id, now: now)
         case .goal(let goal): setGoal(goal, for: id)
         case .leaders(let goal): answerLeaders(id, goal: goal)
+        case .courseLeaders(let course): answerCourseLeaders(id, course: course)
         case .setPrivate(let isPrivate): setPrivate(isPrivate, for: id)
         case .privacyZone(let metres): setPrivacyZone(metres, for: id)
         case .share(let seconds): share(seconds, for: id, now: now)

@@ -219,6 +219,14 @@ public final class MoonRunnerClient: Sendable {
         return (0, 0)
     }
 
+    /// The live runners following course `name`, furthest along first (at most 100): `standing.distance` is
+    /// how far along the course, the gaps to the leader along it.
+    public func leaders(course name: String) async throws(MoonRunnerClientError) -> [LeaderEvent] {
+        guard Command.isValidName(name) else { throw .invalidArgument("a course name is 1-32 of A-Z a-z 0-9 _ . -") }
+        let lines = try await request(.courseLeaders(name))
+        return lines.compactMap { if case .leader(let leader) = $0 { leader } else { nil } }
+    }
+
     /// Stops following a course (`course:off`).
     public func leaveCourse() async throws(MoonRunnerClientError) {
         try requireJoined()

@@ -27,7 +27,7 @@ struct PendingRequest: Sendable {
     func isFirstAnswerLine(_ event: ServerEvent) -> Bool {
         switch (command, event) {
         case (.listRuns, .runListItem), (.showRun, .runSummary), (.showBadges, .board), (.help, .help),
-             (.leaders, .leader): return true
+             (.leaders, .leader), (.courseLeaders, .leader): return true
         default: return false
         }
     }
@@ -52,7 +52,7 @@ struct PendingRequest: Sendable {
     /// Safe to send again on a new connection when the old one dropped before the answer: reads only.
     var isRepeatable: Bool {
         switch command {
-        case .listRuns, .showRun, .showBadges, .ping, .help, .stats, .leaders: return true
+        case .listRuns, .showRun, .showBadges, .ping, .help, .stats, .leaders, .courseLeaders: return true
         default: return false
         }
     }

@@ -96,6 +96,8 @@ public enum Command: Sendable, Hashable {
     /// `replay:RUN_ID [SPEED]`: a saved run's events again, as if live, SPEED (1–100, default 1) times faster;
     /// `replay:off` (nil) stops it.
     case replay(runID: Int64?, speed: Double)
+    /// `leaders:course=NAME`: the live runners following course NAME, ranked by how far along it they are.
+    case courseLeaders(String)
     /// `course:NAME` follows a race course (stored with `moonrunner course add`); `course:off` (nil) stops.
     case course(name: String?)
 
@@ -155,7 +157,7 @@ public enum Command: Sendable, Hashable {
         case .addDevice, .listDevices: return "device"
         case .removeDevice: return "undevice"
         case .goal: return "goal"
-        case .leaders: return "leaders"
+        case .leaders, .courseLeaders: return "leaders"
         case .setPrivate: return "private"
         case .privacyZone: return "privacy"
         case .share: return "share"
@@ -203,6 +205,8 @@ public enum Command: Sendable, Hashable {
             return "goal:off"
         case .leaders(let goal):
             return "leaders:" + (goal.map { NumberFormat.plain($0) } ?? "")
+        case .courseLeaders(let course):
+            return "leaders:course=\(course)"
         case .setPrivate(let isPrivate):
             return isPrivate ? "private:on" : "private:off"
         case .privacyZone(let metres):

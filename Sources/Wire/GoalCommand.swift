@@ -66,6 +66,10 @@ extension CommandParser {
     /// `leaders:` or `leaders:GOAL_M`.
     static func leaders(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
         guard !args.isEmpty else { return .leaders(goal: nil) }
+        let prefix = Array("course=".utf8)
+        if args.count > prefix.count, zip(bytes[args.lowerBound..<(args.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) {
+            return .courseLeaders(try name(bytes, (args.lowerBound + prefix.count)..<args.upperBound, word: "leaders"))
+        }
         let distance = try number(bytes, args, "leaders: goal distance")
         guard GoalCommand.distanceRange.contains(distance) else {
             throw WireError(.badArgument, "leaders: goal distance is 100-1000000 metres")

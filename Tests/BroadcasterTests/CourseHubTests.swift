@@ -95,4 +95,29 @@ import Wire
         #expect((alerts.first?.off ?? 0) > 50)
         #expect(lines(to: spectator, "alert").isEmpty, "alerts are the coaches'")
     }
+
+    /// `leaders:course=NAME`: the runners on the course ranked by how far along it, the gap in metres and in
+    /// seconds at the leader's pace; a runner on no course is not on the board.
+    @Test func theCourseBoardRanksByAlong() throws {
+        let hub = try hub()
+        let bob = ConnectionID(4), cat = ConnectionID(5), asker = ConnectionID(6)
+        for id in [bob, cat, asker] { hub.connected(id, now: start) }
+        hub.received(.identify(name: "bob", key: nil), from: bob, now: start)
+        hub.received(.identify(name: "cat", key: nil), from: cat, now: start)
+        hub.received(.course(name: "park"), from: runner, now: start)
+        hub.received(.course(name: "park"), from: bob, now: start)
+        for second in 0...120 {
+            let now = start + Double(second)
+            hub.received(fix(north: 3.3 * Double(second), at: second), from: runner, now: now)
+            hub.received(fix(north: 3.0 * Double(second), at: second), from: bob, now: now)
+            hub.received(fix(north: 4.0 * Double(second), at: second), from: cat, now: now)
+        }
+        hub.received(.courseLeaders("park"), from: asker, now: start + 121)
+        let leaders = try lines(to: asker, "leader").map { try LeaderEvent(line: $0) }
+        #expect(leaders.map(\.runner) == ["ann", "bob"], "cat follows no course")
+        let gap = leaders[1].standing.gap
+        #expect(abs(leaders[0].standing.distance - 396) < 15 && abs(gap - 36) < 10, "\(leaders.map(\.line))")
+        #expect(abs((leaders[1].standing.gapTime ?? 0) - gap / 3.3) < 3, "the gap at the leader's pace")
+        #expect(lines(to: asker, "done") == ["done:leaders count=2 more=no"])
+    }
 }
