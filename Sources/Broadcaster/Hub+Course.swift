@@ -9,7 +9,8 @@ extension Hub {
     /// The course a `course:NAME` command needs read from the store first (the server reads it off the loop and
     /// hands it to ``learnedCourse(_:named:)``); nil when the hub can answer now.
     func courseToLookUp(in command: Command) -> String? {
-        guard case .course(let name?) = command, courses[name] == nil, !unknownCourses.contains(name) else { return nil }
+        guard case .course(let name?) = command, courses[name] == nil, !unknownCourses.contains(name),
+              configuration.raceCourse?.name != name else { return nil }
         return name
     }
 
@@ -28,17 +29,19 @@ extension Hub {
         guard let entry = ownEntry(id, for: "course", asking: "iam:NAME") else { return }
         guard let name else {
             entry.course = nil
+            entry.declinesCourse = true
             entry.run?.course = nil
             entry.run?.courseFields = nil
             entry.run?.lastCourseUpdate = nil
             send(OkEvent(what: "course", fields: [Event.Field(key: "cleared", value: "yes", shape: .flag)]), to: id)
             return
         }
-        guard let course = courses[name] else {
+        guard let course = courses[name] ?? configuration.raceCourse.flatMap({ $0.name == name ? $0 : nil }) else {
             fail(id, .notFound, "no course \(name): moonrunner course add FILE --name \(name) stores one")
             return
         }
         entry.course = course
+        entry.declinesCourse = false
         if let run = entry.run, case .running(_, let started) = run.phase {
             run.course = courseMatcher(for: course, goal: entry.goal, start: started)
             run.courseFields = nil

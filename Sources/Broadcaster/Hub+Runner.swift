@@ -254,7 +254,7 @@ extension Hub {
         broadcast(line, about: name, to: .everyone,
                   relaying: .started(runID: runID, started: started, startHistory: run.startHistory))
         rank(name, distance: 0, elapsed: 0, moving: 0, goal: runners[name]?.goal?.distance)
-        if let entry = runners[name], let course = entry.course {
+        if let entry = runners[name], let course = entry.followedCourse(in: configuration.raceCourse) {
             run.course = courseMatcher(for: course, goal: entry.goal, start: started)
         }
         output.log("run \(runID) started by \(name)")

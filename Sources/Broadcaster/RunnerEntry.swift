@@ -17,8 +17,15 @@ final class RunnerEntry {
     /// The goal set with `goal:`, for the live run and the next ones until changed (kept in memory only).
     var goal: GoalCommand?
     /// The course chosen with `course:`, for the live run and the next ones until changed (memory only); nil
-    /// follows the server's (`serve --course`), if any.
+    /// follows the server's (`serve --course`), if any, unless ``declinesCourse``.
     var course: Course?
+    /// True after `course:off`: the server's race course does not apply to this runner's runs either.
+    var declinesCourse = false
+
+    /// The course the runner's runs follow: its own, else the race's (unless it declined).
+    func followedCourse(in race: Course?) -> Course? {
+        course ?? (declinesCourse ? nil : race)
+    }
     /// Who may see the runner's runs (`private:`, `privacy:`), as stored.
     var privacy: RunnerPrivacy
 

@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     public var tracker = TrackerConfiguration()
     /// How runners are matched to their course (`course:`): off-course distance and hold, the search window.
     public var course = CourseConfiguration()
+    /// A race's course (`serve --course NAME`): every run follows it unless its runner chose another
+    /// (`course:NAME`) or none (`course:off`). Nil: runs follow a course only when their runner asks.
+    public var raceCourse: Course?
     /// Longest command line in bytes, newline excluded. Default 4096.
     public var maximumLineLength = 4096
     /// Most runners one connection may follow by name with `watch:`/`coach:` (`*` follows everyone). Default 1,000.

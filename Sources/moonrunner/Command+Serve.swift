@@ -2,7 +2,9 @@ import Foundation
 import ToolSupport
 import Broadcaster
 import PostgresRunStore
+import RunCore
 import RunStore
+import Wire
 
 let serveHelp = """
 usage: moonrunner serve [options]
@@ -80,6 +82,9 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           runner, before their answers slow down; past 5 times it the address is
                           refused for the minute; a connection is closed after N; a right key or
                           token is always taken (at least 1; default 20)
+  --course NAME           a race: every run follows course NAME (moonrunner course add) unless its runner
+                          chose another (course:NAME) or none (course:off)
+  --off-course M          metres from the course, for 30 s, that make an off_course alert (default 50)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --tiles URL|off         map tiles under the pages' tracks: a {z}/{x}/{y} URL template (default
@@ -119,6 +124,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
     let loops: Int
     var mapNotice: String?
     var cluster: ClusterSettings?
+    var raceCourse: String?
     do {
         var options = try Options(arguments, switches: ["quiet"])
         if options.wantsHelp {
@@ -226,6 +232,15 @@ func runServeCommand(arguments: [String]) -> Int32 {
             throw Options.UsageError(description: "--store-batch-delay: from 0 to 10 seconds")
         }
         configuration.deviceIdle = try options.number("device-idle", default: configuration.deviceIdle)
+        raceCourse = options.string("course")
+        if let raceCourse, !Wire.Command.isValidName(raceCourse) {
+            throw Options.UsageError(description: "--course: not a course name: \(raceCourse)")
+        }
+        configuration.course.offCourseDistance = try options.number("off-course",
+                                                                    default: configuration.course.offCourseDistance)
+        guard configuration.course.offCourseDistance >= 10 else {
+            throw Options.UsageError(description: "--off-course: at least 10 metres (GPS noise is a few)")
+        }
         configuration.deviceFailuresPerMinute = try options.number("device-failures",
                                                                    default: configuration.deviceFailuresPerMinute)
         (configuration.streetMap, mapNotice) = try options.streetMap()
@@ -259,6 +274,21 @@ func runServeCommand(arguments: [String]) -> Int32 {
     } catch {
         printError("moonrunner serve: cannot open the database \(PostgresLocation.redacted(path)): \(error)")
         return 1
+    }
+    if let raceCourse {
+        do {
+            guard let stored = try store.course(named: raceCourse) else {
+                printError("moonrunner serve: no course \(raceCourse) in the database: moonrunner course add FILE --name \(raceCourse)")
+                store.close()
+                return 1
+            }
+            configuration.raceCourse = try Course(name: raceCourse, path: stored.path,
+                                                  waypoints: stored.points.map { ($0.name, $0.coordinate) })
+        } catch {
+            printError("moonrunner serve: course \(raceCourse): \(error)")
+            store.close()
+            return 1
+        }
     }
     do {
         let group = try ServerGroup(configuration: configuration, store: store, loops: loops,

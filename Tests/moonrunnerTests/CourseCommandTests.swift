@@ -3,6 +3,7 @@ import MoonRunnerTestSupport
 import RunCore
 import RunStore
 import Testing
+import Wire
 
 /// `moonrunner course` as an organiser uses it: a route with aid stations, a correction, a bad file, removal.
 @Suite(.mayBlock) struct CourseCommandTests {
@@ -73,5 +74,41 @@ import Testing
         let store = try SQLiteRunStore(path: database)
         defer { store.close() }
         #expect(try store.courses().isEmpty)
+    }
+
+    /// A race: `serve --course NAME` puts every run on the course; a runner may choose none.
+    @Test func aRaceServerPutsEveryRunOnItsCourse() throws {
+        let folder = temporaryFolder()
+        let database = folder.appendingPathComponent("runs.sqlite").path
+        let file = try write(Self.route, named: "route.gpx", in: folder)
+        #expect(try ChildProcess(["course", "add", file, "--name", "park", "--db", database]).awaitExit() == 0)
+        let missing = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--course", "berlin", "--db", database])
+        #expect(missing.awaitExit() == 1)
+        #expect(missing.standardError.contains("no course berlin in the database: moonrunner course add FILE --name berlin"))
+
+        let server = try ChildProcess(["serve", "--port", "0", "--http-port", "off", "--course", "park", "--db", database])
+        defer { server.terminate() }
+        let port = try server.listeningPort()
+        let watcher = try TestClient(port: port)
+        try watcher.send("watch:*")
+        try watcher.expectNext("ok:watch")
+        let ann = try TestClient(port: port), bob = try TestClient(port: port)
+        for (client, name) in [(ann, "ann"), (bob, "bob")] {
+            try client.send("iam:\(name)")
+            try client.expectNext("ok:iam")
+        }
+        try bob.send("course:off")
+        try bob.expectNext("ok:course cleared=yes")
+        // Up the course's first leg, past the aid station at 333 m.
+        let fixes = straightRun(count: 130, speed: 3)
+        for line in fixes { try ann.send(line) }
+        for line in fixes.prefix(20) { try bob.send(line) }
+        let last = fixes.last!.split(separator: ",").last!
+        let paces = try watcher.lines(until: "ann's last pace") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
+        let annPace = try PaceEvent(line: try #require(paces.last))
+        let course = try #require(annPace.course, "ann's run is on the race's course")
+        #expect(abs(course.along - 387) < 20 && course.nextPoint == "Turn", "\(annPace.line)")
+        #expect(paces.contains { $0.hasPrefix("point:ann name=\"Aid 1\" along=333.") }, "the aid station passed")
+        #expect(paces.filter { $0.hasPrefix("pace:bob") }.allSatisfy { !$0.contains("along=") }, "bob declined")
     }
 }
