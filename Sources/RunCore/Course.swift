@@ -29,6 +29,19 @@ public struct Course: Sendable {
     let north: [Double]
     /// The flat matching frame.
     let projection: LocalProjection
+    /// Per segment, what the search needs and would otherwise work out for every fix (a square root and three
+    /// divisions a segment): its direction as a unit vector, 1 / its squared flat length, 1 / its length along.
+    let segments: [SegmentShape]
+
+    /// One segment's precomputed shape (see ``segments``).
+    struct SegmentShape: Sendable, Hashable {
+        /// East and north of the segment's direction, a unit vector (zero for a zero-length segment).
+        var unitEast: Double, unitNorth: Double
+        /// 1 / the squared flat length (0 for a zero-length segment).
+        var inverseSquared: Double
+        /// 1 / the metres along the course the segment spans.
+        var inverseLength: Double
+    }
 
     /// Consecutive path points closer than this (metres) are one point. Default 0.5.
     public static let repeatDistance = 0.5
@@ -77,14 +90,65 @@ public struct Course: Sendable {
             throw .tooShort(length: distances.last ?? 0, minimum: Self.minimumLength)
         }
         let projection = LocalProjection(origin: kept[0])
-        let flat = kept.map(projection.project)
+        var flat = kept.map(projection.project)
+        // A recorded track has a vertex every few metres: the search would look at ten times the segments of
+        // a planner's route for the same window. The geometry is thinned to within ``simplification`` of the
+        // file's; the distance along stays the file's own at every vertex kept, so the length does not change.
+        let thinned = Self.thinned(flat, tolerance: Self.simplification)
+        if thinned.count < kept.count {
+            kept = thinned.map { kept[$0] }
+            distances = thinned.map { distances[$0] }
+            flat = thinned.map { flat[$0] }
+        }
         self.name = name
         self.coordinates = kept
         self.distances = distances
         self.projection = projection
         self.east = flat.map(\.east)
         self.north = flat.map(\.north)
+        self.segments = (0..<(kept.count - 1)).map { index in
+            let dx = flat[index + 1].east - flat[index].east, dy = flat[index + 1].north - flat[index].north
+            let squared = dx * dx + dy * dy, length = squared.squareRoot()
+            return SegmentShape(unitEast: length > 0 ? dx / length : 0, unitNorth: length > 0 ? dy / length : 0,
+                                inverseSquared: squared > 0 ? 1 / squared : 0,
+                                inverseLength: 1 / (distances[index + 1] - distances[index]))
+        }
         points = try placing(waypoints, tolerance: waypointTolerance)
+    }
+
+    /// How far (metres) the thinned geometry the matcher searches may stray from the file's path. Default 0.5:
+    /// well inside GPS noise, and a marathon recorded every 3 m keeps a vertex every 20-50 m on its bends.
+    public static let simplification = 0.5
+
+    /// The indices of the vertices Douglas–Peucker keeps within `tolerance` metres (flat frame), in order;
+    /// iterative, so a long dense track cannot exhaust the stack.
+    static func thinned(_ points: [(east: Double, north: Double)], tolerance: Double) -> [Int] {
+        guard points.count > 2 else { return Array(points.indices) }
+        var keep = [Bool](repeating: false, count: points.count)
+        keep[0] = true
+        keep[points.count - 1] = true
+        var stack = [(0, points.count - 1)]
+        let limit = tolerance * tolerance
+        while let (first, last) = stack.popLast() {
+            guard last - first > 1 else { continue }
+            let ax = points[first].east, ay = points[first].north
+            let dx = points[last].east - ax, dy = points[last].north - ay
+            let squared = dx * dx + dy * dy
+            var farthest = first, farthestDistance = -1.0
+            for index in (first + 1)..<last {
+                let px = points[index].east - ax, py = points[index].north - ay
+                let t = squared > 0 ? min(max((px * dx + py * dy) / squared, 0), 1) : 0
+                let ex = px - t * dx, ey = py - t * dy
+                let distance = ex * ex + ey * ey
+                if distance > farthestDistance { (farthest, farthestDistance) = (index, distance) }
+            }
+            if farthestDistance > limit {
+                keep[farthest] = true
+                stack.append((first, farthest))
+                stack.append((farthest, last))
+            }
+        }
+        return keep.indices.filter { keep[$0] }
     }
 
     /// True for a latitude/longitude in range and finite.
@@ -174,12 +238,13 @@ public struct Course: Sendable {
     func nearest(east: Double, north: Double, segment: Int, from lower: Double,
                  to upper: Double) -> (along: Double, distance: Double) {
         let startAlong = distances[segment], segmentLength = distances[segment + 1] - startAlong
+        let shape = segments[segment]
         let dx = self.east[segment + 1] - self.east[segment], dy = self.north[segment + 1] - self.north[segment]
         let px = east - self.east[segment], py = north - self.north[segment]
-        let squared = dx * dx + dy * dy
-        var fraction = squared > 0 ? (px * dx + py * dy) / squared : 0
+        var fraction = (px * dx + py * dy) * shape.inverseSquared
         // Only the part of the segment inside the window counts.
-        let low = max(0, (lower - startAlong) / segmentLength), high = min(1, (upper - startAlong) / segmentLength)
+        let low = max(0, (lower - startAlong) * shape.inverseLength)
+        let high = min(1, (upper - startAlong) * shape.inverseLength)
         fraction = min(max(fraction, low), max(low, high))
         let ex = px - fraction * dx, ey = py - fraction * dy
         return (startAlong + fraction * segmentLength, (ex * ex + ey * ey).squareRoot())

@@ -81,11 +81,10 @@ extension CourseMatcher {
 
     /// The squared part of a velocity (m²/s²) that is not forward along a segment.
     func motion(_ velocity: (east: Double, north: Double), against segment: Int) -> Double {
-        let dx = course.east[segment + 1] - course.east[segment], dy = course.north[segment + 1] - course.north[segment]
-        let length = (dx * dx + dy * dy).squareRoot()
-        guard length > 0 else { return 0 }
-        let forward = max(0, (velocity.east * dx + velocity.north * dy) / length)
-        let ex = velocity.east - forward * dx / length, ey = velocity.north - forward * dy / length
+        let shape = course.segments[segment]
+        guard shape.inverseSquared > 0 else { return 0 }
+        let forward = max(0, velocity.east * shape.unitEast + velocity.north * shape.unitNorth)
+        let ex = velocity.east - forward * shape.unitEast, ey = velocity.north - forward * shape.unitNorth
         return ex * ex + ey * ey
     }
 }

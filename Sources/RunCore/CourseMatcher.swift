@@ -194,11 +194,8 @@ public struct CourseMatcher: Sendable {
             ? CoursePace.secondsPerMetre(along: along, length: course.length, moving: movingTime,
                                          recentPace: recentPace, targetPace: targetPace)
             : nil
-        let upcoming = course.points[passages.count...].map { point in
-            CoursePointETA(point: point, eta: pace.map { elapsed + max(0, point.along - along) * $0 })
-        }
         return CourseUpdate(elapsed: elapsed, along: along, togo: togo, distanceFromCourse: distance,
                             offCourse: monitor.isOffCourse ? distance : nil, eta: pace.map { elapsed + togo * $0 },
-                            upcoming: upcoming, events: events)
+                            ahead: course.points[passages.count...], secondsPerMetre: pace, events: events)
     }
 }

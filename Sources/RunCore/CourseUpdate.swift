@@ -43,11 +43,21 @@ public struct CourseUpdate: Sendable, Hashable {
     public var offCourse: Double?
     /// Predicted finish, seconds after the start; nil while the pace model has too little to go on.
     public var eta: Double?
-    /// The course points still ahead, in order, with their ETAs.
-    public var upcoming: [CoursePointETA]
+    /// The course points still ahead, in order (the course's own storage: nothing is copied per fix).
+    public var ahead: ArraySlice<CoursePoint>
+    /// The pace model's seconds per metre from here, nil while it has too little to go on.
+    public var secondsPerMetre: Double?
     /// What happened with this fix, in order.
     public var events: [CourseEvent]
 
+    /// The ETA of a point ahead: seconds after the start, nil while the pace model has too little to go on.
+    public func eta(of point: CoursePoint) -> Double? {
+        secondsPerMetre.map { elapsed + max(0, point.along - along) * $0 }
+    }
+
+    /// The course points still ahead, in order, with their ETAs (made when asked: a pace needs only the next).
+    public var upcoming: [CoursePointETA] { ahead.map { CoursePointETA(point: $0, eta: eta(of: $0)) } }
+
     /// The next course point and its ETA, nil when all are passed.
-    public var next: CoursePointETA? { upcoming.first }
+    public var next: CoursePointETA? { ahead.first.map { CoursePointETA(point: $0, eta: eta(of: $0)) } }
 }

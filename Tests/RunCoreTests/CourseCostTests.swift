@@ -27,8 +27,10 @@ import Testing
               + " | 42.2 km (\(marathon.segments) segments): mean \(String(format: "%.1f", marathon.mean)), most \(marathon.most)")
         #expect(marathon.segments > 8 * short.segments)
         #expect(abs(marathon.mean / short.mean - 1) < 0.15, "\(short.mean) vs \(marathon.mean)")
-        #expect(marathon.most <= short.most + 5, "\(short.most) vs \(marathon.most)")
-        // The window at 1 Hz is ~10 m behind to ~107 m ahead, 3 m segments: ~40, far below either course.
+        // The geometry is thinned (``Course/simplification``): a window holds a segment per straight and a few
+        // per bend, so the most in one window follows the streets' bends, not the course's length.
+        #expect(marathon.most <= 2 * short.most, "\(short.most) vs \(marathon.most)")
+        // The window at 1 Hz is ~10 m behind to ~107 m ahead, 3 m segments at most: ~40, far below either course.
         #expect(Double(marathon.most) <= (10 + 100 + 7 * interval + 10) / 3 + 5)
     }
 }

@@ -59,6 +59,26 @@ import Testing
         #expect(abs(along[2] - (course.length - 333)) < 1, "the way back: \(along), of \(course.length)")
     }
 
+    /// A track recorded every 3 m is searched as a few vertices a bend, within half a metre of the file's path,
+    /// and its length is the file's.
+    @Test func aDenseTrackIsThinnedWithinHalfAMetreAndKeepsItsLength() throws {
+        let radius = 300.0
+        let path = (0...2000).map { step -> Coordinate in
+            let angle = Double(step) * 3 / radius
+            return Self.at(radius * sin(angle), radius * (1 - cos(angle)))
+        }
+        var fileLength = 0.0
+        for (a, b) in zip(path, path.dropFirst()) { fileLength += Geodesy.distance(from: a, to: b) }
+        let course = try Course(name: "loops", path: path)
+        #expect(course.coordinates.count < path.count / 5, "\(course.coordinates.count) of \(path.count)")
+        #expect(abs(course.length - fileLength) < 0.01, "the distance along is the file's")
+        for step in stride(from: 0, through: 2000, by: 7) {
+            let along = Double(step) * 3 * fileLength / 6000
+            let off = Geodesy.distance(from: course.coordinate(at: along), to: path[step])
+            #expect(off < 0.6 + 0.01 * along / 1000, "\(off) m off at \(along) m")
+        }
+    }
+
     @Test func badFilesSayWhatIsWrong() {
         let path = SyntheticCourse.path([(0, 0), (1000, 0)])
         #expect(throws: CourseError.tooFewPoints(count: 1)) {
