@@ -65,8 +65,16 @@ extension Server {
             let visible = visible(name), hidden = hub.isPrivate(name) && !visible.contains(name)
             let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil
             let snapshot = hidden ? nil : hub.trackSnapshotSource(for: name)
+            let course = hidden ? nil : hub.courseProgress(of: name)
             fromStore { store throws(StoreError) in
-                try WebAPI.runner(name, known: known && !hidden, snapshot: snapshot, visible: visible, store: store)
+                try WebAPI.runner(name, known: known && !hidden, snapshot: snapshot, course: course, visible: visible,
+                                  store: store)
+            }
+        case .course(let name):
+            // A course no runner here asked for has nobody on it: read from the store (and built) off the loop.
+            let known = hub.courses[name], runners = known == nil ? [] : hub.runners(onCourse: name)
+            fromStore { store throws(StoreError) in
+                try WebAPI.course(name, known: known, runners: runners, store: store)
             }
         case .badgeBoard(let name):
             let visible = visible(name), live = hub.isPrivate(name) && !visible.contains(name) ? nil : hub.liveRunner(name)

@@ -48,13 +48,14 @@ enum WebAPI {
         return .json(json)
     }()
 
-    /// `GET /api/runners/NAME`: `{"runner","live","last_run","track"}` (`track` as in the event stream, null when
-    /// not running); 404 for a runner who never said `iam:`.
+    /// `GET /api/runners/NAME`: `{"runner","live","last_run","track","course"}` (`track` as in the event stream,
+    /// null when not running; `course` where the live run is on its course, ``progressJSON(_:)``, null when it
+    /// follows none); 404 for a runner who never said `iam:`.
     ///
     /// `visible`: the private runners the request may see (its share token's); any other private runner is
     /// answered as one who never existed.
-    static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, visible: Set<String>,
-                       store: any RunStore) throws(StoreError) -> HTTPResponse {
+    static func runner(_ name: String, known: Bool, snapshot: TrackSnapshot?, course: CourseProgressView? = nil,
+                       visible: Set<String>, store: any RunStore) throws(StoreError) -> HTTPResponse {
         // One read, whether the name is private, nobody's or public (a runner of another node may not be stored yet).
         let record = try store.runner(named: name)
         let readable = record.map { RunOwner(runner: name, privacy: $0.privacy).may(beReadBy: visible) }
@@ -64,6 +65,8 @@ enum WebAPI {
         let last = try store.runs(of: name, offset: 0, limit: 1).first
         json += Array(#","live":\#(snapshot != nil),"last_run":\#(last.map { String($0.id) } ?? "null"),"track":"#.utf8)
         json += snapshot?.trackEvent(from: store) ?? Array("null".utf8)
+        json += Array(#","course":"#.utf8)
+        json += progressJSON(snapshot == nil ? nil : course)
         json.append(UInt8(ascii: "}"))
         return .json(json)
     }

@@ -23,7 +23,7 @@ public enum WebAssets {
 
     /// The asset a page URL shows, by the path's decoded segments (`HTTPRequest.pathSegments`):
     /// `/` → `index.html`, `/runners/NAME` → `runner.html`, `/runners/NAME/badges` → `badges.html`,
-    /// `/runs/ID` (digits) → `run.html`, `/assets/FILE` → that file. Nil for anything else, including
+    /// `/runs/ID` (digits) → `run.html`, `/courses/NAME` → `course.html`, `/assets/FILE` → that file. Nil for anything else, including
     /// the exports `/runs/ID.gpx|.geojson|.svg` and the JSON API, which the server answers itself.
     /// The pages read NAME and ID from `location.pathname`, so one file serves every runner.
     public static func page(forPathSegments segments: [String]) -> WebAsset? {
@@ -32,6 +32,8 @@ public enum WebAssets {
             return asset(named: "index.html")
         case 2 where segments[0] == "runners" && !segments[1].isEmpty:
             return asset(named: "runner.html")
+        case 2 where segments[0] == "courses" && !segments[1].isEmpty:
+            return asset(named: "course.html")
         case 3 where segments[0] == "runners" && !segments[1].isEmpty && segments[2] == "badges":
             return asset(named: "badges.html")
         case 2 where segments[0] == "runs" && !segments[1].isEmpty && segments[1].allSatisfy(\.isASCII)

@@ -58,6 +58,8 @@ extension WebRoute {
             guard runID(segments[1]) != nil else { throw notFound(request) }
         case "runners" where segments.count >= 2:
             try requireName(segments[1])
+        case "courses" where segments.count >= 2:
+            try requireName(segments[1], of: "course")
         case "assets" where segments.count >= 3 && segments[1] == "leaflet":
             // A fixed list of names: nothing else of Leaflet's folder is reachable.
             let name = segments.dropFirst(2).joined(separator: "/")
@@ -85,6 +87,8 @@ extension WebRoute {
             return .runner(try requireName(segments[1]))
         case ("runners", 3) where segments[2] == "badges":
             return .badgeBoard(runner: try requireName(segments[1]))
+        case ("courses", 2):
+            return .course(try requireName(segments[1], of: "course"))
         case ("runners", 3) where segments[2] == "runs":
             let name = try requireName(segments[1])
             let offset = try integer(request, "offset", default: 0, range: 0...Int(Int32.max))
@@ -100,10 +104,10 @@ extension WebRoute {
         WebRouteError(.notFound, "nothing at \(request.path)")
     }
 
-    /// A name that can't be a runner's is a page that can't exist.
+    /// A name that can't be a runner's (nor a course's: courses are named like runners) is a page that can't exist.
     @discardableResult
-    static func requireName(_ name: String) throws(WebRouteError) -> String {
-        guard Command.isValidName(name) else { throw WebRouteError(.notFound, "no runner \(name)") }
+    static func requireName(_ name: String, of what: String = "runner") throws(WebRouteError) -> String {
+        guard Command.isValidName(name) else { throw WebRouteError(.notFound, "no \(what) \(name)") }
         return name
     }
 

@@ -21,6 +21,8 @@ public enum WebRoute: Sendable, Hashable {
     case runs(runner: String, offset: Int, limit: Int)
     /// `GET /api/runners/NAME/badges`.
     case badgeBoard(runner: String)
+    /// `GET /api/courses/NAME`: a race course, its points and the runners on it now.
+    case course(String)
     /// `GET /api/badges`.
     case badgeCatalogue
     /// `GET /api/map`: what the pages draw the track on (Leaflet there or not, the tile server, its attribution).

@@ -3,7 +3,8 @@ extension PaceEvent {
     /// watchers need one per fix. Produces exactly the bytes of `event.appendJSON(to:)` (a test checks this).
     public func appendJSON(to buffer: inout [UInt8]) {
         let next = nextBadge ?? "-"
-        guard JSONSyntax.isPlain(runner), JSONSyntax.isPlain(timestamp), JSONSyntax.isPlain(next) else {
+        // On a course (`along`, `togo`, `next_point`…) the generic form writes it, as `append(to:)` does the line.
+        guard course == nil, JSONSyntax.isPlain(runner), JSONSyntax.isPlain(timestamp), JSONSyntax.isPlain(next) else {
             event.appendJSON(to: &buffer, subjectKey: Self.subjectKey)  // texts that need escaping: not the hot path
             return
         }

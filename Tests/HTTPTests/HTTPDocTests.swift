@@ -149,6 +149,7 @@ import Wire
         for url in ["`GET /`", "`GET /runners/NAME`", "`GET /runs/ID`", "`GET /runners/NAME/badges`", "`GET /events?watch=NAME`",
                     "`GET /api/overview`", "`GET /api/runners/NAME`", "`GET /api/runs/ID`",
                     "`GET /api/runners/NAME/runs?offset=&limit=`", "`GET /api/runners/NAME/badges`", "`GET /api/badges`",
+                    "`GET /courses/NAME`", "`GET /api/courses/NAME`",
                     "`POST /runners/NAME/cheers`", "`GET /runs/ID.gpx`", "`GET /metrics`", "`GET /healthz`"] {
             #expect(text.contains(url), "\(url) not in Part 2")
         }

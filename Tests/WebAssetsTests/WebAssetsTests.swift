@@ -3,7 +3,7 @@ import Testing
 
 /// The page is self-contained and keeps the DOM contract the browser test relies on.
 @Suite struct WebAssetsTests {
-    static let pages = ["index.html", "runner.html", "run.html", "badges.html"]
+    static let pages = ["index.html", "runner.html", "run.html", "badges.html", "course.html"]
 
     func text(_ name: String) throws -> String {
         String(decoding: try #require(WebAssets.asset(named: name), "\(name) missing").bytes, as: UTF8.self)
@@ -11,7 +11,7 @@ import Testing
 
     @Test func everyFileIsLoadedWithItsType() throws {
         #expect(Set(WebAssets.all.keys).isSuperset(of: Self.pages + ["app.css", "common.js", "runner.js", "overview.js",
-                                                                      "run.js", "badges.js"]))
+                                                                      "run.js", "badges.js", "course.js"]))
         #expect(WebAssets.asset(named: "runner.html")?.contentType == "text/html; charset=utf-8")
         #expect(WebAssets.asset(named: "common.js")?.contentType == "text/javascript; charset=utf-8")
         #expect(WebAssets.asset(named: "app.css")?.contentType == "text/css; charset=utf-8")
@@ -50,6 +50,14 @@ import Testing
             #expect(runner.contains("id=\"\(id)\""), "runner.html lacks #\(id)")
         }
         #expect(runner.contains("<svg id=\"track\""))
+        for id in ["course-box", "togo", "next-point", "course-link", "legend-course"] {
+            #expect(runner.contains("id=\"\(id)\""), "runner.html lacks #\(id)")
+        }
+        let course = try text("course.html")
+        for id in ["course-name", "course-summary", "course-runners", "course-points", "map-box", "status", "toasts"] {
+            #expect(course.contains("id=\"\(id)\""), "course.html lacks #\(id)")
+        }
+        #expect(course.contains("<svg id=\"track\""))
         #expect(try text("index.html").contains("<table id=\"overview\">"))
         #expect(try text("run.html").contains("id=\"download-gpx\""))
         for id in ["elevation-box", "elevation-profile", "elevation-range", "climb-box", "climb"] {
@@ -74,6 +82,9 @@ import Testing
         Route(segments: ["runners", "ann lee"], page: "runner.html"),
         Route(segments: ["runners", "ann", "badges"], page: "badges.html"),
         Route(segments: ["runs", "17"], page: "run.html"),
+        Route(segments: ["courses", "berlin"], page: "course.html"),
+        Route(segments: ["courses", ""], page: nil),
+        Route(segments: ["courses"], page: nil),
         Route(segments: ["assets", "app.css"], page: "app.css"),
         Route(segments: ["runs", "17.gpx"], page: nil),
         Route(segments: ["runs", "١٧"], page: nil),

@@ -34,6 +34,9 @@ import Wire
         Good(method: "GET", target: "/runners/ann", route: page("runner.html")),
         Good(method: "GET", target: "/runners/ann/badges", route: page("badges.html")),
         Good(method: "GET", target: "/runs/17", route: page("run.html")),
+        Good(method: "GET", target: "/courses/berlin", route: page("course.html")),
+        Good(method: "GET", target: "/api/courses/berlin", route: .course("berlin")),
+        Good(method: "HEAD", target: "/api/courses/park-5k.v2", route: .course("park-5k.v2")),
         Good(method: "GET", target: "/assets/common.js", route: page("common.js")),
         Good(method: "GET", target: "/events?watch=ann", route: .events(EventStreamTarget(target: .runner("ann"), isCoach: false))),
         Good(method: "GET", target: "/events?watch=*", route: .events(EventStreamTarget(target: .everyone, isCoach: false))),
@@ -83,6 +86,13 @@ import Wire
         Bad(method: "GET", target: "/runners/no%20spaces", status: 404),
         Bad(method: "GET", target: "/runners/" + String(repeating: "a", count: 33), status: 404),
         Bad(method: "GET", target: "/runs/abc", status: 404),
+        Bad(method: "GET", target: "/courses", status: 404),
+        Bad(method: "GET", target: "/courses/no%20spaces", status: 404),
+        Bad(method: "GET", target: "/courses/berlin/runners", status: 404),
+        Bad(method: "GET", target: "/api/courses", status: 404),
+        Bad(method: "GET", target: "/api/courses/" + String(repeating: "a", count: 33), status: 404),
+        Bad(method: "GET", target: "/api/courses/berlin/runners", status: 404),
+        Bad(method: "POST", target: "/api/courses/berlin", status: 405),
         Bad(method: "GET", target: "/runs/0", status: 404),
         Bad(method: "GET", target: "/runs/17.pdf", status: 404),
         Bad(method: "GET", target: "/api/runs/-1", status: 404),
@@ -167,6 +177,11 @@ import Wire
                                              body: " he\u{0}lo"))
         guard case .failure(let error) = result else { Issue.record("got \(result)"); return }
         #expect(error.status.code == 422 && error.reason == "NUL byte at offset 3", "\(error.reason)")
+    }
+
+    @Test func aCourseNameThatCannotBeIsNotFoundAsACourse() throws {
+        guard case .failure(let error) = try #require(Self.route("GET", "/api/courses/a%20b")) else { throw CancellationError() }
+        #expect(error.status.code == 404 && error.reason == "no course a b", "\(error.reason)")
     }
 
     @Test func exportsNameTheirDownload() {

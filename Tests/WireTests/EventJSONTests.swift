@@ -133,7 +133,7 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let names = ["ann", "Bob_2", "x.y-z", "é", "quote\"d", "back\\slash", "-"]
         for index in 0..<2000 {
-            let pace = PaceEvent(
+            var pace = PaceEvent(
                 runner: names[index % names.count], distance: Double.random(in: 0...100_000, using: &generator),
                 elapsed: Double.random(in: 0...50_000, using: &generator), moving: Double.random(in: 0...50_000, using: &generator),
                 pace: index % 5 == 0 ? nil : Double.random(in: 100...2000, using: &generator),
@@ -141,6 +141,12 @@ import Testing
                 latitude: Double.random(in: -90...90, using: &generator), longitude: Double.random(in: -180...180, using: &generator),
                 timestamp: index % 11 == 0 ? "17329\"5" : String(1_732_950_000 + index),
                 nextBadge: index % 4 == 0 ? nil : names[(index / 3) % names.count], left: Double.random(in: 0...5000, using: &generator))
+            // On a course every few: `along`, `togo` and the next point are in the JSON too (the pages need them).
+            if index % 7 == 0 {
+                pace.forecast = PaceForecast(eta: 1_732_960_000, finish: 9_000, nextETA: nil)
+                pace.course = PaceCourse(along: Double(index), togo: 5_000, nextPoint: index % 2 == 0 ? "Aid 3" : nil,
+                                         nextPointETA: index % 2 == 0 ? 1_732_955_000 : nil)
+            }
             var fast: [UInt8] = []
             pace.appendJSON(to: &fast)
             var generic: [UInt8] = []
@@ -149,6 +155,7 @@ import Testing
             var viaServerEvent: [UInt8] = []
             ServerEvent.pace(pace).appendJSON(to: &viaServerEvent)
             #expect(viaServerEvent == generic)
+            if pace.course != nil { #expect(String(decoding: fast, as: UTF8.self).contains(#","togo":5000.00"#), "\(pace.line)") }
         }
     }
 }

@@ -44,6 +44,11 @@ const MR = (() => {
     const s = Math.round(perUnit);
     return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} /${unit}`;
   }
+  // A unix time as the viewer's clock shows it (HH:MM).
+  function clock(unixSeconds) {
+    if (unixSeconds == null || !isFinite(unixSeconds)) return "–";
+    return new Date(unixSeconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
   function escapeText(text) {
     return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
   }
@@ -184,14 +189,38 @@ const MR = (() => {
     });
   }
 
-  // Draws points (coloured by pace), badge pins and, when `current`, the runner's position.
+  // --- Courses: a path of [lat, lon, along] (metres along the course), as /api/courses/NAME sends it. ---
+  // The spot `along` metres along the course, [lat, lon]; null without a path.
+  function alongCourse(path, along) {
+    if (!path || path.length === 0) return null;
+    if (!(along > path[0][2])) return [path[0][0], path[0][1]];
+    const last = path[path.length - 1];
+    if (along >= last[2]) return [last[0], last[1]];
+    let low = 0, high = path.length - 1;
+    while (high - low > 1) {
+      const middle = (low + high) >> 1;
+      if (path[middle][2] <= along) low = middle; else high = middle;
+    }
+    const a = path[low], b = path[high], f = b[2] > a[2] ? (along - a[2]) / (b[2] - a[2]) : 0;
+    return [a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f];
+  }
+
+  // Draws points (coloured by pace), badge pins and, when `current`, the runner's position. With `course`
+  // ({path, points: [{lat, lon, label, passed}]}) the course is drawn first, muted, under the track, its points
+  // labelled; `runners` ([{runner, lat, lon}]) are markers on it (the course page). Returns the projection.
   function drawTrack(svg, points, badgePins, options = {}) {
     const width = 800, height = 500, padding = 28;
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     svg.appendChild(svgNode("rect", { x: 0, y: 0, width, height, class: "map-background" }));
     const { colours } = paceColours(points);
-    const { xy } = project(points, width, height, padding);
+    const course = options.course && options.course.path.length > 1 ? options.course : null;
+    const projection = project(course ? points.concat(course.path) : points, width, height, padding);
+    const { xy } = projection;
+    if (course) {
+      const d = course.path.map((p, k) => { const [x, y] = xy(p[0], p[1]); return `${k ? "L" : "M"}${x.toFixed(1)} ${y.toFixed(1)}`; });
+      svg.appendChild(svgNode("path", { d: d.join(" "), class: "course-line" }));
+    }
     // Consecutive segments of one colour share a path: thousands of points stay a few hundred nodes.
     let run = null;
     for (let k = 0; k < colours.length; k++) {
@@ -208,8 +237,34 @@ const MR = (() => {
     // overlap nothing, at 12 screen pixels whatever the picture's width (at 390 px wide, 13 units were 6 px).
     const pins = badgePins.filter((pin) => pin.lat != null && pin.lon != null);
     const scale = width / Math.max(1, svg.getBoundingClientRect().width || width);
-    const spots = pins.map((badge) => { const [x, y] = xy(badge.lat, badge.lon); return { x, y, text: badge.name }; });
-    const places = placeLabels(spots, width, height, scale);
+    // Labels are placed together, the course's points and runners first: none covers another.
+    const marks = course ? course.points : [];
+    const runners = (options.runners || []).filter((r) => r.lat != null && r.lon != null);
+    const spotOf = (lat, lon, text) => { const [x, y] = xy(lat, lon); return { x, y, text }; };
+    const markSpots = marks.map((m) => spotOf(m.lat, m.lon, m.label));
+    const runnerSpots = runners.map((r) => spotOf(r.lat, r.lon, r.runner));
+    const spots = pins.map((badge) => spotOf(badge.lat, badge.lon, badge.name));
+    const allPlaces = placeLabels(markSpots.concat(runnerSpots, spots), width, height, scale);
+    const places = allPlaces.slice(markSpots.length + runnerSpots.length);
+    const label = (group, spot, place, className) => {
+      if (place) {
+        const text = svgNode("text", { x: spot.x + place.dx + 4 * scale, y: spot.y + place.dy + place.h * 0.72,
+          "text-anchor": "start", "font-size": (12 * scale).toFixed(1), class: className || "" });
+        text.textContent = spot.text;
+        group.appendChild(text);
+      } else {
+        const title = svgNode("title", {});
+        title.textContent = spot.text;
+        group.appendChild(title);
+      }
+    };
+    marks.forEach((mark, index) => {
+      const spot = markSpots[index];
+      const group = svgNode("g", { class: `course-point${mark.passed ? " passed" : ""}`, "data-point": mark.name });
+      group.appendChild(svgNode("circle", { cx: spot.x, cy: spot.y, r: 5 * Math.max(1, scale * 0.8) }));
+      label(group, spot, allPlaces[index]);
+      svg.appendChild(group);
+    });
     pins.forEach((badge, index) => {
       const { x, y } = spots[index];
       const group = svgNode("g", { class: `pin tier-${badge.tier}`, "data-badge": badge.id });
@@ -227,6 +282,18 @@ const MR = (() => {
       }
       svg.appendChild(group);
     });
+    if (course && options.along != null) {
+      const spot = alongCourse(course.path, options.along);
+      const [x, y] = xy(spot[0], spot[1]);
+      svg.appendChild(svgNode("circle", { cx: x, cy: y, r: 6, class: "course-position" }));
+    }
+    runners.forEach((runner, index) => {
+      const spot = runnerSpots[index];
+      const group = svgNode("g", { class: "course-runner", "data-runner": runner.runner });
+      group.appendChild(svgNode("circle", { cx: spot.x, cy: spot.y, r: 7, class: "runner-marker" }));
+      label(group, spot, allPlaces[markSpots.length + index], "runner-label");
+      svg.appendChild(group);
+    });
     if (points.length > 0) {
       const first = xy(points[0][0], points[0][1]);
       svg.appendChild(svgNode("circle", { cx: first[0], cy: first[1], r: 5, class: "start" }));
@@ -236,6 +303,7 @@ const MR = (() => {
         svg.appendChild(svgNode("circle", { cx: x, cy: y, r: 8, id: "position" }));
       }
     }
+    return projection;
   }
 
   // --- Toasts. ---
@@ -262,7 +330,7 @@ const MR = (() => {
   }
 
   // --- Server-Sent Events: one listener per event kind; data is the event's JSON object. ---
-  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank", "alert"];
+  const KINDS = ["track", "run", "pace", "badge", "split", "end", "msg", "rank", "alert", "point"];
   function subscribe(query, handlers, onState) {
     const source = new EventSource(withToken(`/events?${query}`));
     for (const kind of KINDS) {
@@ -277,8 +345,8 @@ const MR = (() => {
   }
 
   return {
-    METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, escapeText, element,
-    pathPart, getJSON, withToken, project, svgNode, placeLabels, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, drawTrack, toast,
+    METRES_PER_MILE, getUnit, setUnit, onUnitChange, unitMetres, distance, duration, pace, clock, escapeText, element,
+    pathPart, getJSON, withToken, project, svgNode, placeLabels, badges, badgeByID, badgeBefore, smoothedSpeeds, paceColours, percentile, alongCourse, drawTrack, toast,
     bindUnitSwitch, subscribe,
   };
 })();

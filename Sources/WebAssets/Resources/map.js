@@ -44,9 +44,8 @@ const MRMap = (() => {
       kind: "svg",
       note,
       draw(points, pins, options = {}) {
-        MR.drawTrack(svg, points, pins, options);
+        projection = MR.drawTrack(svg, points, pins, options);
         svg.classList.toggle("stale", Boolean(options.stale));
-        projection = MR.project(points, 800, 500, 28);
         drawSOS();
         // A saved run's replay marker waits, hidden, until the replay places it.
         replay = null;
@@ -64,6 +63,10 @@ const MRMap = (() => {
         replay.dataset.time = time.toFixed(1);
       },
       drawRunners() {},
+      // The course page: the course, its points and the runners on it ([{runner, lat, lon}]).
+      drawCourse(course, runners) {
+        projection = MR.drawTrack(svg, [], [], { course, runners });
+      },
       // An SOS's position: a red ring where the track's projection puts it, kept over every later drawing.
       placeSOS(lat, lon) {
         sos = { lat, lon };
@@ -91,8 +94,11 @@ const MRMap = (() => {
     } else {
       box.classList.add("no-tiles");
     }
+    // Added first, so drawn first: a course lies under the track.
+    const courseLayer = L.layerGroup().addTo(map);
     const trackLayer = L.layerGroup().addTo(map), pinLayer = L.layerGroup().addTo(map), labelLayer = L.layerGroup().addTo(map);
     let markerLayer = null, replayMarker = null, sosMarker = null, labelled = [];
+    let drawnCourse = null;
     // The view follows the run until the viewer pans or zooms by hand.
     let viewerMoved = false, hasView = false;
     const moved = () => { viewerMoved = true; };
@@ -136,15 +142,38 @@ const MRMap = (() => {
       }
     }
 
+    // A course ({path: [[lat, lon, along]…], points: [{lat, lon, label, passed}]}): its line, muted, drawn again
+    // only when its path changes; its points are circles labelled with the rest (`labelled`).
+    function drawCourseLine(course) {
+      const path = course ? course.path : null;
+      if (path === drawnCourse) return;
+      drawnCourse = path;
+      courseLayer.clearLayers();
+      if (!course) return;
+      L.polyline(course.path.map((p) => [p[0], p[1]]), { color: "#6f7a99", weight: 7, opacity: 0.5, lineCap: "round",
+        lineJoin: "round", interactive: false, className: "course-line" }).addTo(courseLayer);
+    }
+    function labelCoursePoints(course) {
+      for (const point of course ? course.points : []) {
+        const marker = L.circleMarker([point.lat, point.lon], { radius: 5,
+          className: `course-point${point.passed ? " passed" : ""}` }).addTo(pinLayer);
+        labelled.push({ lat: point.lat, lon: point.lon, text: point.label, tier: "course", marker });
+      }
+    }
+    const courseBounds = (course) => (course ? course.path.map((p) => [p[0], p[1]]) : []);
+
     return {
       kind: "street",
       note,
       map,
       draw(points, pins, options = {}) {
         const last = points.length > 0 ? points[points.length - 1] : null;
-        // The view first: Leaflet makes a layer's elements only once the map has one.
-        follow(L.latLngBounds(points.map((p) => [p[0], p[1]])), options.current && last ? L.latLng(last[0], last[1]) : null);
+        const course = options.course || null;
+        // The view first: Leaflet makes a layer's elements only once the map has one. A course is kept in view.
+        follow(L.latLngBounds(points.map((p) => [p[0], p[1]]).concat(courseBounds(course))),
+          options.current && last ? L.latLng(last[0], last[1]) : null);
         if (!hasView) return;
+        drawCourseLine(course);
         trackLayer.clearLayers();
         pinLayer.clearLayers();
         // Consecutive segments of one colour share a line: thousands of points stay a few hundred layers.
@@ -166,6 +195,12 @@ const MRMap = (() => {
           L.circleMarker([points[0][0], points[0][1]], { radius: 5, className: "start", interactive: false }).addTo(trackLayer);
         }
         labelled = [];
+        labelCoursePoints(course);
+        // Where the runner is along the course: a ring on its line (the marker itself is the GPS position).
+        const spot = course && options.along != null ? MR.alongCourse(course.path, options.along) : null;
+        if (spot) {
+          L.circleMarker(spot, { radius: 6, className: "course-position", interactive: false }).addTo(pinLayer);
+        }
         for (const pin of pins.filter((p) => p.lat != null && p.lon != null)) {
           const marker = L.circleMarker([pin.lat, pin.lon], { radius: 6, className: `pin tier-${pin.tier}` }).addTo(pinLayer);
           marker.getElement && marker.getElement() && marker.getElement().setAttribute("data-badge", pin.id);
@@ -205,6 +240,23 @@ const MRMap = (() => {
           sosMarker.setLatLng([lat, lon]);
         }
         map.setView([lat, lon], Math.max(map.getZoom() || 0, 15));
+      },
+      // The course page: the course, its points and every runner on it ([{runner, lat, lon, stale}]), named.
+      drawCourse(course, runners) {
+        follow(L.latLngBounds(courseBounds(course)), null);
+        if (!hasView) return;
+        drawCourseLine(course);
+        trackLayer.clearLayers();
+        pinLayer.clearLayers();
+        labelled = [];
+        labelCoursePoints(course);
+        for (const runner of runners.filter((r) => r.lat != null && r.lon != null)) {
+          const marker = L.circleMarker([runner.lat, runner.lon], { radius: 7,
+            className: `position runner-marker${runner.stale ? " stale" : ""}` }).addTo(trackLayer);
+          marker.getElement().setAttribute("data-runner", runner.runner);
+          labelled.push({ lat: runner.lat, lon: runner.lon, text: runner.runner, tier: "runner", marker });
+        }
+        relabel();
       },
       // The overview: every live runner's newest position, named.
       drawRunners(runners) {

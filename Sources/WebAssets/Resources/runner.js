@@ -131,6 +131,73 @@
       : "Positions near the finish are private (the runner's privacy zone): the map shows the last one outside it.");
   }
 
+  // --- The runner's course (course:NAME on the line protocol), when it follows one: the course from
+  // /api/courses/NAME ({name, length, path, points: [{name, along, lat, lon, passed}]}), where the runner is on
+  // it from /api/runners/NAME and then from every pace (along, togo, next_point, next_point_eta, eta), and each
+  // point's passing time from `point` events. A point's predicted time is the pace's for the next one, and for
+  // the others the finish's prediction shared out by distance (the server predicts at one pace to the finish).
+  let course = null, progress = null, courseLoading = false, courseAskedAt = 0;
+  async function loadCourse(known) {
+    if (courseLoading) return;
+    courseLoading = true;
+    courseAskedAt = Date.now();
+    try {
+      const snapshot = known || await MR.getJSON(`/api/runners/${encodeURIComponent(name)}`);
+      const on = snapshot.course;
+      if (!on) { course = null; progress = null; return; }
+      const shape = course && course.name === on.name ? course : await MR.getJSON(`/api/courses/${encodeURIComponent(on.name)}`);
+      course = { name: shape.name, length: shape.length, path: shape.path,
+        points: shape.points.map((point, index) => {
+          const known = on.points[index] || {};
+          return { name: point.name, along: point.along, lat: point.lat, lon: point.lon, passed: known.passed, eta: known.eta };
+        }) };
+      if (!progress) progress = { along: on.along, togo: on.togo, eta: on.eta, ts: Date.now() / 1000 };
+    } catch (error) {
+      console.error("course", error);
+    } finally {
+      courseLoading = false;
+      renderCourse();
+      renderTrack();
+    }
+  }
+  function pointTime(point) {
+    if (point.passed != null) return point.passed;
+    if (!progress) return point.eta;
+    if (progress.next_point === point.name && progress.next_point_eta != null) return progress.next_point_eta;
+    if (progress.eta != null && progress.togo > 0 && point.along >= progress.along) {
+      return progress.ts + (point.along - progress.along) / progress.togo * (progress.eta - progress.ts);
+    }
+    return point.eta;
+  }
+  function pointLabel(point) {
+    const time = pointTime(point);
+    if (point.passed != null) return `${point.name} ✓ ${MR.clock(point.passed)}`;
+    return time == null ? point.name : `${point.name} ~${MR.clock(time)}`;
+  }
+  // What the map draws of the course: its path and its points, labelled with their time.
+  function courseDrawing() {
+    if (!course) return null;
+    return { path: course.path, points: course.points.map((p) => ({ lat: p.lat, lon: p.lon, label: pointLabel(p), passed: p.passed != null, name: p.name })) };
+  }
+  function renderCourse() {
+    $("course-box").hidden = !course;
+    $("legend-course").hidden = !course;
+    if (!course) return;
+    $("course-link").textContent = course.name;
+    $("course-link").href = `/courses/${encodeURIComponent(course.name)}`;
+    const togo = progress ? progress.togo : null;
+    $("togo").textContent = state.ended || togo == null ? "–" : `${MR.distance(togo, 1)} to go`;
+    const next = course.points.find((p) => p.passed == null);
+    let text = "";
+    if (!state.ended && next) {
+      const time = pointTime(next);
+      text = `Next: ${next.name}${time != null ? ` at ~${MR.clock(time)}` : ""}`;
+    } else if (!state.ended && progress && progress.eta != null) {
+      text = `Finish at ~${MR.clock(progress.eta)}`;
+    }
+    $("next-point").textContent = text;
+  }
+
   // Drawing the whole track is cheap but not free: at most once per animation frame. A backlog arriving at
   // once is drawn once, with the marker at its newest position.
   let drawPending = false;
@@ -140,13 +207,14 @@
     requestAnimationFrame(() => {
       drawPending = false;
       const age = positionAge();
-      view.draw(state.points, state.badges, { current: !state.ended, stale: !state.ended && age != null && age > STALE });
+      view.draw(state.points, state.badges, { current: !state.ended, stale: !state.ended && age != null && age > STALE,
+        course: courseDrawing(), along: progress && !state.ended ? progress.along : null });
       renderPrivacyNote();
     });
   }
 
   function renderAll() {
-    renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderLastSeen(); renderTrack();
+    renderNumbers(); renderBadges(); renderSplits(); renderCheers(); renderLastSeen(); renderCourse(); renderTrack();
   }
 
   // What the runner's phone says: an SOS (a banner that stays, with when and where) and its battery. Kept apart
@@ -175,7 +243,7 @@
   }
 
   MR.bindUnitSwitch();
-  MR.onUnitChange(() => { renderNumbers(); renderSplits(); });
+  MR.onUnitChange(() => { renderNumbers(); renderSplits(); renderCourse(); });
 
   MR.subscribe(`watch=${encodeURIComponent(name)}`, {
     track(track) {
@@ -193,12 +261,24 @@
       if (run.id !== state.runID) {
         state = empty();
         state.runID = run.id;
+        // A new run passes the course's points afresh.
+        if (course) { progress = null; loadCourse(); }
         renderAll();
       }
       setStatus("live", "live");
     },
     pace(pace) {
       state.pace = pace;
+      // On a course a pace says where along it; one that says nothing has left it (course:off).
+      if (pace.along != null) {
+        progress = { along: pace.along, togo: pace.togo, next_point: pace.next_point, next_point_eta: pace.next_point_eta,
+          eta: pace.eta, ts: Number(pace.ts) || Date.now() / 1000 };
+        if (!course && Date.now() - courseAskedAt > 15000) loadCourse();
+      } else if (course) {
+        course = null;
+        progress = null;
+      }
+      renderCourse();
       const last = state.points[state.points.length - 1];
       // A privacy zone withholds positions near the run's ends (lat and lon null): nothing to draw then.
       if (pace.lat != null && (!last || pace.time > last[3])) state.points.push([pace.lat, pace.lon, pace.dist, pace.time]);
@@ -243,6 +323,16 @@
         MR.toast("Phone battery low", `${name}'s phone is at ${Math.round(alert.batt)} %.`);
       }
     },
+    point(point) {
+      if (!course) return;
+      const passed = course.points.find((p) => p.name === point.name && p.passed == null && Math.abs(p.along - point.along) < 1);
+      if (!passed) return;
+      passed.passed = Number(point.ts);
+      // A late joiner is told the passages so far too: only a fresh one is news.
+      if (Date.now() / 1000 - passed.passed <= 60) MR.toast(`${point.name} passed`, `${name} passed ${point.name} at ${MR.clock(passed.passed)}, ${MR.duration(point.time)} into the run.`);
+      renderCourse();
+      renderTrack();
+    },
     msg(cheer) {
       cheers.unshift(cheer);
       cheers = cheers.slice(0, 50);
@@ -254,6 +344,7 @@
 
   // Someone who is not running now: say so, and point at the latest run.
   MR.getJSON(`/api/runners/${encodeURIComponent(name)}`).then((snapshot) => {
+    if (snapshot.course) loadCourse(snapshot);
     if (!snapshot.live && state.runID == null) {
       setStatus("not running now", "idle");
       if (snapshot.last_run != null) {
