@@ -25,9 +25,10 @@ enum ClusterCoding {
             switch event.kind {
             case .started(let runID, let started, let history):
                 fields += [("k", bytes("started")), ("d", bytes("\(runID) \(started)")), ("h", json(history))]
-            case .pace(let distance, let elapsed, let moving, let rejections, let goal):
+            case .pace(let distance, let elapsed, let moving, let rejections, let goal, let course):
                 let figures = goal.map { "\(distance) \(elapsed) \(moving) \($0)" } ?? "\(distance) \(elapsed) \(moving)"
                 fields += [("k", bytes("pace")), ("d", bytes(figures))]
+                if let course { fields.append(("c", bytes(course))) }
                 // Every pace of a noisy run carries these: plain `reason=count` words, no JSON coder per event.
                 if !rejections.isEmpty {
                     fields.append(("h", bytes(rejections.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))))
@@ -87,7 +88,7 @@ enum ClusterCoding {
                     }
                 }
                 kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections,
-                             goal: numbers.count == 4 ? numbers[3] : nil)
+                             goal: numbers.count == 4 ? numbers[3] : nil, course: entry["c"].map(text))
             case "badge": kind = .badge
             case "cheer": kind = .cheer
             case "ended":

@@ -1,4 +1,5 @@
 import RunCore
+import Wire
 
 /// Where one live runner is on its course, as the loop knows it: copied on the loop for a JSON answer or a
 /// leaderboard (plain values, unix times).
@@ -34,10 +35,11 @@ struct CourseProgressView: Sendable {
 }
 
 extension Hub {
-    /// Where `name` is on its course, nil for a runner with no live run on one here.
+    /// Where `name` is on its course, nil for a runner with no live run on one (here, or on another loop or
+    /// node, from its newest pace).
     func courseProgress(of name: String) -> CourseProgressView? {
         guard let run = runners[name]?.run, case .running(_, let started) = run.phase, let matcher = run.course
-        else { return nil }
+        else { return remoteCourseProgress(of: name) }
         let update = run.lastCourseUpdate
         var etas: [Int: Double] = [:]
         for upcoming in update?.upcoming ?? [] { if let eta = upcoming.eta { etas[upcoming.point.index] = started + eta } }
@@ -54,10 +56,26 @@ extension Hub {
             isOffCourse: matcher.isOffCourse)
     }
 
-    /// Every public runner with a live run on course `course` here, furthest along first.
+    /// Every public runner with a live run on course `course`, on any loop or node, furthest along first.
     func runners(onCourse course: String) -> [CourseProgressView] {
-        runners.values.compactMap { entry in
-            isPrivate(entry.name) ? nil : courseProgress(of: entry.name).flatMap { $0.course == course ? $0 : nil }
+        let names = Set(runners.keys).union(remoteRuns.compactMap { $0.value.course == course ? $0.key : nil })
+        return names.compactMap { name in
+            isPrivate(name) ? nil : courseProgress(of: name).flatMap { $0.course == course ? $0 : nil }
         }.sorted { $0.along != $1.along ? $0.along > $1.along : $0.runner < $1.runner }
+    }
+
+    /// A run on another loop or node: what its newest pace says (the points' passing times stay with its owner;
+    /// the next point's ETA is the pace's).
+    private func remoteCourseProgress(of name: String) -> CourseProgressView? {
+        guard let remote = remoteRuns[name], let course = remote.course, let line = remote.latestPaceLine,
+              let pace = try? PaceEvent(line: String(decoding: line.dropLast(), as: UTF8.self)), let fields = pace.course
+        else { return nil }
+        let points = (courses[course]?.points ?? []).map { point in
+            CourseProgressView.Point(name: point.name, along: point.along, passed: nil,
+                                     eta: point.name == fields.nextPoint && point.along > fields.along ? fields.nextPointETA : nil)
+        }
+        return CourseProgressView(runner: name, course: course, along: fields.along, togo: fields.togo,
+                                  eta: pace.forecast?.eta, elapsed: pace.elapsed,
+                                  secondsPerMetre: pace.pace.map { $0 / 1000 }, points: points, isOffCourse: false)
     }
 }

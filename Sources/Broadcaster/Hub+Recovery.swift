@@ -128,7 +128,7 @@ extension Hub {
         if let pace = run.latestPaceLine, let snapshot = run.tracker.snapshot {
             relay(pace, .spectators, .pace(distance: snapshot.distance, elapsed: snapshot.elapsed,
                                            movingTime: snapshot.movingTime, rejections: run.tracker.rejections,
-                                           goal: runners[name]?.goal?.distance))
+                                           goal: runners[name]?.goal?.distance, course: run.course?.course.name))
         }
     }
 

@@ -20,6 +20,8 @@ final class RemoteRun {
     var rejections: [FixRejection: Int] = [:]
     /// The goal distance as the owner's paces relay it.
     var goal: Double?
+    /// The course the run follows, as the owner's paces relay it (where along it is in ``latestPaceLine``).
+    var course: String?
     /// The run's newest SOS and battery alert, for late followers.
     var sosAlert: DeviceAlertLines?
     var batteryAlert: DeviceAlertLines?
@@ -102,9 +104,10 @@ extension Hub {
             // run under the same id is another cluster's on a shared Redis (tests do that), not this one.
             if !isLocalRun(runID) { runOwners[runID] = name }
             rank(name, distance: 0, elapsed: 0, moving: 0, goal: nil)
-        case .pace(let distance, let elapsed, let moving, let rejections, let goal):
+        case .pace(let distance, let elapsed, let moving, let rejections, let goal, let course):
             isPace = true
             if let remote = remoteRuns[name] {
+                remote.course = course
                 let previous = (remote.distance, remote.elapsed)
                 remote.latestPaceLine = event.line
                 remote.distance = distance

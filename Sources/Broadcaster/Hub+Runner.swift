@@ -324,7 +324,8 @@ extension Hub {
         broadcast(pace, about: name, entry: entry, to: .spectators, droppable: true, ownLine: own,
                   relaying: sharedSequence == nil ? .other
                       : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
-                              rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance))
+                              rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance,
+                              course: entry.run?.course?.course.name))
         guard let run = entry.run, let runID = run.id else { return }
         if !catchingUp {
             rank(name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,

@@ -33,7 +33,9 @@ struct RelayedEvent: Sendable {
         /// `run:`: a run began.
         case started(runID: Int64, started: Double, startHistory: BadgeHistory)
         /// `pace:`, with the figures `runs:`, `badges:` and the overview show for a live run.
-        case pace(distance: Double, elapsed: Double, movingTime: Double, rejections: [FixRejection: Int], goal: Double?)
+        /// `course`: the course the run follows, if any (its place along it is in the line).
+        case pace(distance: Double, elapsed: Double, movingTime: Double, rejections: [FixRejection: Int], goal: Double?,
+                  course: String? = nil)
         /// `badge:`.
         case badge
         /// A cheer (kept for a late web viewer).

@@ -18,12 +18,13 @@ import Testing
                                 sequence: 9, kind: .pace(distance: 1.5, elapsed: 20.25, movingTime: 19, rejections: rejections,
                                                         goal: nil))
         guard case .event(let read)? = Self.roundTrip(.event(sent)),
-              case .pace(let distance, let elapsed, let moving, let counts, let goal) = read.kind else {
+              case .pace(let distance, let elapsed, let moving, let counts, let goal, _) = read.kind else {
             Issue.record("not a pace")
             return
         }
         #expect(read.runner == "ann" && read.line == sent.line && read.audience == .spectators && !read.isCatchUp)
         #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections && goal == nil)
+        if case .pace(_, _, _, _, _, let course) = read.kind { #expect(course == nil) }
         #expect(read.sequence == 1_700_000_000_123_004)
     }
 
@@ -71,12 +72,12 @@ import Testing
     @Test func aGoalDistanceAndACoachesOnlyAlertCrossTheBus() throws {
         let pace = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
                                 sequence: 2, kind: .pace(distance: 3, elapsed: 4, movingTime: 4, rejections: [:],
-                                                         goal: 42195))
-        guard case .event(let read)? = Self.roundTrip(.event(pace)), case .pace(_, _, _, _, let goal) = read.kind else {
+                                                         goal: 42195, course: "berlin"))
+        guard case .event(let read)? = Self.roundTrip(.event(pace)), case .pace(_, _, _, _, let goal, let course) = read.kind else {
             Issue.record("not a pace")
             return
         }
-        #expect(goal == 42195)
+        #expect(goal == 42195 && course == "berlin", "the course a run follows crosses the bus with its paces")
         let alert = RelayedEvent(runner: "ann", line: Array("alert:ann kind=off_pace\n".utf8), audience: .coaches,
                                  sequence: 3, kind: .other)
         guard case .event(let readAlert)? = Self.roundTrip(.event(alert)) else {

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import MoonRunnerTestSupport
+import RunCore
 import RunStore
 import Synchronization
 import Testing
@@ -390,6 +391,40 @@ extension ShardTests {
             let late = try Self.client(on: 0, of: group)
             try late.send("watch:\(name)")
             #expect(try late.expect("alert:\(name) kind=sos").contains("lat=- lon=-"))
+        }
+    }
+
+    /// Runners on a course on both loops: the course's board, asked on either loop, has them all (the owner's
+    /// paces carry the course to the other loop).
+    @Test func aCoursesBoardHasTheRunnersOfEveryLoop() throws {
+        let store = MemoryRunStore()
+        let at = { (north: Double) in Coordinate(latitude: 51.5 + north / 111_229, longitude: -0.12) }
+        store.submit(.course(StoredCourse(name: "park", path: [at(0), at(3000)], points: [], created: 1)))
+        try withServerGroup(loops: 2, store: store) { group in
+            let fast = group.runnerName(ownedBy: 0, prefix: "fast"), slow = group.runnerName(ownedBy: 1, prefix: "slow")
+            var phones: [TestClient] = []
+            for (index, name) in [(0, fast), (1, slow)] {
+                let phone = try Self.client(on: index, of: group)
+                _ = try Self.claim(name, on: phone)
+                try phone.send("course:park")
+                try phone.expectNext("ok:course name=park")
+                phones.append(phone)
+            }
+            let start = Date().timeIntervalSince1970 - 1
+            for (phone, speed) in zip(phones, [4.0, 3.0]) {
+                let fixes = straightRun(count: 60, from: start, speed: speed)
+                for line in fixes { try phone.send(line) }
+                let last = String(fixes[59].split(separator: ",").last!)
+                _ = try phone.lines(until: "the last pace") { $0.hasPrefix("pace:") && $0.contains("ts=\(last) ") }
+            }
+            for index in [0, 1] {
+                let asker = try Self.client(on: index, of: group)
+                try asker.send("leaders:course=park")
+                let lines = try asker.lines(until: "done:leaders") { $0.hasPrefix("done:leaders") }
+                let leaders = try lines.filter { $0.hasPrefix("leader:") }.map { try LeaderEvent(line: $0) }
+                #expect(leaders.map(\.runner) == [fast, slow], "asked on loop \(index): \(lines)")
+                #expect(lines.last == "done:leaders count=2 more=no")
+            }
         }
     }
 }
