@@ -137,7 +137,13 @@ extension Hub {
             if index > 0 { json.append(UInt8(ascii: ",")) }
             json += Array(#"{"runner":"#.utf8)
             JSONSyntax.appendString(runner.0, to: &json)
-            json += Array(#","run":\#(runner.1),"pos":\#(runner.3 == Int.max ? "null" : String(runner.3)),"pace":"#.utf8)
+            json += Array(#","run":\#(runner.1),"pos":\#(runner.3 == Int.max ? "null" : String(runner.3)),"course":"#.utf8)
+            if let course = courseProgress(of: runner.0)?.course {
+                JSONSyntax.appendString(course, to: &json)
+            } else {
+                json += Array("null".utf8)
+            }
+            json += Array(#","pace":"#.utf8)
             json += runner.2.map(Server.eventJSON) ?? Array("null".utf8)
             json.append(UInt8(ascii: "}"))
         }

@@ -131,6 +131,14 @@ import Wire
             try browser.waitFor("cat, a newcomer", timeout: 25, """
                 return [...document.querySelectorAll('#course-runners tbody tr')].map(r => r.dataset.runner).join() === 'ann,bob,cat';
                 """)
+            // The overview groups the runners by course, each course linking to its page.
+            try browser.open("http://127.0.0.1:\(port)/")
+            let course = try browser.waitFor("the courses being run", timeout: 20, """
+                const item = document.querySelector('#courses li[data-course="park"]');
+                return item && !document.getElementById('courses').hidden ? [item.textContent, item.querySelector('a').getAttribute('href')] : null;
+                """) as? [String]
+            #expect(course == ["park: 3 runners (ann, bob, cat)", "/courses/park"], "\(String(describing: course))")
+            try StreetMapBrowserTests.keepScreenshot(browser, as: "overview-courses.png")
         }
     }
 

@@ -107,6 +107,18 @@ import Wire
         }
     }
 
+    /// The overview says which course each live runner follows (the page lists the courses with their runners).
+    @Test func theOverviewSaysWhichCourseEachRunnerFollows() async throws {
+        try await Self.withRunnersOnPark { client, _ in
+            let (status, overview) = try Self.object(client, "/api/overview")
+            let live = try #require(overview["live"] as? [[String: Any]])
+            let courses = Dictionary(uniqueKeysWithValues: live.map { ($0["runner"] as? String ?? "", $0["course"] as Any) })
+            #expect(status == 200 && courses["ann"] as? String == "park", "\(live)")
+            #expect(courses["cat"] is NSNull, "cat follows no course")
+            #expect(courses["bob"] == nil, "a private runner is in no public list")
+        }
+    }
+
     @Test func aDenseCoursesPathIsThinnedForThePage() async throws {
         let kept = WebAPI.thinnedPath((0...10_000).map(Double.init), limit: 2_000)
         #expect(kept.count <= 2_001 && kept.first == 0 && kept.last == 10_000 && kept == kept.sorted())

@@ -42,7 +42,27 @@
       })));
     });
   }
+  // The courses being run, each with its runners (from /api/overview: a run event does not say the course),
+  // linking to each course's own page and board.
+  function renderCourses() {
+    const byCourse = new Map();
+    for (const entry of live.values()) {
+      if (!entry.course) continue;
+      byCourse.set(entry.course, [...(byCourse.get(entry.course) || []), entry.runner]);
+    }
+    const items = [...byCourse.keys()].sort().map((course) => {
+      const runners = byCourse.get(course).sort();
+      const item = MR.element("li", { "data-course": course });
+      item.appendChild(MR.element("a", { href: `/courses/${encodeURIComponent(course)}` }, course));
+      item.append(`: ${runners.length} ${runners.length === 1 ? "runner" : "runners"} (${runners.join(", ")})`);
+      return item;
+    });
+    $("courses").replaceChildren(...items);
+    $("courses").hidden = items.length === 0;
+  }
+
   function render() {
+    renderCourses();
     // The server's places; a runner not placed yet (its first rank event still to come) by distance. Two
     // runners briefly sharing a place (one rank event has come, the other's not yet) go by distance.
     const dist = (entry) => (entry.pace && entry.pace.dist) || 0;
@@ -93,11 +113,25 @@
   MR.bindUnitSwitch();
   MR.onUnitChange(render);
   render();
+  // Who follows which course is in /api/overview only: asked again now and then, for runs started since.
+  setInterval(async () => {
+    try {
+      const overview = await MR.getJSON("/api/overview");
+      for (const entry of overview.live) {
+        const known = live.get(entry.runner);
+        if (known) known.course = entry.course;
+      }
+      renderCourses();
+    } catch (error) {
+      console.error(error);
+    }
+  }, 15000);
 
   MR.subscribe("watch=*", {
     run(run) {
       const entry = live.get(run.runner);
-      live.set(run.runner, { runner: run.runner, run: run.id, pos: entry ? entry.pos : null, pace: null });
+      live.set(run.runner, { runner: run.runner, run: run.id, pos: entry ? entry.pos : null,
+                             course: entry ? entry.course : null, pace: null });
       render();
     },
     rank(rank) {
