@@ -328,63 +328,56 @@ extension Server {
         return connection
     }
 
-    /// Answers a connection's bad line with `err:`; past the flood limit, `err:flood` and close.
     /// A command naming a runner the hub does not know: the store is asked off the loop, then the hub decides
     /// with the answer. The connection's later lines wait meanwhile, as for a history answer; everyone else
     /// goes on (a lookup on the loop stalled every connection of the loop for a round trip to the database).
     func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
-        guard !readsAreFull else { return answerError(connection.id, Self.readsFull) }
-        connection.awaitAnswer()
-        updateInterest(connection)
-        let id = connection.id
-        readOffLoop(flushing: false, { store in
-            Result { () throws(StoreError) -> RunnerRecord? in try store.runner(named: name) }
-        }) { [unowned self] found in
-            guard connections[id] is Connection else { return }
-            switch found {
-            case .success(let record):
-                hub.learned(record, named: name)
-                hub.received(command, from: id, now: Self.now())
-            case .failure(let error):
-                logger.write("store read failed for runner \(name): \(error)")
-                answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
-            }
-            answered(id)
-        }
+        readThenHandle(connection, command, what: "runner \(name)", { store throws(StoreError) in
+            try store.runner(named: name)
+        }) { [unowned self] record in hub.learned(record, named: name) }
     }
 
     /// `course:NAME` of a course the hub has not read yet: read and built off the loop (a marathon's track is
     /// thousands of points), then the hub answers with it.
     func lookUpCourseThenHandle(_ connection: Connection, _ command: Command, name: String) {
+        let logger = self.logger
+        readThenHandle(connection, command, what: "course \(name)", { store throws(StoreError) -> Course? in
+            guard let stored = try store.course(named: name) else { return nil }
+            do {
+                return try Course(name: name, path: stored.path, waypoints: stored.points.map { ($0.name, $0.coordinate) })
+            } catch {
+                logger.write("course \(name) in the store does not build: \(error)")
+                return nil
+            }
+        }) { [unowned self] course in hub.learnedCourse(course, named: name) }
+    }
+
+    /// A command the hub can decide only with something read from the store first: `read` runs off the loop
+    /// (refused with `err:busy` when the loop's reads are full), `learn` hands its answer to the hub, then the
+    /// command goes to the hub; a failed read answers `err:storage`. The connection waits meanwhile.
+    private func readThenHandle<Value: Sendable>(_ connection: Connection, _ command: Command, what: String,
+                                                 _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Value,
+                                                 learn: @escaping (Value) -> Void) {
         guard !readsAreFull else { return answerError(connection.id, Self.readsFull) }
         connection.awaitAnswer()
         updateInterest(connection)
-        let id = connection.id, logger = self.logger
-        readOffLoop(flushing: false, { store in
-            Result { () throws(StoreError) -> Course? in
-                guard let stored = try store.course(named: name) else { return nil }
-                do {
-                    return try Course(name: name, path: stored.path,
-                                      waypoints: stored.points.map { ($0.name, $0.coordinate) })
-                } catch {
-                    logger.write("course \(name) in the store does not build: \(error)")
-                    return nil
-                }
-            }
-        }) { [unowned self] found in
+        let id = connection.id
+        readOffLoop(flushing: false, { store in Result { () throws(StoreError) -> Value in try read(store) } }) {
+            [unowned self] found in
             guard connections[id] is Connection else { return }
             switch found {
-            case .success(let course):
-                hub.learnedCourse(course, named: name)
+            case .success(let value):
+                learn(value)
                 hub.received(command, from: id, now: Self.now())
             case .failure(let error):
-                logger.write("store read failed for course \(name): \(error)")
+                logger.write("store read failed for \(what): \(error)")
                 answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
             }
             answered(id)
         }
     }
 
+    /// Answers a connection's bad line with `err:`; past the flood limit, `err:flood` and close.
     func answerError(_ id: ConnectionID, _ error: WireError) {
         hub.fail(id, error.code, error.reason)
     }

@@ -42,12 +42,7 @@ struct GPXCourseReader: XMLEventHandler {
     private var skipped = 0
 
     mutating func start(_ element: XMLElementStart) throws(StoreError) {
-        guard GPXReader.isGPXNamespace(element.namespace) else {
-            path.append("")
-            return
-        }
-        let parent = path.last
-        path.append(element.name)
+        guard let parent = GPXReader.enter(element, path: &path) else { return }
         switch element.name {
         case "gpx" where parent == nil: sawGPX = true
         case "rte" where parent == "gpx" && path.count == 2: routes.append([])

@@ -57,13 +57,19 @@ struct GPXReader: XMLEventHandler {
         self.requiringTimes = requiringTimes
     }
 
-    mutating func start(_ element: XMLElementStart) throws(StoreError) {
-        guard Self.isGPXNamespace(element.namespace) else {
+    /// Puts `element` on the stack of open elements (another namespace's as "", so a vendor's `<x:time>` never
+    /// reads as GPX's); nil for such a foreign element, else the GPX element's parent (nil at the root).
+    static func enter(_ element: XMLElementStart, path: inout [String]) -> String?? {
+        guard isGPXNamespace(element.namespace) else {
             path.append("")
-            return
+            return nil
         }
-        let parent = path.last
-        path.append(element.name)
+        defer { path.append(element.name) }
+        return .some(path.last)
+    }
+
+    mutating func start(_ element: XMLElementStart) throws(StoreError) {
+        guard let parent = Self.enter(element, path: &path) else { return }
         switch element.name {
         // Only gpx/trk/trkseg/trkpt counts: a <trk> inside something else (a waypoint, an extension) is no track.
         case "gpx" where parent == nil: sawGPX = true
