@@ -55,6 +55,32 @@ extension Hub {
         output.log("runner \(entry.name) follows course \(name)")
     }
 
+    /// What following course `name` (nil: none) means for runner `runner`, from its page: the course taken (nil
+    /// for none), or nil when the hub holds no course of that name (the server reads it first).
+    func follow(course name: String?, runner: String) -> Course?? {
+        guard let entry = runners[runner] else { return nil }
+        guard let name else {
+            entry.course = nil
+            entry.declinesCourse = true
+            entry.run?.course = nil
+            entry.run?.courseFields = nil
+            entry.run?.lastCourseUpdate = nil
+            return .some(nil)
+        }
+        guard let course = courses[name] ?? configuration.raceCourse.flatMap({ $0.name == name ? $0 : nil }) else {
+            return nil
+        }
+        entry.course = course
+        entry.declinesCourse = false
+        if let run = entry.run, case .running(_, let started) = run.phase {
+            run.course = courseMatcher(for: course, goal: entry.goal, start: started)
+            run.courseFields = nil
+            run.lastCourseUpdate = nil
+        }
+        output.log("runner \(runner) follows course \(name) (its page)")
+        return .some(course)
+    }
+
     /// A matcher for a run starting (or joining the course) at `start`, the goal's target time steadying the
     /// early predictions as for a goal.
     func courseMatcher(for course: Course, goal: GoalCommand?, start: Double) -> CourseMatcher {

@@ -113,6 +113,8 @@ extension Server {
             addDeviceFromPage(request, runner: runner, on: connection, now: now)
         case .runnerAction(let runner, .stop):
             stopRunFromPage(request, runner: runner, on: connection, now: now)
+        case .runnerAction(let runner, .course):
+            setCourseFromPage(request, runner: runner, on: connection, now: now)
         case .deviceList(let runner):
             listDevices(request, runner: runner, on: connection, now: now)
         }

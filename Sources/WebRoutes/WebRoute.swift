@@ -51,6 +51,8 @@ public enum RunnerAction: String, Sendable, Hashable {
     case devices
     /// End the live run, saved.
     case stop
+    /// Follow a course (or none), as `course:` does.
+    case course
 }
 
 /// Who an event stream follows: like the line protocol's `watch:` and `coach:`.

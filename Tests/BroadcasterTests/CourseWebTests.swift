@@ -119,6 +119,32 @@ import Wire
         }
     }
 
+    /// The runner's page offers the course choice: a POST with the runner's key does what `course:` does.
+    @Test func theRunnersPageChoosesACourseWithTheKey() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            store.submit(.course(Self.park))
+            try withServer(store: store) { server in
+                let (ann, key) = try connectRunner("ann", to: server)
+                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                let form = "application/x-www-form-urlencoded"
+                let chosen = try web.post("/runners/ann/course", body: "key=\(key)&course=park", type: form)
+                #expect(chosen.status == 200 && chosen.text.hasPrefix(#"{"course":"park","dist":2000."#) && chosen.text.hasSuffix(#""points":2}"#),
+                        "\(chosen.text)")
+                let fixes = straightRun(count: 20, speed: 3)
+                for line in fixes { try ann.send(line) }
+                let last = fixes.last!.split(separator: ",").last!
+                let paces = try ann.lines(until: "the last pace") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
+                #expect(try PaceEvent(line: try #require(paces.last)).course != nil, "on the course chosen on the page")
+                #expect(try web.post("/runners/ann/course", body: "key=\(key)&course=nowhere", type: form).status == 404)
+                #expect(try web.post("/runners/ann/course", body: "key=\(key)&course=no%20spaces", type: form).status == 400)
+                #expect(try web.post("/runners/ann/course", body: "key=0123456789abcdef0123456789abcdef&course=park", type: form).status == 403)
+                let off = try web.post("/runners/ann/course", body: "key=\(key)&course=off", type: form)
+                #expect(off.status == 200 && off.text == #"{"course":null}"#)
+            }
+        }
+    }
+
     @Test func aDenseCoursesPathIsThinnedForThePage() async throws {
         let kept = WebAPI.thinnedPath((0...10_000).map(Double.init), limit: 2_000)
         #expect(kept.count <= 2_001 && kept.first == 0 && kept.last == 10_000 && kept == kept.sorted())

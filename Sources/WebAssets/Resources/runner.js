@@ -445,6 +445,23 @@
       $("runner-tools-status").textContent = "No connection to the server.";
     }
   });
+  // The race course the runner follows (as course: does): its name, or "off" for none.
+  $("course-follow").addEventListener("click", async () => {
+    try {
+      const response = await withKey("course", { course: $("course-choice").value.trim() });
+      if (!response) return;
+      if (response.status === 200) {
+        const answer = await response.json();
+        $("runner-tools-status").textContent = answer.course
+          ? `Following course ${answer.course}: ${MR.distance(answer.dist)}, ${answer.points} points. Your page shows it from your next position.`
+          : "Following no course.";
+      } else {
+        $("runner-tools-status").textContent = (await response.text()).trim() || `Refused (${response.status})`;
+      }
+    } catch (error) {
+      $("runner-tools-status").textContent = "No connection to the server.";
+    }
+  });
   $("run-stop").addEventListener("click", async () => {
     try {
       const response = await withKey("stop");
