@@ -28,8 +28,11 @@ struct CourseProgressView: Sendable {
     var elapsed: Double
     /// The average moving pace along the course, seconds per metre; nil before any moving.
     var secondsPerMetre: Double?
-    /// Every point of the course, in order.
+    /// Every point of the course, in order (empty for a run on another node whose course this loop has not read).
     var points: [Point]
+    /// The next point ahead and when the runner should reach it (unix): nil past the last point.
+    var nextPoint: String?
+    var nextPointETA: Double?
     /// True while the runner is off the course.
     var isOffCourse: Bool
 }
@@ -53,6 +56,7 @@ extension Hub {
                 CourseProgressView.Point(name: point.name, along: point.along, passed: passed[point.index],
                                          eta: passed[point.index] == nil ? etas[point.index] : nil)
             },
+            nextPoint: run.courseFields?.nextPoint, nextPointETA: run.courseFields?.nextPointETA,
             isOffCourse: matcher.isOffCourse)
     }
 
@@ -70,12 +74,15 @@ extension Hub {
         guard let remote = remoteRuns[name], let course = remote.course, let line = remote.latestPaceLine,
               let pace = try? PaceEvent(line: String(decoding: line.dropLast(), as: UTF8.self)), let fields = pace.course
         else { return nil }
-        let points = (courses[course]?.points ?? []).map { point in
+        // Passing times stay with the owner: the points behind are passed at an unknown time (its unix 0 would
+        // be a lie), those ahead have the next one's ETA.
+        let points = (courses[course]?.points ?? []).filter { $0.along > fields.along }.map { point in
             CourseProgressView.Point(name: point.name, along: point.along, passed: nil,
-                                     eta: point.name == fields.nextPoint && point.along > fields.along ? fields.nextPointETA : nil)
+                                     eta: point.name == fields.nextPoint ? fields.nextPointETA : nil)
         }
         return CourseProgressView(runner: name, course: course, along: fields.along, togo: fields.togo,
                                   eta: pace.forecast?.eta, elapsed: pace.elapsed,
-                                  secondsPerMetre: pace.pace.map { $0 / 1000 }, points: points, isOffCourse: false)
+                                  secondsPerMetre: pace.pace.map { $0 / 1000 }, points: points,
+                                  nextPoint: fields.nextPoint, nextPointETA: fields.nextPointETA, isOffCourse: false)
     }
 }

@@ -183,16 +183,7 @@ extension Server {
                                                           command: command))
                         return
                     }
-                    if identifiesThroughCluster(command, on: connection) { return }
-                    if let name = hub.nameToLookUp(in: command, from: connection.id) {
-                        lookUpThenHandle(connection, command, name: name)
-                        return
-                    }
-                    if let course = hub.courseToLookUp(in: command) {
-                        lookUpCourseThenHandle(connection, command, name: course)
-                        return
-                    }
-                    hub.received(command, from: connection.id, now: now)
+                    guard dispatch(command, on: connection, now: now) else { return }
                     // Only fixes fill the store: a runner waits while it is backlogged, anyone else goes on (a
                     // ping is answered whatever the disk does). Checked every 64 fixes: it takes a lock.
                     if case .location = command {
@@ -326,6 +317,24 @@ extension Server {
         }
         hub.connected(id, now: now)
         return connection
+    }
+
+    /// Hands a parsed command to the hub, or first to what it needs off the loop (a cluster's claim or takeover,
+    /// a name or a course read from the store), the connection's later lines waiting for it meanwhile. True
+    /// when the hub took it now.
+    @discardableResult
+    func dispatch(_ command: Command, on connection: Connection, now: Double) -> Bool {
+        if identifiesThroughCluster(command, on: connection) { return false }
+        if let name = hub.nameToLookUp(in: command, from: connection.id) {
+            lookUpThenHandle(connection, command, name: name)
+            return false
+        }
+        if let course = hub.courseToLookUp(in: command) {
+            lookUpCourseThenHandle(connection, command, name: course)
+            return false
+        }
+        hub.received(command, from: connection.id, now: now)
+        return true
     }
 
     /// A command naming a runner the hub does not know: the store is asked off the loop, then the hub decides

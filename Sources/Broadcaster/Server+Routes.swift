@@ -62,6 +62,11 @@ extension Server {
             response.headers.set("Cache-Control", "max-age=86400")
             answer(response)
         case .runner(let name):
+            // A run on another loop of this server: answered there, where its course's passing times are.
+            if hub.remoteRuns[name]?.course != nil, let owner = otherOwner(of: name) {
+                return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
+                                                         request: request))
+            }
             let visible = visible(name), hidden = hub.isPrivate(name) && !visible.contains(name)
             let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil
             let snapshot = hidden ? nil : hub.trackSnapshotSource(for: name)
@@ -71,8 +76,9 @@ extension Server {
                                   store: store)
             }
         case .course(let name):
-            // A course no runner here asked for has nobody on it: read from the store (and built) off the loop.
-            let known = hub.courses[name], runners = known == nil ? [] : hub.runners(onCourse: name)
+            // A course no runner on this loop asked for is read from the store (and built) off the loop; its
+            // runners (on any loop) are known from their paces.
+            let known = hub.courses[name], runners = hub.runners(onCourse: name)
             fromStore { store throws(StoreError) in
                 try WebAPI.course(name, known: known, runners: runners, store: store)
             }

@@ -219,7 +219,8 @@ extension Server {
             return
         case .line(_, _, _, _, let command):
             guard let connection = peer as? Connection else { return }
-            if !identifiesThroughCluster(command, on: connection) { hub.received(command, from: connection.id, now: now) }
+            // As if read here: a name or course it needs is read off the loop first (never on it).
+            dispatch(command, on: connection, now: now)
             processBufferedLines(connection, now: now)
         case .http(_, _, let request):
             guard let connection = peer as? HTTPConnection else { return }

@@ -60,7 +60,7 @@ extension WebAPI {
         json += Array(#","along":\#(metres(view.along)),"togo":\#(metres(view.togo)),"eta":\#(unix(view.eta))"#.utf8)
         json += Array(#","pace":\#(number(view.secondsPerMetre.map { $0 * 1000 }, decimals: 1))"#.utf8)
         json += Array(#","elapsed":\#(NumberFormat.string(view.elapsed, decimals: 1)),"next_point":"#.utf8)
-        let next = view.points.first { $0.passed == nil }
+        let next = view.nextPoint.map { CourseProgressView.Point(name: $0, along: 0, passed: nil, eta: view.nextPointETA) }
         if let next { JSONSyntax.appendString(next.name, to: &json) } else { json += Array("null".utf8) }
         json += Array(#","next_point_eta":\#(unix(next?.eta)),"off_course":\#(view.isOffCourse)}"#.utf8)
         return json
