@@ -115,7 +115,7 @@ import Wire
                 if (!map || !map.querySelector('path.course-line') || map.querySelectorAll('path.runner-marker').length !== 2) return null;
                 return rows.length === 2 ? rows.map(r => [r.dataset.runner, r.querySelector('.togo').textContent, r.querySelector('.next').textContent]) : null;
                 """) as? [[String]])
-            #expect(rows.map { $0[0] } == ["ann", "bob"], "furthest first: \(rows)")
+            try #require(rows.map { $0[0] } == ["ann", "bob"], "furthest first: \(rows)")
             #expect(rows[0][1] == "1.7 km" && rows[0][2].hasPrefix("Aid 2 ~") && rows[1][2].hasPrefix("Halfway ~"), "\(rows)")
             let labels = try browser.script("return [...document.querySelectorAll('#street-map .pin-label')].map(l => l.textContent)") as? [String] ?? []
             #expect(labels.contains("ann") && labels.contains("bob") && labels.contains { $0.hasPrefix("Aid 1 · ") }, "\(labels)")

@@ -63,7 +63,7 @@ import Wire
             #expect(path.count == 2 && path.allSatisfy { $0.count == 3 }, "\(path)")
             #expect(path.first?[2] == 0 && abs((path.last?[2] ?? 0) - 2000) < 5 && abs((path.last?[0] ?? 0) - 51.5179811) < 1e-6)
             let points = try #require(course["points"] as? [[String: Any]])
-            #expect(points.map { $0["name"] as? String } == ["Aid 1", "Aid 2"])
+            try #require(points.map { $0["name"] as? String } == ["Aid 1", "Aid 2"], "\(points)")
             #expect(abs((points[0]["along"] as? Double ?? 0) - 300) < 1 && abs((points[1]["along"] as? Double ?? 0) - 1500) < 1)
             #expect(abs((points[0]["lat"] as? Double ?? 0) - Self.at(300).latitude) < 1e-5, "on the course: \(points[0])")
             // The private bob is not listed; cat follows no course.
@@ -96,7 +96,7 @@ import Wire
             #expect(abs((course["along"] as? Double ?? 0) + (course["togo"] as? Double ?? 0) - 2000) < 5)
             #expect(course["eta"] is Double)
             let points = try #require(course["points"] as? [[String: Any]])
-            #expect(points.map { $0["name"] as? String } == ["Aid 1", "Aid 2"])
+            try #require(points.map { $0["name"] as? String } == ["Aid 1", "Aid 2"], "\(points)")
             // Aid 1 passed 100 s in (300 m at 3 m/s), Aid 2 ahead with its predicted time.
             let passed = try #require(points[0]["passed"] as? Double)
             #expect(abs(passed - (start + 100)) < 5 && points[0]["eta"] is NSNull, "\(points[0])")
