@@ -27,36 +27,24 @@ extension Hub {
     /// `course:NAME` / `course:off`: the runner's course for the live run and the next ones.
     func setCourse(named name: String?, for id: ConnectionID) {
         guard let entry = ownEntry(id, for: "course", asking: "iam:NAME") else { return }
-        guard let name else {
-            entry.course = nil
-            entry.declinesCourse = true
-            entry.run?.course = nil
-            entry.run?.courseFields = nil
-            entry.run?.lastCourseUpdate = nil
+        guard let chosen = follow(course: name, runner: entry.name) else {
+            fail(id, .notFound, "no course \(name ?? ""): moonrunner course add FILE --name \(name ?? "") stores one")
+            return
+        }
+        guard let course = chosen else {
             send(OkEvent(what: "course", fields: [Event.Field(key: "cleared", value: "yes", shape: .flag)]), to: id)
             return
         }
-        guard let course = courses[name] ?? configuration.raceCourse.flatMap({ $0.name == name ? $0 : nil }) else {
-            fail(id, .notFound, "no course \(name): moonrunner course add FILE --name \(name) stores one")
-            return
-        }
-        entry.course = course
-        entry.declinesCourse = false
-        if let run = entry.run, case .running(_, let started) = run.phase {
-            run.course = courseMatcher(for: course, goal: entry.goal, start: started)
-            run.courseFields = nil
-            run.lastCourseUpdate = nil
-        }
         send(OkEvent(what: "course", fields: [
-            Event.Field("name", name),
+            Event.Field("name", course.name),
             .number("dist", course.length, NumberFormat.distanceDecimals),
             .integer("points", course.points.count),
         ]), to: id)
-        output.log("runner \(entry.name) follows course \(name)")
     }
 
-    /// What following course `name` (nil: none) means for runner `runner`, from its page: the course taken (nil
-    /// for none), or nil when the hub holds no course of that name (the server reads it first).
+    /// Runner `runner` follows course `name` (nil: none), for its live run and the next ones (`course:`, or its
+    /// page): the course taken (nil for none), or nil when the hub holds no course of that name (the server
+    /// reads it first) or knows no such runner.
     func follow(course name: String?, runner: String) -> Course?? {
         guard let entry = runners[runner] else { return nil }
         guard let name else {
@@ -77,7 +65,7 @@ extension Hub {
             run.courseFields = nil
             run.lastCourseUpdate = nil
         }
-        output.log("runner \(runner) follows course \(name) (its page)")
+        output.log("runner \(runner) follows course \(name)")
         return .some(course)
     }
 

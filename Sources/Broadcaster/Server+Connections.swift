@@ -353,7 +353,7 @@ extension Server {
         readThenHandle(connection, command, what: "course \(name)", { store throws(StoreError) -> Course? in
             guard let stored = try store.course(named: name) else { return nil }
             do {
-                return try Course(name: name, path: stored.path, waypoints: stored.points.map { ($0.name, $0.coordinate) })
+                return try stored.course()
             } catch {
                 logger.write("course \(name) in the store does not build: \(error)")
                 return nil

@@ -28,7 +28,7 @@ extension Server {
         readOffLoop(flushing: false, { store -> Course? in
             guard let stored = try? store.course(named: wanted) else { return nil }
             do {
-                return try Course(name: wanted, path: stored.path, waypoints: stored.points.map { ($0.name, $0.coordinate) })
+                return try stored.course()
             } catch {
                 logger.write("course \(wanted) in the store does not build: \(error)")
                 return nil

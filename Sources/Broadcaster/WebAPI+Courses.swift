@@ -20,9 +20,7 @@ extension WebAPI {
         if let known {
             course = known
         } else {
-            guard let stored = try store.course(named: name),
-                  let built = try? Course(name: name, path: stored.path,
-                                          waypoints: stored.points.map { ($0.name, $0.coordinate) })
+            guard let stored = try store.course(named: name), let built = try? stored.course()
             else { return notFound("course", name) }
             course = built
         }

@@ -56,6 +56,11 @@ public struct NamedPlace: Sendable, Hashable, Codable {
 }
 
 extension StoredCourse {
+    /// The engine's course (points placed along it), as `course add` checked it.
+    public func course() throws(CourseError) -> Course {
+        try Course(name: name, path: path, waypoints: points.map { ($0.name, $0.coordinate) })
+    }
+
     /// The path as the database's JSON column holds it: `[[lat, lon], …]`.
     package var pathJSON: [[Double]] { path.map { [$0.latitude, $0.longitude] } }
 

@@ -122,8 +122,7 @@ private func listCourses(in store: any RunStore) throws -> Int32 {
     for stored in courses {
         let points = stored.points.count == 1 ? "1 point" : "\(stored.points.count) points"
         // A stored course is one `add` accepted: rebuilt here only to measure it.
-        let length = (try? Course(name: stored.name, path: stored.path,
-                                  waypoints: stored.points.map { ($0.name, $0.coordinate) }))
+        let length = (try? stored.course())
             .map { String(format: "%.2f km", $0.length / 1000) } ?? "unreadable"
         print(stored.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(length), \(points)")
     }

@@ -282,8 +282,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
                 store.close()
                 return 1
             }
-            configuration.raceCourse = try Course(name: raceCourse, path: stored.path,
-                                                  waypoints: stored.points.map { ($0.name, $0.coordinate) })
+            configuration.raceCourse = try stored.course()
         } catch {
             printError("moonrunner serve: course \(raceCourse): \(error)")
             store.close()
