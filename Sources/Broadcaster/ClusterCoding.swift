@@ -34,6 +34,7 @@ enum ClusterCoding {
                     fields.append(("h", bytes(rejections.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))))
                 }
             case .badge: fields.append(("k", bytes("badge")))
+            case .point: fields.append(("k", bytes("point")))
             case .cheer: fields.append(("k", bytes("cheer")))
             case .ended(let runID): fields += [("k", bytes("ended")), ("d", bytes("\(runID)"))]
             case .other: fields.append(("k", bytes("other")))
@@ -90,6 +91,7 @@ enum ClusterCoding {
                 kind = .pace(distance: numbers[0], elapsed: numbers[1], movingTime: numbers[2], rejections: rejections,
                              goal: numbers.count == 4 ? numbers[3] : nil, course: entry["c"].map(text))
             case "badge": kind = .badge
+            case "point": kind = .point
             case "cheer": kind = .cheer
             case "ended":
                 guard numbers.count == 1 else { return nil }

@@ -68,17 +68,24 @@ extension Hub {
         }.sorted { $0.along != $1.along ? $0.along > $1.along : $0.runner < $1.runner }
     }
 
-    /// A run on another loop or node: what its newest pace says (the points' passing times stay with its owner;
-    /// the next point's ETA is the pace's).
+    /// A run on another loop or node: what its newest pace says (where along, every point ahead's ETA) and its
+    /// relayed `point:` lines (the points passed and when).
     private func remoteCourseProgress(of name: String) -> CourseProgressView? {
         guard let remote = remoteRuns[name], let course = remote.course, let line = remote.latestPaceLine,
               let pace = try? PaceEvent(line: String(decoding: line.dropLast(), as: UTF8.self)), let fields = pace.course
         else { return nil }
-        // Passing times stay with the owner: the points behind are passed at an unknown time (its unix 0 would
-        // be a lie), those ahead have the next one's ETA.
-        let points = (courses[course]?.points ?? []).filter { $0.along > fields.along }.map { point in
-            CourseProgressView.Point(name: point.name, along: point.along, passed: nil,
-                                     eta: point.name == fields.nextPoint ? fields.nextPointETA : nil)
+        let passed = remote.pointLines.compactMap { line in
+            try? PointEvent(line: String(decoding: line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...], as: UTF8.self))
+        }
+        let coursePoints = courses[course]?.points ?? []
+        // The points ahead are those after the passed ones (a name alone is ambiguous: an out-and-back's aid
+        // station is passed twice); `point_etas` lists them in order from the next one.
+        let firstAhead = min(passed.count, coursePoints.count)
+        let points = coursePoints.enumerated().map { index, point in
+            let ahead = index - firstAhead
+            return CourseProgressView.Point(
+                name: point.name, along: point.along, passed: index < passed.count ? passed[index].timestamp : nil,
+                eta: ahead >= 0 && ahead < fields.pointETAs.count ? fields.pointETAs[ahead] : nil)
         }
         return CourseProgressView(runner: name, course: course, along: fields.along, togo: fields.togo,
                                   eta: pace.forecast?.eta, elapsed: pace.elapsed,

@@ -78,8 +78,10 @@ extension Hub {
     /// The pace line's course fields and forecast for one course update; `started` is the run's unix start.
     static func paceCourse(_ update: CourseUpdate, started: Double) -> (PaceCourse, eta: Double?, finish: Double?) {
         let next = update.next
+        let ahead = update.ahead.prefix(PaceCourse.maximumPointETAs)
         return (PaceCourse(along: update.along, togo: update.togo, nextPoint: next?.point.name,
-                           nextPointETA: next?.eta.map { started + $0 }),
+                           nextPointETA: next?.eta.map { started + $0 },
+                           pointETAs: ahead.map { point in update.eta(of: point).map { started + $0 } }),
                 update.eta.map { started + $0 }, update.eta)
     }
 
@@ -90,8 +92,8 @@ extension Hub {
             case .passed(let passage):
                 let line = Self.line(PointEvent(runner: entry.name, name: passage.point.name, along: passage.point.along,
                                                 timestamp: started + passage.time, elapsed: passage.time))
-                entry.run?.pointLines.append(line)
-                broadcast(line, about: entry.name, to: .everyone)
+                if let run = entry.run, run.pointLines.count < LiveRun.keptPoints { run.pointLines.append(line) }
+                broadcast(line, about: entry.name, to: .everyone, relaying: .point)
             case .offCourse(let distance):
                 broadcast(Self.line(AlertEvent(runner: entry.name, alert: "off_course", distance: snapshot.distance,
                                                elapsed: snapshot.elapsed, pace: snapshot.currentPace, off: distance)),

@@ -125,6 +125,7 @@ extension Hub {
         }
         relay(startedLine, .everyone, .started(runID: runID, started: started, startHistory: run.startHistory))
         for badge in run.badgeLines { relay(badge, .everyone, .badge) }
+        for point in run.pointLines { relay(point, .everyone, .point) }
         if let pace = run.latestPaceLine, let snapshot = run.tracker.snapshot {
             relay(pace, .spectators, .pace(distance: snapshot.distance, elapsed: snapshot.elapsed,
                                            movingTime: snapshot.movingTime, rejections: run.tracker.rejections,

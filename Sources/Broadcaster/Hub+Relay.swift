@@ -13,6 +13,9 @@ final class RemoteRun {
     var latestPaceLine: [UInt8]?
     var badgeLines: [[UInt8]] = []
     var cheerLines: [[UInt8]] = []
+    /// The course points passed (`point:`), in order: late followers get them, and the course's passing times
+    /// come from them.
+    var pointLines: [[UInt8]] = []
     /// The figures of the newest `pace:`.
     var distance: Double = 0
     var elapsed: Double = 0
@@ -47,7 +50,7 @@ struct LiveRunView {
     let elapsed: Double
     let movingTime: Double
     let rejections: [FixRejection: Int]
-    /// The course points passed so far (a run on this loop; another loop's are not kept).
+    /// The course points passed so far.
     var pointLines: [[UInt8]] = []
 
     /// `record` with this run's values so far when it is this run's row: the store's row of a live run holds
@@ -79,7 +82,8 @@ extension Hub {
         return LiveRunView(runID: remote.runID, started: remote.started, startHistory: remote.startHistory,
                            startedLine: remote.startedLine, latestPaceLine: remote.latestPaceLine,
                            badgeLines: remote.badgeLines, cheerLines: remote.cheerLines, distance: remote.distance,
-                           elapsed: remote.elapsed, movingTime: remote.movingTime, rejections: remote.rejections)
+                           elapsed: remote.elapsed, movingTime: remote.movingTime, rejections: remote.rejections,
+                           pointLines: remote.pointLines)
     }
 
     /// The names of every runner with a live run, on any loop.
@@ -120,6 +124,10 @@ extension Hub {
             }
         case .badge:
             remoteRuns[name]?.badgeLines.append(event.line)
+        case .point:
+            if let remote = remoteRuns[name], remote.pointLines.count < LiveRun.keptPoints {
+                remote.pointLines.append(event.line)
+            }
         case .cheer:
             if let local { Self.keep(cheer: event.line, in: &local.cheerLines) }
             if let remote = remoteRuns[name] { Self.keep(cheer: event.line, in: &remote.cheerLines) }

@@ -38,6 +38,8 @@ struct RelayedEvent: Sendable {
                   course: String? = nil)
         /// `badge:`.
         case badge
+        /// `point:` (a course point passed: kept for late followers and the course's passing times).
+        case point
         /// A cheer (kept for a late web viewer).
         case cheer
         /// `end:`.

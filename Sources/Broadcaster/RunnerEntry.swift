@@ -65,8 +65,12 @@ final class LiveRun {
     var latestPaceLine: [UInt8]?
     /// The run's `badge:` lines so far, for late watchers and coaches (at most 4 tiers of 33 badges).
     var badgeLines: [[UInt8]] = []
-    /// The `point:` lines of the run's course points passed so far, for late watchers.
+    /// The `point:` lines of the run's course points passed so far, for late watchers (at most
+    /// ``LiveRun/keptPoints``).
     var pointLines: [[UInt8]] = []
+    /// How many `point:` lines a run keeps: every point of any real course (a marathon's kilometre marks and
+    /// aid stations are about 50), while a course file of thousands of points cannot grow a run without bound.
+    static let keptPoints = 500
     /// The newest cheers about the run (at most ``LiveRun/keptCheers``), for a late web viewer.
     var cheerLines: [[UInt8]] = []
     /// How many cheers a run keeps for late viewers.

@@ -64,7 +64,7 @@ extension AlertEvent {
         case battery
         /// The phone's battery fell below 15 %.
         case batteryLow = "battery_low"
-        /// The runner has been more than 50 m from its course for 30 s (`off` the metres off).
+        /// The runner has been more than 50 m from its course for 30 s, less the farther off (`off` the metres off).
         case offCourse = "off_course"
         /// Back on the course.
         case backOnCourse = "back_on_course"

@@ -6,7 +6,8 @@ public struct CourseConfiguration: Sendable, Hashable {
     /// it. Default 50: ten times a phone's error, so noise never reaches it, and half a block.
     public var offCourseDistance = 50.0
     /// Seconds beyond ``offCourseDistance`` before `off_course`. Default 30: a runner cutting a wide corner or
-    /// crossing to a fountain is back in less.
+    /// crossing to a fountain is back in less. Farther off, less: `offCourseDuration × offCourseDistance / off`,
+    /// never below half of it (15 s at twice the distance), so a runner heading away is told sooner.
     public var offCourseDuration = 30.0
     /// Seconds back within ``offCourseDistance`` before `back_on_course`. Default 10: shorter than the way off,
     /// because a runner back on the course is what the spectators wait to hear, and noise on the course is

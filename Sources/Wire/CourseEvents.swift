@@ -1,5 +1,11 @@
-/// Where a runner on a course is, as `pace:` carries it: `along=M togo=M [next_point="NAME" next_point_eta=UNIX]`.
+/// Where a runner on a course is, as `pace:` carries it: `along=M togo=M [next_point="NAME" next_point_eta=UNIX
+/// point_etas=UNIX,UNIX,…]`.
 public struct PaceCourse: Sendable, Hashable {
+    /// The most points ahead `point_etas` lists (the nearest ones): a marathon's kilometre marks and aid
+    /// stations, while a course with hundreds of points does not make every pace line kilobytes long.
+    /// `/api/runners/NAME` has them all.
+    public static let maximumPointETAs = 60
+
     /// Metres along the course.
     public var along: Double
     /// Metres to the finish along the course.
@@ -8,13 +14,19 @@ public struct PaceCourse: Sendable, Hashable {
     public var nextPoint: String?
     /// Predicted unix time at the next point; nil (`-`) while the pace model has too little to go on.
     public var nextPointETA: Double?
+    /// Predicted unix times at every point still ahead, in course order, the first being the next point's
+    /// (`point_etas=`; nil is `-`, while the pace model has too little to go on): at most
+    /// ``maximumPointETAs``, the nearest. Empty past the last point.
+    public var pointETAs: [Double?]
 
-    /// Creates the fields.
-    public init(along: Double, togo: Double, nextPoint: String? = nil, nextPointETA: Double? = nil) {
+    /// Creates the fields (`pointETAs` is cut to ``maximumPointETAs``).
+    public init(along: Double, togo: Double, nextPoint: String? = nil, nextPointETA: Double? = nil,
+                pointETAs: [Double?] = []) {
         self.along = along
         self.togo = togo
         self.nextPoint = nextPoint
         self.nextPointETA = nextPointETA
+        self.pointETAs = Array(pointETAs.prefix(Self.maximumPointETAs))
     }
 }
 

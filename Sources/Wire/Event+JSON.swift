@@ -79,6 +79,14 @@ public enum JSONSyntax {
             buffer.append(contentsOf: "null".utf8)
         case .number where isNumber(field.value):
             buffer.append(contentsOf: field.value.utf8)
+        case .numbers:
+            buffer.append(UInt8(ascii: "["))
+            for (index, item) in field.value.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                // Anything but a number (`-`, or a value that doesn't fit) is null: the array stays valid JSON.
+                if isNumber(String(item)) { buffer.append(contentsOf: item.utf8) } else { buffer.append(contentsOf: "null".utf8) }
+            }
+            buffer.append(UInt8(ascii: "]"))
         case .flag where field.value == "yes":
             buffer.append(contentsOf: "true".utf8)
         case .flag where field.value == "no":

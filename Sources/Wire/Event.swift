@@ -24,6 +24,8 @@ public struct Event: Sendable, Hashable {
             case textOrNo
             /// A JSON number, or null when the value is `-`.
             case number
+            /// A JSON array of numbers from `a,b,-`: null for `-`.
+            case numbers
             /// `yes` and `no` as true and false.
             case flag
         }

@@ -96,7 +96,8 @@ public struct PaceEvent: WireEvent {
         if event["along"] != nil {
             let next = event["next_point"]
             course = PaceCourse(along: try event.double("along"), togo: try event.double("togo"), nextPoint: next,
-                                nextPointETA: next == nil ? nil : try event.optionalDouble("next_point_eta"))
+                                nextPointETA: next == nil ? nil : try event.optionalDouble("next_point_eta"),
+                                pointETAs: try event.absentOrDoubles("point_etas"))
         }
     }
 
@@ -121,6 +122,7 @@ public struct PaceEvent: WireEvent {
             .number("along", course.along, NumberFormat.distanceDecimals),
             .number("togo", course.togo, NumberFormat.distanceDecimals),
         ] + (course.nextPoint.map { [Event.Field("next_point", $0), .number("next_point_eta", course.nextPointETA, 0)] } ?? [])
+          + (course.pointETAs.isEmpty ? [] : [.numbers("point_etas", course.pointETAs, 0)])
         } ?? []))
     }
 

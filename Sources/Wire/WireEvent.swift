@@ -90,6 +90,22 @@ extension Event {
         return value
     }
 
+    /// An optional list of decimals or `-`, `a,b,-,c` (`.numbers`): empty when the field is absent.
+    func absentOrDoubles(_ key: String) throws(WireError) -> [Double?] {
+        guard let text = self[key] else { return [] }
+        var values: [Double?] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            if item == "-" {
+                values.append(nil)
+            } else if let value = DecimalParser.double(String(item)) {
+                values.append(value)
+            } else {
+                throw WireError(.badNumber, "\(kind): \(key)= is not a list of decimal numbers or -")
+            }
+        }
+        return values
+    }
+
     /// A required 64-bit integer.
     func int64(_ key: String) throws(WireError) -> Int64 {
         guard let value = DecimalParser.integer(try string(key)) else {
@@ -138,6 +154,12 @@ extension Event.Field {
     /// A number with `decimals` places, or `-` (null in JSON) when absent.
     public static func number(_ key: String, _ value: Double?, _ decimals: Int) -> Event.Field {
         Event.Field(key: key, value: NumberFormat.string(value, decimals: decimals), shape: .number)
+    }
+
+    /// Numbers with `decimals` places, each `-` when absent, joined by commas (a JSON array, null for `-`).
+    public static func numbers(_ key: String, _ values: [Double?], _ decimals: Int) -> Event.Field {
+        Event.Field(key: key, value: values.map { NumberFormat.string($0, decimals: decimals) }.joined(separator: ","),
+                    shape: .numbers)
     }
 
     /// A whole number.

@@ -84,7 +84,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           token is always taken (at least 1; default 20)
   --course NAME           a race: every run follows course NAME (moonrunner course add) unless its runner
                           chose another (course:NAME) or none (course:off)
-  --off-course M          metres from the course, for 30 s, that make an off_course alert (default 50)
+  --off-course M          metres from the course, for 30 s (15 s at twice as far), that make an off_course alert (default 50)
   --max-accuracy M        fixes at or above this accuracy are filtered (default 20)
   --max-speed MPS         implied speeds above this are jumps (default 12.5)
   --tiles URL|off         map tiles under the pages' tracks: a {z}/{x}/{y} URL template (default

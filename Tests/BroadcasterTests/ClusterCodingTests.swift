@@ -78,6 +78,13 @@ import Testing
             return
         }
         #expect(goal == 42195 && course == "berlin", "the course a run follows crosses the bus with its paces")
+        let point = RelayedEvent(runner: "ann", line: Array("point:ann name=\"Aid 1\" along=5000.00 ts=1 time=1.0\n".utf8),
+                                 audience: .everyone, sequence: 4, kind: .point)
+        guard case .event(let readPoint)? = Self.roundTrip(.event(point)), case .point = readPoint.kind else {
+            Issue.record("not a point")
+            return
+        }
+        #expect(readPoint.line == point.line)
         let alert = RelayedEvent(runner: "ann", line: Array("alert:ann kind=off_pace\n".utf8), audience: .coaches,
                                  sequence: 3, kind: .other)
         guard case .event(let readAlert)? = Self.roundTrip(.event(alert)) else {

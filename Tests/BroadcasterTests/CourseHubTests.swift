@@ -69,6 +69,11 @@ import Wire
         let length = try Self.outAndBack().length
         #expect(abs(course.along - 660) < 15 && abs(course.togo - (length - course.along)) < 0.01, "\(course)")
         #expect(course.nextPoint == "Turn" && course.nextPointETA != nil)
+        // Every point ahead, from the next: Turn at 990 m and Aid 1 again on the way back, 990 + 657 m.
+        #expect(course.pointETAs.count == 2 && course.pointETAs.first == course.nextPointETA, "\(course.pointETAs)")
+        if course.pointETAs.count == 2, let turn = course.pointETAs[0], let back = course.pointETAs[1] {
+            #expect(abs((back - turn) - 657 / 3.3) < 15, "the second point's ETA is the first's plus 657 m at 3.3 m/s")
+        }
         #expect(last.forecast?.eta != nil && last.forecast?.finish != nil, "the finish predicted along the course")
         let points = try lines(to: spectator, "point").map { try PointEvent(line: $0) }
         #expect(points.count == 1 && points.first?.name == "Aid 1", "\(points)")
@@ -119,5 +124,52 @@ import Wire
         #expect(abs(leaders[0].standing.distance - 396) < 15 && abs(gap - 36) < 10, "\(leaders.map(\.line))")
         #expect(abs((leaders[1].standing.gapTime ?? 0) - gap / 3.3) < 3, "the gap at the leader's pace")
         #expect(lines(to: asker, "done") == ["done:leaders count=2 more=no"])
+    }
+}
+
+/// What another loop or node knows of a runner on a course comes from its relayed events only: the points it
+/// passed and when (`point:`), and every point ahead's ETA (`point_etas=`).
+@Suite(.mayBlock) struct RemoteCourseProgressTests {
+    /// Records what the owner's hub relays, as the bus would carry it.
+    final class RelayingOutput: HubOutput {
+        var relayed: [RelayedEvent] = []
+        func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {}
+        func close(_ connection: ConnectionID, reason: String) {}
+        func answerFromStore(to connection: ConnectionID,
+                             _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {}
+        func errorSent(to connection: ConnectionID) {}
+        func log(_ message: String) {}
+        func connectionCounters() -> [(String, Int)] { [] }
+        func relay(_ message: RelayMessage) { if case .event(let event) = message { relayed.append(event) } }
+    }
+
+    @Test func anotherNodeKnowsThePointsPassedAndTheETAsAhead() throws {
+        let start = 1_700_000_000.0, runner = ConnectionID(1)
+        let ownerOutput = RelayingOutput()
+        let owner = Hub(configuration: ServerConfiguration(), store: MemoryRunStore(), output: ownerOutput)
+        var sequence: UInt64 = 0
+        owner.sharedSequence = { sequence += 1; return sequence }
+        let elsewhere = Hub(configuration: ServerConfiguration(), store: MemoryRunStore(), output: RecordingOutput())
+        for hub in [owner, elsewhere] { hub.learnedCourse(try CourseHubTests.outAndBack(), named: "park") }
+        owner.connected(runner, now: start)
+        owner.received(.identify(name: "ann", key: nil), from: runner, now: start)
+        owner.received(.course(name: "park"), from: runner, now: start)
+        let fixes = CourseHubTests()
+        for second in 0...200 {
+            owner.received(fixes.fix(north: 3.3 * Double(second), at: second), from: runner, now: start + Double(second))
+        }
+        for event in ownerOutput.relayed { elsewhere.receiveRelayed(event, now: start + 200) }
+
+        let here = try #require(owner.courseProgress(of: "ann"))
+        let there = try #require(elsewhere.courseProgress(of: "ann"), "the other node sees the runner on its course")
+        #expect(there.points.map(\.name) == ["Aid 1", "Turn", "Aid 1"])
+        let passed = try #require(here.points.first?.passed)
+        #expect(there.points.first?.passed == passed.rounded(), "the passing time of Aid 1, as point: says it (whole seconds)")
+        #expect(there.points.dropFirst().allSatisfy { $0.passed == nil })
+        for (mine, theirs) in zip(here.points.dropFirst(), there.points.dropFirst()) {
+            let eta = try #require(mine.eta)
+            #expect(theirs.eta.map { abs($0 - eta) <= 0.5 } == true, "\(theirs.name): \(String(describing: theirs.eta)) vs \(eta)")
+        }
+        #expect(abs(there.along - here.along) < 0.01 && there.nextPoint == "Turn")
     }
 }

@@ -5,6 +5,28 @@ import Testing
 /// Off course: a 300 m detour raises `off_course` and `back_on_course` each once, promptly; GPS noise on the
 /// course never raises one, over a whole marathon.
 @Suite struct OffCourseTests {
+    /// Just beyond the distance, the whole off duration; twice as far, half of it; a far fix alone, nothing.
+    @Test func theHoldShortensTheFartherOff() {
+        let configuration = CourseConfiguration()
+        func firstOff(distance: Double, fixes: Int) -> Double? {
+            var monitor = OffCourseMonitor()
+            for second in 0..<fixes where monitor.observe(distance: distance, at: Double(second), configuration: configuration) == .offCourse {
+                return Double(second)
+            }
+            return nil
+        }
+        #expect(firstOff(distance: 51, fixes: 60) == 30)
+        #expect(firstOff(distance: 75, fixes: 60) == 20)
+        #expect(firstOff(distance: 100, fixes: 60) == 15)
+        #expect(firstOff(distance: 400, fixes: 60) == 15)
+        #expect(firstOff(distance: 45, fixes: 300) == nil)
+        var monitor = OffCourseMonitor()
+        for second in 0..<120 {
+            let wild = second % 14 == 13 ? 500.0 : 5
+            #expect(monitor.observe(distance: wild, at: Double(second), configuration: configuration) == nil)
+        }
+    }
+
     /// At 600 m along the 12 km course's first leg the runner turns 90° left, runs 300 m away, comes back and
     /// carries on. Beyond 50 m from t0 + 15.2 s to t0 + 166.7 s (t0 = 181.8 s, leaving the course).
     @Test(arguments: UInt64(1)...6) func aDetourIsOffCourseAndBack(seed: UInt64) throws {
@@ -35,8 +57,8 @@ import Testing
         }
         #expect(offAt.count == 1 && backAt.count == 1, "off \(offAt), back \(backAt)")
         guard let off = offAt.first, let back = backAt.first else { return }
-        #expect(off - beyond >= 0 && off - beyond <= 45, "off_course \(off - beyond) s after passing 50 m")
-        #expect(back - within <= 45, "back_on_course \(back - within) s after coming within 50 m")
+        #expect(off - beyond >= 0 && off - leave <= 45, "off_course \(off - leave) s after leaving the course")
+        #expect(back - within <= 45 && back - rejoined <= 45, "back_on_course \(back - within) s after coming within 50 m")
         print("TABLE course detour seed \(seed) | off_course \(String(format: "%.0f", off - beyond)) s after 50 m off "
               + "(\(String(format: "%.0f", off - leave)) s after leaving), back_on_course "
               + "\(String(format: "%.0f", back - within)) s after within 50 m (\(String(format: "%+.0f", back - rejoined)) s after rejoining)")

@@ -57,6 +57,10 @@ import Testing
                 // Numbers, nulls and booleans keep the line's very characters (decimals included).
                 let literal: String
                 switch (value, field.value) {
+                case (let array as [Any], _):
+                    // A list (`a,b,-`) is an array of the same numbers, null for `-`.
+                    literal = "[" + field.value.split(separator: ",").map { $0 == "-" ? "null" : String($0) }.joined(separator: ",") + "]"
+                    #expect(array.count == field.value.split(separator: ",").count, "\(key)")
                 case (is NSNull, "-"), (is NSNull, "no"): literal = "null"
                 case (_, "yes"): literal = "true"
                 case (_, "no"): literal = "false"
@@ -145,7 +149,8 @@ import Testing
             if index % 7 == 0 {
                 pace.forecast = PaceForecast(eta: 1_732_960_000, finish: 9_000, nextETA: nil)
                 pace.course = PaceCourse(along: Double(index), togo: 5_000, nextPoint: index % 2 == 0 ? "Aid 3" : nil,
-                                         nextPointETA: index % 2 == 0 ? 1_732_955_000 : nil)
+                                         nextPointETA: index % 2 == 0 ? 1_732_955_000 : nil,
+                                         pointETAs: index % 2 == 0 ? [1_732_955_000, nil, 1_732_956_000] : [])
             }
             var fast: [UInt8] = []
             pace.appendJSON(to: &fast)
@@ -156,6 +161,9 @@ import Testing
             ServerEvent.pace(pace).appendJSON(to: &viaServerEvent)
             #expect(viaServerEvent == generic)
             if pace.course != nil { #expect(String(decoding: fast, as: UTF8.self).contains(#","togo":5000.00"#), "\(pace.line)") }
+            if pace.course?.pointETAs.isEmpty == false {
+                #expect(String(decoding: fast, as: UTF8.self).contains(#""point_etas":[1732955000,null,1732956000]"#))
+            }
         }
     }
 }

@@ -180,7 +180,8 @@ private func eventError(_ line: String) -> ErrorCode? {
             var pace = PaceEvent(runner: "ann", distance: 10_051.2, elapsed: 3100, moving: 3000, pace: 298.5, current: 300,
                                  latitude: 52.5, longitude: 13.4, timestamp: "1732953100", nextBadge: "callisto", left: 1214.3,
                                  forecast: PaceForecast(eta: 1_732_962_998, finish: 12_998.1, nextETA: 1_732_953_484))
-            pace.course = PaceCourse(along: 10_012.5, togo: 32_182.5, nextPoint: "Aid 3", nextPointETA: 1_732_954_600)
+            pace.course = PaceCourse(along: 10_012.5, togo: 32_182.5, nextPoint: "Aid 3", nextPointETA: 1_732_954_600,
+                                     pointETAs: [1_732_954_600, 1_732_956_100, nil])
             return pace
         }()),
         .pace({

@@ -133,9 +133,10 @@
 
   // --- The runner's course (course:NAME on the line protocol), when it follows one: the course from
   // /api/courses/NAME ({name, length, path, points: [{name, along, lat, lon, passed}]}), where the runner is on
-  // it from /api/runners/NAME and then from every pace (along, togo, next_point, next_point_eta, eta), and each
-  // point's passing time from `point` events. A point's predicted time is the pace's for the next one, and for
-  // the others the finish's prediction shared out by distance (the server predicts at one pace to the finish).
+  // it from /api/runners/NAME and then from every pace (along, togo, next_point, next_point_eta, point_etas, eta),
+  // and each point's passing time from `point` events. A point's predicted time is the pace's `point_etas` (every
+  // point ahead, in order from the next); past its end, the finish's prediction shared out by distance (the
+  // server predicts at one pace to the finish).
   let course = null, progress = null, courseLoading = false, courseAskedAt = 0;
   async function loadCourse(known) {
     if (courseLoading) return;
@@ -163,6 +164,9 @@
   function pointTime(point) {
     if (point.passed != null) return point.passed;
     if (!progress) return point.eta;
+    const etas = progress.point_etas || [];
+    const ahead = course.points.indexOf(point) - course.points.filter((p) => p.passed != null).length;
+    if (ahead >= 0 && ahead < etas.length && etas[ahead] != null) return etas[ahead];
     if (progress.next_point === point.name && progress.next_point_eta != null) return progress.next_point_eta;
     if (progress.eta != null && progress.togo > 0 && point.along >= progress.along) {
       return progress.ts + (point.along - progress.along) / progress.togo * (progress.eta - progress.ts);
@@ -272,7 +276,7 @@
       // On a course a pace says where along it; one that says nothing has left it (course:off).
       if (pace.along != null) {
         progress = { along: pace.along, togo: pace.togo, next_point: pace.next_point, next_point_eta: pace.next_point_eta,
-          eta: pace.eta, ts: Number(pace.ts) || Date.now() / 1000 };
+          point_etas: pace.point_etas, eta: pace.eta, ts: Number(pace.ts) || Date.now() / 1000 };
         if (!course && Date.now() - courseAskedAt > 15000) loadCourse();
       } else if (course) {
         course = null;
