@@ -35,15 +35,17 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The store's contract and its SQLite implementation; exports and imports (GPX, TCX, GeoJSON, SVG).
-        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto"]),
+        // State shared between threads behind one lock (Locked): the compiler checks that it is guarded.
+        .target(name: "Locking"),
+        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto", "Locking"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
-        .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL"]),
+        .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "Locking"]),
         // The epoll event loop, sockets and timers: every syscall in one file; LoopBound.
-        .target(name: "Reactor", dependencies: ["CEpoll"]),
+        .target(name: "Reactor", dependencies: ["CEpoll", "Locking"]),
         // The event bus between the nodes of a cluster, on Redis Streams (`serve --cluster redis://…`), and
         // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C
         // client), so the binary builds and runs with nothing of Redis installed.
-        .target(name: "ClusterBus", dependencies: ["Reactor"]),
+        .target(name: "ClusterBus", dependencies: ["Reactor", "Locking"]),
         // Release builds skip the run-time exclusivity checks here (the compiler still proves what it can): the
         // hub's class properties are touched several times for every fix, and the checks cost ~3% of a flood.
         // Loop-thread-only state is the design (each loop owns its hub); the debug builds and the sanitizer jobs
@@ -56,7 +58,7 @@ let package = Package(
         // The client library (delegate and AsyncSequence APIs). On Linux, Foundation has no socket streams: the
         // client's own streams sit on the Reactor's sockets.
         .target(name: "MoonRunnerClient", dependencies: [
-            "Wire", "RunCore", .target(name: "Reactor", condition: .when(platforms: [.linux])),
+            "Wire", "RunCore", "Locking", .target(name: "Reactor", condition: .when(platforms: [.linux])),
         ]),
         // What the command-line programs share: option parsing, messages, file access.
         .target(name: "ToolSupport"),
@@ -64,11 +66,12 @@ let package = Package(
         .executableTarget(
             name: "moonrunner",
             dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "Broadcaster", "WebAssets",
-                           "MoonRunnerClient", "ToolSupport"]),
+                           "MoonRunnerClient", "ToolSupport", "Locking"]),
         // The benchmarks, in their own executable (not in the product users run).
         .executableTarget(
             name: "moonrunner-bench",
-            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport", "ClusterBus"]),
+            dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport", "ClusterBus",
+                           "Locking"]),
         // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
         .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "PostgresRunStore",
                                                               "Wire", "ClusterBus"],
@@ -82,6 +85,7 @@ let package = Package(
         .testTarget(name: "RunStoreTests", dependencies: ["RunStore", "PostgresRunStore", "RunCore", "MoonRunnerTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "WebAssets", "MoonRunnerTestSupport"]),

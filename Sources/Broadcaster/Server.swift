@@ -10,7 +10,7 @@ import Wire
 /// The loop thread owns every connection and the ``Hub``. Other threads reach it only through
 /// `loop.execute` (the store's commit handler, `shutdown()`, the other loops of a ``ServerGroup``). In a
 /// group, each `Server` is one loop: it owns a shard of the runners, and only the first one listens.
-public final class Server: @unchecked Sendable {
+public final class Server: @unchecked Sendable {  // Loop-only state; other threads use `loop.execute` and `stopped`.
     /// The configuration in force.
     public let configuration: ServerConfiguration
     /// The port the server listens on (the real one when configured with 0).

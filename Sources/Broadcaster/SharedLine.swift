@@ -6,8 +6,9 @@
 /// made for every fix), so they stay put exactly as long as the object lives, which is why a write may hold a
 /// raw pointer into them while a buffer keeps a reference (an `[UInt8]` gives no pointer outside a closure).
 /// The header is the byte count. Immutable once made.
-/// Sendable because nothing ever changes it: a connection moving to another loop takes its queue along.
-final class SharedLine: ManagedBuffer<Int, UInt8>, @unchecked Sendable {
+/// Not Sendable (ManagedBuffer is not): a connection moving to another loop takes its queue along inside a
+/// ``MigratingPeer``, whose ownership passes whole.
+final class SharedLine: ManagedBuffer<Int, UInt8> {
     /// A copy of `line`.
     static func copying(_ line: [UInt8]) -> SharedLine {
         let made = unsafeDowncast(SharedLine.create(minimumCapacity: line.count) { _ in line.count },

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Leases in Redis: which node owns a run (issue 15's failover). A lease is a key `lease:NAME` (the prefix is
 /// ``keyPrefix``) holding the owner's node name, with a short TTL the owner renews; when the owner dies the
@@ -12,7 +13,7 @@ import Foundation
 /// Every call blocks on its own connection (made on first use and again after a failure; a call that fails
 /// with the connection throws, the next one reconnects): call it from a thread of its own, never from an
 /// event loop. Calls from several threads are serialized by a lock.
-public final class ClusterLease: @unchecked Sendable {
+public final class ClusterLease: Sendable {
     /// Where Redis is.
     public let endpoint: RedisEndpoint
     /// The name written into the leases this node holds.
@@ -21,10 +22,14 @@ public final class ClusterLease: @unchecked Sendable {
     public let keyPrefix: String
     private let connectTimeout: Double
     private let commandTimeout: Double
-    /// Guards `connection` and `closed`: one call at a time.
-    private let lock = NSLock()
-    private var connection: RedisConnection?
-    private var closed = false
+    /// The connection (made on first use) and whether the lease is closed: one call at a time.
+    private let link = Locked(Link())
+
+    /// What ``link`` guards.
+    private struct Link {
+        var connection: RedisConnection?
+        var closed = false
+    }
 
     /// Renews a lease if this node holds it: 1 if renewed, 0 if not ours (or gone).
     static let renewScript = """
@@ -86,10 +91,7 @@ public final class ClusterLease: @unchecked Sendable {
 
     /// Closes the connection; later calls throw ``BusError/Kind/closed``.
     public func close() {
-        lock.lock()
-        closed = true
-        connection = nil
-        lock.unlock()
+        link.withLock { $0 = Link(connection: nil, closed: true) }
     }
 
     // MARK: Commands
@@ -111,16 +113,19 @@ public final class ClusterLease: @unchecked Sendable {
     /// Sends the commands in one round trip; an error reply throws. A connection failure drops the
     /// connection (the next call makes a new one) and throws.
     private func pipeline(_ commands: [[String]]) throws(BusError) -> [RedisValue] {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { throw BusError(.closed, "the lease connection to \(endpoint) is closed") }
+        try link.withLock { link throws(BusError) in try pipeline(commands, on: &link) }
+    }
+
+    /// ``pipeline(_:)`` under the link's lock.
+    private func pipeline(_ commands: [[String]], on link: inout Link) throws(BusError) -> [RedisValue] {
+        guard !link.closed else { throw BusError(.closed, "the lease connection to \(endpoint) is closed") }
         do throws(BusError) {
             let redis: RedisConnection
-            if let connection {
+            if let connection = link.connection {
                 redis = connection
             } else {
                 redis = try RedisConnection(endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
-                connection = redis
+                link.connection = redis
             }
             for command in commands { try redis.append(command.map { Array($0.utf8) }) }
             var replies: [RedisValue] = []
@@ -135,7 +140,7 @@ public final class ClusterLease: @unchecked Sendable {
             if let failure { throw failure }
             return replies
         } catch {
-            if error.kind != .reply { connection = nil }
+            if error.kind != .reply { link.connection = nil }
             throw error
         }
     }

@@ -7,7 +7,7 @@ import Wire
 /// **Confinement.** Every member is used on the client I/O thread only (`ClientIOThread`): the public client
 /// reaches it with `io.execute`. That single-thread rule is what makes the `@unchecked Sendable` sound, and it
 /// also gives the delegate its ordering guarantee. Events leave through `owner.publish`, never under a lock.
-final class ClientEngine: @unchecked Sendable {
+final class ClientEngine: @unchecked Sendable {  // Every member is the client I/O thread's (see Confinement).
     let configuration: ClientConfiguration
     let io: ClientIOThread
     /// The client, for publishing events (weak: the client owns the engine).
@@ -278,8 +278,8 @@ final class ClientEngine: @unchecked Sendable {
 }
 
 /// Receives the stream events of one connection attempt and hands them to the engine on the I/O thread.
-final class StreamReceiver: NSObject, StreamDelegate, @unchecked Sendable {
-    private weak var engine: ClientEngine?
+final class StreamReceiver: NSObject, StreamDelegate, Sendable {
+    private weak let engine: ClientEngine?
     private let generation: Int
 
     init(engine: ClientEngine, generation: Int) {

@@ -11,7 +11,7 @@ import RunStore
 /// a fix sent again is stored once: the key is (run, sequence).
 ///
 /// Writer thread only once the store is open (the write queue calls `commit` and `close` from its thread).
-final class PostgresBatchSink: BatchSink, @unchecked Sendable {
+final class PostgresBatchSink: BatchSink {
     /// The write connection; writer thread only. Reconnected at the next batch after it broke.
     private var connection: PostgresConnection?
     /// True after a failed batch until one commits; writer thread only.

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import RunStore
 import Synchronization
 
@@ -6,12 +7,10 @@ import Synchronization
 /// restarted) is replaced and the read tried once more; when the server cannot be reached, reads fail at
 /// once for a second after each failed attempt (or until the writer commits again: ``serverIsBack()``), so
 /// callers asking in a loop do not each wait for a connect.
-final class PostgresReadConnection: @unchecked Sendable {
-    private let lock = NSLock()
+final class PostgresReadConnection: Sendable {
     private let url: String
-    // Guarded by `lock`.
-    private var connection: PostgresConnection?
-    private var closed = false
+    /// The connection, nil once closed; its lock serializes the reads.
+    private let connection: Locked<PostgresConnection?>
     /// The last failed reconnect; a lock of its own, so the writer thread can clear it while a read runs.
     private let lastFailure = Mutex<(at: UInt64, error: StoreError)?>(nil)
 
@@ -21,21 +20,21 @@ final class PostgresReadConnection: @unchecked Sendable {
     /// Connects now, so a wrong URL or an unreachable server fails the store's opening.
     init(url: String) throws(StoreError) {
         self.url = url
-        connection = try PostgresConnection(url: url)
+        connection = Locked(try PostgresConnection(url: url))
     }
 
     /// Runs `body` with the connection, one caller at a time.
     func read<Result>(_ body: (PostgresConnection) throws(StoreError) -> Result) throws(StoreError) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        let connection = try connected()
-        do throws(StoreError) {
-            return try body(connection)
-        } catch {
-            guard !connection.isConnected else { throw error }
-            // The session is gone (restart, failover, idle timeout): once more on a new one.
-            try reconnect(connection)
-            return try body(connection)
+        try connection.withLock { connection throws(StoreError) in
+            let connection = try connected(connection)
+            do throws(StoreError) {
+                return try body(connection)
+            } catch {
+                guard !connection.isConnected else { throw error }
+                // The session is gone (restart, failover, idle timeout): once more on a new one.
+                try reconnect(connection)
+                return try body(connection)
+            }
         }
     }
 
@@ -46,22 +45,19 @@ final class PostgresReadConnection: @unchecked Sendable {
 
     /// Closes the connection; later reads fail.
     func close() {
-        lock.lock()
-        closed = true
-        connection = nil
-        lock.unlock()
+        connection.withLock { $0 = nil }
     }
 
-    /// The connection, up. Caller holds `lock`.
-    private func connected() throws(StoreError) -> PostgresConnection {
-        guard !closed, let connection else {
+    /// The connection, up; `connection` is the locked one (nil once closed).
+    private func connected(_ connection: PostgresConnection?) throws(StoreError) -> PostgresConnection {
+        guard let connection else {
             throw StoreError.closed
         }
         if !connection.isConnected { try reconnect(connection) }
         return connection
     }
 
-    /// A new session, or the recent failure again. Caller holds `lock`.
+    /// A new session, or the recent failure again. Caller holds the connection's lock.
     private func reconnect(_ connection: PostgresConnection) throws(StoreError) {
         let now = DispatchTime.now().uptimeNanoseconds
         if let recent = lastFailure.withLock({ $0 }), now - recent.at < Self.failFastWindow { throw recent.error }

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 
 /// Runs an ``EventLoop`` on a dedicated POSIX thread (for servers embedded in tests and tools).
 ///
@@ -13,7 +14,7 @@ public final class EventLoopThread: Sendable {
     /// Set under a pthread mutex when `run()` returns. libdispatch on Linux is not visible to ThreadSanitizer,
     /// so waiters also pass through this lock: that orders the loop thread's last writes before the waiter's
     /// reads in TSan's eyes too (the group alone already orders them for the hardware).
-    private let finished = FinishedFlag()
+    private let finished = Locked(false)
 
     /// Starts a detached thread that calls `loop.run()`.
     public init(loop: EventLoop) throws(IOError) {
@@ -70,33 +71,15 @@ private final class ThreadBody {
     init(_ run: @escaping () -> Void) { self.run = run }
 }
 
-/// A flag behind a `pthread_mutex_t`, which ThreadSanitizer intercepts (unlike futex-based locks).
-private final class FinishedFlag: @unchecked Sendable {
-    /// Only touched with `mutex` held.
-    private var isSet = false
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        let result = pthread_mutex_init(mutex, nil)
-        precondition(result == 0, "pthread_mutex_init failed: \(result)")
-        return mutex
-    }()
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
+extension Locked<Bool> {
     /// Called on the loop's thread after `run()` returns.
-    func set() {
-        pthread_mutex_lock(mutex)
-        isSet = true
-        pthread_mutex_unlock(mutex)
+    fileprivate func set() {
+        withLock { $0 = true }
     }
 
-    /// Called by a waiter once the group says the thread is done: acquires what `set()` released.
-    func synchronize() {
-        pthread_mutex_lock(mutex)
-        precondition(isSet, "the loop thread's group was left before its flag was set")
-        pthread_mutex_unlock(mutex)
+    /// Called by a waiter once the group says the thread is done: acquires what `set()` released (the lock is a
+    /// pthread mutex, which ThreadSanitizer sees; libdispatch's group is invisible to it on Linux).
+    fileprivate func synchronize() {
+        withLock { precondition($0, "the loop thread's group was left before its flag was set") }
     }
 }

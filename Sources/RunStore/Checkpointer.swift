@@ -1,66 +1,68 @@
 import CSQLite
 import Foundation
+import Locking
 
 /// Copies the WAL back into the database file on its own thread and connection. A checkpoint ends with an
 /// fsync; done by the writer (SQLite's automatic checkpoint) it stalls every commit behind it, done here the
 /// writer keeps committing meanwhile (WAL allows one checkpointer beside one writer).
-final class Checkpointer: @unchecked Sendable {
+final class Checkpointer: Sendable {
     /// The checkpointer's lifecycle.
-    private enum State {
+    private enum Phase {
         case running
         case stopping
         case stopped
     }
 
-    private let database: Database
+    /// What the writer and the checkpointer's thread share.
+    private struct Shared {
+        var commitsSinceCheckpoint = 0
+        var phase = Phase.running
+    }
+
+    /// The checkpointer's own connection (only its thread checkpoints through it; the lock is never contended).
+    private let database: Locked<Database>
     private let interval: Double
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var commitsSinceCheckpoint = 0
-    private var state = State.running
+    private let shared = Locked(Shared())
 
     init(path: String, configuration: StoreConfiguration) throws(StoreError) {
-        database = try Database(path: path, busyTimeout: configuration.busyTimeout)
+        let database = try Database(path: path, busyTimeout: configuration.busyTimeout)
         // A connection opens the WAL only with its first read; until then sqlite3_wal_checkpoint_v2 finds no
         // WAL and does nothing (it returns SQLITE_OK), and every checkpoint would fall to the writer's backstop.
         _ = try database.integer("PRAGMA schema_version")
+        self.database = Locked(database)
         interval = configuration.checkpointInterval
         BackgroundThread.start(named: "RunStore checkpointer") { [self] in run() }
     }
 
     /// Called by the writer after each commit; never waits.
     func noteCommit() {
-        condition.lock()
-        commitsSinceCheckpoint += 1
-        if commitsSinceCheckpoint == 1 { condition.signal() }
-        condition.unlock()
+        shared.withLock { shared in
+            shared.commitsSinceCheckpoint += 1
+            if shared.commitsSinceCheckpoint == 1 { self.shared.signal() }
+        }
     }
 
     /// Stops the thread after its current checkpoint.
     func stop() {
-        condition.lock()
-        if state == .running { state = .stopping }
-        condition.broadcast()
-        while state != .stopped { condition.wait() }
-        condition.unlock()
+        shared.withLock { if $0.phase == .running { $0.phase = .stopping } }
+        shared.broadcast()
+        shared.withLock(when: { $0.phase == .stopped }) { _ in }
     }
 
     private func run() {
-        condition.lock()
         while true {
-            while commitsSinceCheckpoint == 0 && state == .running { condition.wait() }
-            if state != .running { break }
-            commitsSinceCheckpoint = 0
-            condition.unlock()
+            let checkpoint = shared.withLock(when: { $0.commitsSinceCheckpoint > 0 || $0.phase != .running }) { shared in
+                guard shared.phase == .running else { return false }
+                shared.commitsSinceCheckpoint = 0
+                return true
+            }
+            guard checkpoint else { break }
             // PASSIVE: copies what it can without blocking the writer or readers; busy or locked is fine.
-            _ = sqlite3_wal_checkpoint_v2(database.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            condition.lock()
+            database.withLock { _ = sqlite3_wal_checkpoint_v2($0.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) }
             // At most one checkpoint per interval: each ends with an fsync.
-            let deadline = Date(timeIntervalSinceNow: interval)
-            while state == .running, condition.wait(until: deadline) {}
+            shared.withLock(when: { $0.phase != .running }, before: Date(timeIntervalSinceNow: interval)) { _, _ in }
         }
-        state = .stopped
-        condition.broadcast()
-        condition.unlock()
+        shared.withLock { $0.phase = .stopped }
+        shared.broadcast()
     }
 }

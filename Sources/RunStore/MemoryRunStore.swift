@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import RunCore
 import Synchronization
 
@@ -173,7 +174,7 @@ public final class MemoryRunStore: RunStore {
 }
 
 /// The in-memory tables, behind a lock; also the memory store's batch sink.
-final class MemoryModel: BatchSink, @unchecked Sendable {
+final class MemoryModel: BatchSink, Sendable {
     struct AwardKey: Hashable {
         var run: Int64, badge: String, tier: BadgeTier
     }
@@ -191,28 +192,25 @@ final class MemoryModel: BatchSink, @unchecked Sendable {
         var courses: [String: StoredCourse] = [:]
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Locked(State())
 
     static func newestFirst(_ a: RunRecord, _ b: RunRecord) -> Bool {
         a.started != b.started ? a.started > b.started : a.id > b.id
     }
 
     func read<Result>(_ body: (State) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(state)
+        state.withLock { body($0) }
     }
 
     func commit(_ writes: [StoreWrite]) throws(StoreError) {
-        lock.lock()
-        defer { lock.unlock() }
-        for write in writes { apply(write) }
+        state.withLock { state in
+            for write in writes { Self.apply(write, to: &state) }
+        }
     }
 
     func close() {}
 
-    private func apply(_ write: StoreWrite) {
+    private static func apply(_ write: StoreWrite, to state: inout State) {
         switch write {
         case .runner(let name, let keyHash, let created):
             if state.runners[name] == nil {

@@ -1,10 +1,11 @@
 import CCrypto
 
 /// SHA-256 by OpenSSL's libcrypto (`EVP_sha256`): cryptography is not ours to write. A value type: a copy
-/// hashes on independently (the digest context is copied on write).
-public struct SHA256: Sendable {
+/// hashes on independently (the digest context is copied on write). Not `Sendable`: its context is a C handle,
+/// and a hasher is used where its bytes are.
+public struct SHA256 {
     /// Owns one `EVP_MD_CTX`; freed with the object.
-    private final class Context: @unchecked Sendable {
+    private final class Context {
         let handle: OpaquePointer
 
         init() {

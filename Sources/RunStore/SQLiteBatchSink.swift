@@ -4,7 +4,7 @@ import RunCore
 
 /// The SQLite side of the write path: the write connection and its prepared statements, used only by the
 /// writer thread once the store is open.
-final class SQLiteBatchSink: BatchSink, @unchecked Sendable {
+final class SQLiteBatchSink: BatchSink {
     private let database: Database
     private let insertRunner: Statement
     private let insertRun: Statement

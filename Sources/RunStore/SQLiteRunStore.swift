@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Locking
 import RunCore
 import Synchronization
 
@@ -179,23 +180,21 @@ public final class SQLiteRunStore: RunStore {
 }
 
 /// The read connection and the lock that serializes its use.
-final class ReadConnection: @unchecked Sendable {
-    private let lock = NSLock()
-    private var database: Database?
+final class ReadConnection: Sendable {
+    /// The connection, nil once closed.
+    private let database: Locked<Database?>
 
-    init(database: Database) { self.database = database }
+    init(database: Database) { self.database = Locked(database) }
 
     /// Runs `body` with the connection, one caller at a time.
     func read<Result>(_ body: (Database) throws(StoreError) -> Result) throws(StoreError) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let database else { throw StoreError.closed }
-        return try body(database)
+        try database.withLock { database throws(StoreError) in
+            guard let database else { throw StoreError.closed }
+            return try body(database)
+        }
     }
 
     func close() {
-        lock.lock()
-        database = nil
-        lock.unlock()
+        database.withLock { $0 = nil }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a ``WriteQueue`` commits: a backend that applies a batch of writes atomically.
-package protocol BatchSink: AnyObject, Sendable {
+package protocol BatchSink: AnyObject {
     /// Applies all the writes in one transaction, or none of them when it throws.
     func commit(_ writes: [StoreWrite]) throws(StoreError)
     /// Releases the backend's resources; called once, on the writer thread, after the last commit.
@@ -11,7 +11,7 @@ package protocol BatchSink: AnyObject, Sendable {
 /// The write path shared by both stores: callers append under a lock and signal; one writer thread takes
 /// everything queued, commits it in transactions of at most `maximumBatchSize` writes and reports each to the
 /// commit handler. See ``RunStore`` for the failure policy.
-package final class WriteQueue: @unchecked Sendable {
+package final class WriteQueue: @unchecked Sendable {  // Shared state under `condition`; the sink, the writer thread's.
     /// The writer's lifecycle.
     private enum State {
         case running

@@ -1,6 +1,7 @@
 import Reactor
 import ClusterBus
 import Foundation
+import Locking
 import ToolSupport
 #if canImport(Glibc)
 import Glibc
@@ -111,12 +112,15 @@ func runBusBenchmark(arguments: [String]) -> Int32 {
 }
 
 /// What b received: a latency histogram and a count, filled on b's reader thread.
-final class BusBenchReceiver: @unchecked Sendable {
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var latencies = LatencyHistogram()
-    private var received = 0
-    private var expected = 0
+final class BusBenchReceiver: Sendable {
+    /// What the reader thread fills and the benchmark waits on.
+    private struct Tally {
+        var latencies = LatencyHistogram()
+        var received = 0
+        var expected = 0
+    }
+
+    private let tally = Locked(Tally())
 
     /// Monotonic microseconds (both buses are in this process: one clock).
     static func microseconds() -> Int64 {
@@ -126,48 +130,31 @@ final class BusBenchReceiver: @unchecked Sendable {
     }
 
     var receive: @Sendable ([BusEntry]) -> Void {
-        { [self] batch in
+        { [tally] batch in
             let now = Self.microseconds()
-            condition.lock()
-            for entry in batch {
-                guard let sent = entry["t"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { continue }
-                latencies.record(now - sent)
-                received += 1
+            let done = tally.withLock { tally in
+                for entry in batch {
+                    guard let sent = entry["t"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { continue }
+                    tally.latencies.record(now - sent)
+                    tally.received += 1
+                }
+                return tally.received >= tally.expected
             }
-            if received >= expected { condition.broadcast() }
-            condition.unlock()
+            if done { tally.broadcast() }
         }
     }
 
     func reset(expecting count: Int) {
-        condition.lock()
-        latencies = LatencyHistogram()
-        received = 0
-        expected = count
-        condition.unlock()
+        tally.withLock { $0 = Tally(expected: count) }
     }
 
     func waitForAll(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while received < expected {
-            guard condition.wait(until: deadline) else { return false }
-        }
-        return true
+        tally.withLock(when: { $0.received >= $0.expected }, before: Date(timeIntervalSinceNow: timeout)) { _, done in done }
     }
 
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return received
-    }
+    var count: Int { tally.withLock { $0.received } }
 
-    var histogram: LatencyHistogram {
-        condition.lock()
-        defer { condition.unlock() }
-        return latencies
-    }
+    var histogram: LatencyHistogram { tally.withLock { $0.latencies } }
 }
 
 /// A throwaway `redis-server` for the benchmark: a free loopback port, no persistence, its log in a

@@ -1,5 +1,6 @@
 import ToolSupport
 import Foundation
+import Locking
 import PostgresRunStore
 import RunCore
 import RunStore
@@ -63,8 +64,8 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
         printError("moonrunner-bench store: \(error)")
         return 1
     }
-    let receipts = BenchCounter()
-    store.setCommitHandler { receipt in receipts.add(receipt) }
+    let counter = Locked(BenchCounter())
+    store.setCommitHandler { receipt in counter.withLock { $0.add(receipt) } }
 
     let start = Date().timeIntervalSince1970
     store.submit(.runner(name: "bench", keyHash: RunnerKey.hash("bench"), created: start))
@@ -110,6 +111,7 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
     print(String(format: "  submit():          %.3f s  (%.0f fixes/s; the caller never waits for the disk)",
                  submitSeconds, Double(fixCount) / submitSeconds))
     print(String(format: "  committed (flush): %.3f s  (%.0f fixes/s)", totalSeconds, Double(fixCount) / totalSeconds))
+    let receipts = counter.withLock { $0 }
     print("  commits:           \(receipts.commits) (\(receipts.failures) failed), acknowledgements reported: \(receipts.acknowledgements)")
     if postgres == nil {
         print(String(format: "  size on disk:      %.1f MB after close (%.0f bytes per 1000 fixes); WAL before close %.1f MB",
@@ -121,18 +123,15 @@ func runStoreBenchmark(arguments: [String]) -> Int32 {
 }
 
 /// Counts what the commit handler sees, from the writer thread.
-private final class BenchCounter: @unchecked Sendable {
-    private let lock = NSLock()
+private struct BenchCounter {
     private(set) var commits = 0
     private(set) var failures = 0
     private(set) var acknowledgements = 0
 
-    func add(_ receipt: CommitReceipt) {
-        lock.lock()
+    mutating func add(_ receipt: CommitReceipt) {
         commits += 1
         if receipt.failure != nil { failures += 1 }
         acknowledgements += receipt.acknowledgements.count
-        lock.unlock()
     }
 }
 

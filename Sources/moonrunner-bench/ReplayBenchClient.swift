@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Reactor
 import Wire
 
@@ -6,16 +7,20 @@ import Wire
 /// output for it (an unread replay would be conflated, or closed as too slow, and measure nothing), and
 /// written from the caller's thread.
 ///
-/// `@unchecked Sendable`: the socket is read on the reader thread and written on the caller's (the kernel
-/// allows one of each at once); everything else is behind `condition`.
-final class ReplayBenchClient: @unchecked Sendable {
+/// The socket is read on the reader thread and written on the caller's (the kernel allows one of each at
+/// once); what the reader found is behind a lock.
+final class ReplayBenchClient: Sendable {
     private let socket: StreamSocket
-    private let condition = NSCondition()
     private let keeping: @Sendable (String) -> Bool
-    private var lineCount = 0
-    private var kept: [String] = []
-    private var isReading = true
-    private var readerDone = false
+    private let inbox = Locked(Inbox())
+
+    /// What the reader thread found.
+    private struct Inbox {
+        var lineCount = 0
+        var kept: [String] = []
+        var isReading = true
+        var readerDone = false
+    }
 
     /// Connects (blocking) and starts reading; lines for which `keeping` is true are kept for ``wait(for:timeout:)``.
     init(host: String, port: UInt16, keeping: @escaping @Sendable (String) -> Bool) throws(LoadSetupError) {
@@ -32,11 +37,7 @@ final class ReplayBenchClient: @unchecked Sendable {
     }
 
     /// Lines received so far.
-    var linesReceived: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return lineCount
-    }
+    var linesReceived: Int { inbox.withLock { $0.lineCount } }
 
     /// Writes all of `text` (blocking while the server reads slower than it comes).
     func send(_ text: [UInt8]) throws(LoadSetupError) {
@@ -57,16 +58,12 @@ final class ReplayBenchClient: @unchecked Sendable {
     /// The first kept line starting with `prefix` (kept lines before it are dropped), or nil after `timeout`
     /// seconds or once the server hung up.
     func wait(for prefix: String, timeout: Double) -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let index = kept.firstIndex(where: { $0.hasPrefix(prefix) }) {
-                let line = kept[index]
-                kept.removeFirst(index + 1)
-                return line
-            }
-            guard isReading, condition.wait(until: deadline) else { return nil }
+        let isThere = { (inbox: Inbox) in !inbox.isReading || inbox.kept.contains { $0.hasPrefix(prefix) } }
+        return inbox.withLock(when: isThere, before: Date(timeIntervalSinceNow: timeout)) { inbox, _ in
+            guard let index = inbox.kept.firstIndex(where: { $0.hasPrefix(prefix) }) else { return nil }
+            let line = inbox.kept[index]
+            inbox.kept.removeFirst(index + 1)
+            return line
         }
     }
 
@@ -74,9 +71,7 @@ final class ReplayBenchClient: @unchecked Sendable {
     /// descriptor is closed (never closed under a read, where its number could be reused meanwhile).
     func close() {
         socket.shutdown()
-        condition.lock()
-        while !readerDone { condition.wait() }
-        condition.unlock()
+        inbox.withLock(when: { $0.readerDone }) { _ in }
         socket.close()
     }
 
@@ -101,16 +96,16 @@ final class ReplayBenchClient: @unchecked Sendable {
                 let text = String(decoding: line, as: UTF8.self)
                 if keeping(text) { keep.append(text) }
             }
-            condition.lock()
-            lineCount += lines
-            kept += keep
-            if !keep.isEmpty { condition.broadcast() }
-            condition.unlock()
+            inbox.withLock { inbox in
+                inbox.lineCount += lines
+                inbox.kept += keep
+            }
+            if !keep.isEmpty { inbox.broadcast() }
         }
-        condition.lock()
-        isReading = false
-        readerDone = true
-        condition.broadcast()
-        condition.unlock()
+        inbox.withLock { inbox in
+            inbox.isReading = false
+            inbox.readerDone = true
+        }
+        inbox.broadcast()
     }
 }

@@ -1,6 +1,7 @@
 import ToolSupport
 import Broadcaster
 import Foundation
+import Locking
 import MoonRunnerClient
 import RunStore
 import Wire
@@ -88,11 +89,11 @@ func runDemo(port: UInt16, webPort: UInt16?, duration: Double?, speed: Double) a
                 var plan = crowd(name: name, key: nil, count: 1, base: samples, noise: 4, seed: lap)[0]
                 plan.key = key
                 plan.startDelay = Double(index) * speed  // a wall second apart
-                let keyBox = KeyBox()
+                let keyBox = Locked<String?>(nil)  // the runner's key, learnt from the simulation's report line
                 _ = try? await simulateRun(plan, host: "127.0.0.1", port: port, speed: speed) { line in
-                    if let range = line.range(of: "key=") { keyBox.set(String(line[range.upperBound...])) }
+                    if let range = line.range(of: "key=") { keyBox.withLock { $0 = String(line[range.upperBound...]) } }
                 }
-                key = keyBox.value ?? key
+                key = keyBox.withLock { $0 } ?? key
                 lap += 3
                 try? await Task.sleep(for: .seconds(2))
             }
@@ -123,16 +124,4 @@ func runDemo(port: UInt16, webPort: UInt16?, duration: Double?, speed: Double) a
 /// the heading on a terminal and on a pipe.
 func demoServerText(port: UInt16) -> String {
     "demo server on 127.0.0.1:\(port) (also try: moonrunner watch '*' --port \(port))"
-}
-
-/// A runner's key, learnt from the simulation's report line, kept for its next lap.
-private final class KeyBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var key: String?
-
-    var value: String? { lock.withLock { key } }
-
-    func set(_ key: String) {
-        lock.withLock { self.key = key }
-    }
 }

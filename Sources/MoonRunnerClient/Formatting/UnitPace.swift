@@ -6,7 +6,7 @@ import Foundation
 /// The base unit is seconds per kilometre, the unit of every pace on the wire. Pace is the reciprocal of speed,
 /// so it cannot be a `UnitSpeed` with a linear converter; `UnitPace.pace(from:)` and `speed(from:)` convert
 /// between the two through `UnitConverterPace`.
-public final class UnitPace: Dimension, @unchecked Sendable {
+public final class UnitPace: Dimension, @unchecked Sendable {  // Foundation's Dimension is, and asks subclasses to restate it.
     /// s/km, the base unit.
     public static let secondsPerKilometer = UnitPace(symbol: "s/km", converter: UnitConverterLinear(coefficient: 1))
     /// s/mi: a mile takes 1.609344 times as long as a kilometre at the same speed.
@@ -40,7 +40,7 @@ public final class UnitPace: Dimension, @unchecked Sendable {
 }
 
 /// The reciprocal converter between speed in m/s and pace in s/km: pace = 1000 / speed (its own inverse).
-public final class UnitConverterPace: UnitConverter, @unchecked Sendable {
+public final class UnitConverterPace: UnitConverter, @unchecked Sendable {  // Stateless; UnitConverter asks subclasses to restate it.
     /// Seconds per kilometre of a speed in metres per second.
     public override func baseUnitValue(fromValue value: Double) -> Double {
         1000 / value

@@ -1,5 +1,6 @@
 #if canImport(Darwin)
 import Foundation
+import Locking
 
 // Everything only Apple platforms compile: Foundation's socket streams and the run-loop thread they need.
 // Never compiled by this project's CI (Linux only); kept this small so it can be read whole.
@@ -12,13 +13,13 @@ final class ClientIOThread: Sendable {
     static let shared = ClientIOThread()
 
     /// The run loop of the I/O thread, published once it runs.
-    private let runLoopBox = RunLoopBox()
+    private let runLoopBox = Locked<RunLoop?>(nil)
 
     private init() {
         let box = runLoopBox
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
-            box.runLoop = RunLoop.current
+            box.withLock { $0 = RunLoop.current }
             // A port keeps the run loop alive with no streams scheduled yet.
             RunLoop.current.add(NSMachPort(), forMode: .default)
             ready.signal()
@@ -30,7 +31,7 @@ final class ClientIOThread: Sendable {
     }
 
     /// The I/O thread's run loop (streams are scheduled on it in the default mode).
-    var runLoop: RunLoop { runLoopBox.runLoop! }
+    var runLoop: RunLoop { runLoopBox.withLock { $0! } }
 
     /// Runs `task` on the I/O thread, after earlier tasks.
     func execute(_ task: @escaping @Sendable () -> Void) {
@@ -41,9 +42,9 @@ final class ClientIOThread: Sendable {
 
     /// Runs `body` on the I/O thread after `delay` seconds; I/O thread only. The returned token cancels it.
     func schedule(after delay: Double, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
-        let timer = TimerBox(Timer(timeInterval: delay, repeats: false) { _ in body() })
-        runLoop.add(timer.timer, forMode: .default)
-        return ScheduledTask(cancel: { timer.timer.invalidate() })
+        let timer = Locked(Timer(timeInterval: delay, repeats: false) { _ in body() })
+        runLoop.add(timer.withLock { $0 }, forMode: .default)
+        return ScheduledTask(cancel: { timer.withLock { $0.invalidate() } })
     }
 }
 
@@ -72,14 +73,4 @@ enum PlatformStreams {
     }
 }
 
-/// Carries a timer into the cancel closure (only ever used on the I/O thread).
-private final class TimerBox: @unchecked Sendable {
-    let timer: Timer
-    init(_ timer: Timer) { self.timer = timer }
-}
-
-/// Holds the I/O thread's run loop (written once before any reader runs, behind a semaphore).
-private final class RunLoopBox: @unchecked Sendable {
-    var runLoop: RunLoop?
-}
 #endif

@@ -1,5 +1,6 @@
 #if !canImport(Darwin)
 import Foundation
+import Locking
 import Reactor
 import Synchronization
 
@@ -10,7 +11,7 @@ import Synchronization
 /// Incoming bytes are read off the socket on the loop into an inbox, so a stream read never blocks and
 /// `hasBytesAvailable` is exact. Delegate events are always delivered asynchronously on the I/O thread, never
 /// from inside `open`, `read`, `write` or `close`, so a delegate may call back into the streams freely.
-final class SocketConnection: EventHandler, @unchecked Sendable {
+final class SocketConnection: EventHandler, Sendable {
     /// Where the connection is in its life.
     enum Phase {
         /// No stream opened yet.
@@ -55,8 +56,13 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
     private let io: ClientIOThread
     private let state = Mutex(State())
     /// The streams, held weakly: they own the connection.
-    private weak var input: SocketInputStream?
-    private weak var output: SocketOutputStream?
+    private let streams = Locked(Streams())
+
+    /// What ``streams`` guards (set once by `attach`, read on the I/O thread).
+    private struct Streams {
+        weak var input: SocketInputStream?
+        weak var output: SocketOutputStream?
+    }
 
     /// Above this many unread bytes the socket is no longer read until the input stream drains the inbox.
     static let inboxLimit = 1 << 20
@@ -72,8 +78,7 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
 
     /// Connects the two streams to this connection.
     func attach(input: SocketInputStream, output: SocketOutputStream) {
-        self.input = input
-        self.output = output
+        streams.withLock { $0 = Streams(input: input, output: output) }
     }
 
     /// Reads the state.
@@ -315,12 +320,14 @@ final class SocketConnection: EventHandler, @unchecked Sendable {
     }
 
     private func deliverToInput(_ event: Stream.Event) {
-        guard let input, state.withLock({ $0.inputOpened && !$0.inputClosed }) else { return }
+        guard let input = streams.withLock({ $0.input }), state.withLock({ $0.inputOpened && !$0.inputClosed }) else { return }
         input.delegate?.stream(input, handle: event)
     }
 
     private func deliverToOutput(_ event: Stream.Event) {
-        guard let output, state.withLock({ $0.outputOpened && !$0.outputClosed }) else { return }
+        guard let output = streams.withLock({ $0.output }), state.withLock({ $0.outputOpened && !$0.outputClosed }) else {
+            return
+        }
         output.delegate?.stream(output, handle: event)
     }
 }

@@ -1,5 +1,6 @@
 #if !canImport(Darwin)
 import Foundation
+import Locking
 
 /// An `InputStream` over a TCP socket, for Linux, where Foundation cannot make socket streams.
 ///
@@ -147,38 +148,42 @@ enum SocketStreams {
 }
 
 /// A stream's own part of its status (opened, closed) and its delegate, behind a lock.
-private final class StreamStatusBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var opened = false
-    private var closed = false
-    private weak var storedDelegate: (any StreamDelegate)?
+private final class StreamStatusBox: Sendable {
+    /// What the lock guards.
+    private struct Status {
+        var opened = false
+        var closed = false
+        weak var delegate: (any StreamDelegate)?
+    }
+
+    private let status = Locked(Status())
 
     var delegate: (any StreamDelegate)? {
-        get { lock.withLock { storedDelegate } }
-        set { lock.withLock { storedDelegate = newValue } }
+        get { status.withLock { $0.delegate } }
+        set { status.withLock { $0.delegate = newValue } }
     }
 
     /// Marks the stream opened; false if it was opened before (open is once only, as in Foundation).
     func begin() -> Bool {
-        lock.withLock {
-            guard !opened else { return false }
-            opened = true
+        status.withLock { status in
+            guard !status.opened else { return false }
+            status.opened = true
             return true
         }
     }
 
     /// Marks the stream closed; false if it already was (or never opened).
     func end() -> Bool {
-        lock.withLock {
-            guard opened, !closed else { return false }
-            closed = true
+        status.withLock { status in
+            guard status.opened, !status.closed else { return false }
+            status.closed = true
             return true
         }
     }
 
     /// Combines the stream's own status with its connection's.
     func resolve(_ connection: SocketConnection, isInput: Bool) -> Stream.Status {
-        let (opened, closed) = lock.withLock { (self.opened, self.closed) }
+        let (opened, closed) = status.withLock { ($0.opened, $0.closed) }
         if closed { return .closed }
         if !opened { return .notOpen }
         return connection.withState { state in

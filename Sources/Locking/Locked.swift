@@ -1,0 +1,55 @@
+import Foundation
+
+/// State several threads share, behind one lock: `withLock` is the only way to it, so "guarded by the lock" is
+/// checked by the compiler rather than said in a comment, and the classes that keep their state in one are
+/// plain `Sendable`. The lock is an `NSCondition` (a pthread mutex and condition variable), which
+/// ThreadSanitizer sees, unlike futex-based locks; its condition lets a thread wait for the state to change.
+public final class Locked<State>: @unchecked Sendable {  // Sendable because `state` is only touched under `condition`.
+    private let condition = NSCondition()
+    private var state: State
+
+    /// Guards `state`.
+    public init(_ state: State) {
+        self.state = state
+    }
+
+    /// Runs `body` on the state, under the lock.
+    @inline(__always)
+    public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
+    /// Waits until `ready` holds (the lock is released while waiting), then runs `body` on the state, under
+    /// the lock.
+    public func withLock<Result, Failure: Error>(when ready: (State) -> Bool,
+                                                 _ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(state) { condition.wait() }
+        return try body(&state)
+    }
+
+    /// Waits until `ready` holds or `deadline` passes, then runs `body` on the state, under the lock; `body`'s
+    /// second argument says whether `ready` held.
+    public func withLock<Result, Failure: Error>(when ready: (State) -> Bool, before deadline: Date,
+                                                 _ body: (inout State, Bool) throws(Failure) -> Result) throws(Failure) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        var isReady = ready(state)
+        while !isReady, condition.wait(until: deadline) { isReady = ready(state) }
+        return try body(&state, isReady || ready(state))
+    }
+
+    /// Wakes one thread waiting in `withLock(when:…)` to look at the state again (call it after changing it,
+    /// inside or after `withLock`).
+    public func signal() {
+        condition.signal()
+    }
+
+    /// Wakes every thread waiting in `withLock(when:…)`.
+    public func broadcast() {
+        condition.broadcast()
+    }
+}
