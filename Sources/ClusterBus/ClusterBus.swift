@@ -16,7 +16,7 @@ import Reactor
 ///
 /// Both reconnect with exponential backoff and report through `onNotice`. ``close(flushTimeout:)`` stops them;
 /// the threads hold the bus until then, so a bus must be closed.
-public final class ClusterBus: @unchecked Sendable {
+public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by its own condition (see below).
     /// Where Redis is.
     public let endpoint: RedisEndpoint
     /// How the bus behaves.

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// **Memory.** Per registered descriptor the loop keeps one 16-byte slot in an array indexed by fd
 /// (handler reference, interest, generation), so 10,000 connections cost ~160 KiB of loop state.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: @unchecked Sendable {  // `shared` is locked; the rest is the loop thread's (asserted).
     /// Where the loop is in its life; guarded by `shared`.
     enum Lifecycle {
         /// Not inside `run()`.
