@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// The publisher thread: the queue into Redis, a pipelined batch at a time.
 extension ClusterBus {
@@ -47,36 +48,29 @@ extension ClusterBus {
 
     /// Waits for something to send; nil once the bus is closing.
     private func nextBatch() -> Batch? {
-        publishing.lock()
-        defer { publishing.unlock() }
-        while queueHead == queue.count && !wakePending && !publisherClosing { publishing.wait() }
-        guard !publisherClosing else { return nil }
-        let end = min(queue.count, queueHead + max(1, configuration.publishBatchSize))
-        let batch = Batch(entries: Array(queue[queueHead..<end]), wake: wakePending)
-        wakePending = false
-        return batch
+        let batchSize = max(1, configuration.publishBatchSize)
+        return publishing.withLock(when: { $0.count > 0 || $0.wakePending || $0.closing }) { queue -> Batch? in
+            guard !queue.closing else { return nil }
+            let end = min(queue.entries.count, queue.head + batchSize)
+            let batch = Batch(entries: Array(queue.entries[queue.head..<end]), wake: queue.wakePending)
+            queue.wakePending = false
+            return batch
+        }
     }
 
     /// A batch that could not be sent: its wake is wanted again (its entries never left the queue).
     private func putBack(_ batch: Batch) {
         guard batch.wake else { return }
-        publishing.lock()
-        wakePending = true
-        publishing.unlock()
+        publishing.withLock { $0.wakePending = true }
     }
 
     private var isPublisherClosing: Bool {
-        publishing.lock()
-        defer { publishing.unlock() }
-        return publisherClosing
+        publishing.withLock { $0.closing }
     }
 
     /// Waits `seconds` before the next attempt, or less if the bus closes meanwhile.
     private func pause(_ seconds: Double) {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        publishing.lock()
-        while !publisherClosing && publishing.wait(until: deadline) {}
-        publishing.unlock()
+        publishing.withLock(when: { $0.closing }, before: Date(timeIntervalSinceNow: seconds)) { _, _ in }
     }
 
     /// `SCRIPT LOAD`s the publish script on a new connection (Redis forgets scripts when it restarts); its SHA1.
@@ -155,27 +149,27 @@ extension ClusterBus {
         if let failure { throw failure }
         for (stream, error) in refusals { onNotice(.refused(stream: stream, error)) }
         if let wakeFailure { onNotice(.refused(stream: String(decoding: wakeKey, as: UTF8.self), wakeFailure)) }
-        publishing.lock()
-        queueHead += batch.entries.count
-        publishCounts.published += added
-        publishCounts.refused += refusals.count
-        if queueHead > 4_096 && queueHead * 2 > queue.count {
-            queue.removeFirst(queueHead)
-            queueHead = 0
+        let lowWater = configuration.publishQueueLowWater
+        let drained = publishing.withLock { queue in
+            queue.head += batch.entries.count
+            queue.counts.published += added
+            queue.counts.refused += refusals.count
+            if queue.head > 4_096 && queue.head * 2 > queue.entries.count {
+                queue.entries.removeFirst(queue.head)
+                queue.head = 0
+            }
+            let drained = queue.wasFull && queue.count <= lowWater
+            if drained { queue.wasFull = false }
+            return drained
         }
-        let drained = publishQueueWasFull && queue.count - queueHead <= configuration.publishQueueLowWater
-        if drained { publishQueueWasFull = false }
         publishing.broadcast()
-        publishing.unlock()
         if drained { onNotice(.publishQueueDrained) }
     }
 
     /// Reports a connection, counting it as a reconnect when there was one before.
     func notify(_ notice: ClusterBusNotice, reconnect: Bool) {
         if reconnect {
-            publishing.lock()
-            publishCounts.reconnects += 1
-            publishing.unlock()
+            publishing.withLock { $0.counts.reconnects += 1 }
         }
         onNotice(notice)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// The reader thread: `XREAD BLOCK` on the subscribed streams and this instance's wake stream, entries to
 /// the callback.
@@ -29,9 +30,7 @@ extension ClusterBus {
                     connection = redis
                     wakeCursor = .zero
                     if everConnected {
-                        reading.lock()
-                        readCounts.reconnects += 1
-                        reading.unlock()
+                        reading.withLock { $0.counts.reconnects += 1 }
                     }
                     everConnected = true
                     onNotice(.connected(.reader, endpoint))
@@ -64,16 +63,17 @@ extension ClusterBus {
 
     /// Waits until there is something to read; nil once the bus is closing.
     private func nextSnapshot() -> Snapshot? {
-        reading.lock()
-        defer { reading.unlock() }
-        while subscriptionSet.isEmpty && !readerClosing {
-            appliedGeneration = generation
-            reading.broadcast()
-            reading.wait()
-        }
-        guard !readerClosing else { return nil }
-        return Snapshot(streams: subscriptionSet.map { ($0.key, $0.value.token, $0.value.position) }.sorted { $0.name < $1.name },
-                        generation: generation)
+        reading.withLock(stepping: { set, _ -> LockStep<Snapshot?> in
+            guard !set.closing else { return .done(nil) }
+            guard !set.streams.isEmpty else {
+                // Nothing to read: every change so far is taken up (awaitSubscriptions waits for that).
+                set.appliedGeneration = set.generation
+                reading.broadcast()
+                return .wait
+            }
+            return .done(Snapshot(streams: set.streams.map { ($0.key, $0.value.token, $0.value.position) }.sorted { $0.name < $1.name },
+                                  generation: set.generation))
+        })
     }
 
     /// The snapshot's streams with a concrete id each: a `.new` start becomes the id of the stream's last
@@ -102,14 +102,14 @@ extension ClusterBus {
             resolved[stream.name] = id
         }
         if let failure { throw failure }
-        reading.lock()
-        for stream in unresolved {
-            guard let id = resolved[stream.name], subscriptionSet[stream.name]?.token == stream.token else { continue }
-            subscriptionSet[stream.name]?.position = .after(id)
+        reading.withLock { set in
+            for stream in unresolved {
+                guard let id = resolved[stream.name], set.streams[stream.name]?.token == stream.token else { continue }
+                set.streams[stream.name]?.position = .after(id)
+            }
+            set.appliedGeneration = max(set.appliedGeneration, snapshot.generation)
         }
-        appliedGeneration = max(appliedGeneration, snapshot.generation)
         reading.broadcast()
-        reading.unlock()
         return snapshot.streams.map { stream in
             switch stream.position {
             case .after(let id): (stream.name, stream.token, id)
@@ -171,37 +171,32 @@ extension ClusterBus {
         guard !read.isEmpty else { return }
         let nodeField = configuration.nodeField, node = configuration.node
         var batch: [BusEntry] = []
-        reading.lock()
-        for stream in streams {
-            guard let entries = read[stream.name], let last = entries.last,
-                  subscriptionSet[stream.name]?.token == stream.token else { continue }
-            subscriptionSet[stream.name]?.position = .after(last.id)
-            for entry in entries {
-                let from = entry.fields.first { $0.0 == nodeField }.map { String(decoding: $0.1, as: UTF8.self) } ?? ""
-                if from == node {
-                    readCounts.echoesDropped += 1
-                    continue
+        reading.withLock { set in
+            for stream in streams {
+                guard let entries = read[stream.name], let last = entries.last,
+                      set.streams[stream.name]?.token == stream.token else { continue }
+                set.streams[stream.name]?.position = .after(last.id)
+                for entry in entries {
+                    let from = entry.fields.first { $0.0 == nodeField }.map { String(decoding: $0.1, as: UTF8.self) } ?? ""
+                    if from == node {
+                        set.counts.echoesDropped += 1
+                        continue
+                    }
+                    batch.append(BusEntry(stream: stream.name, id: entry.id, node: from,
+                                          fields: entry.fields.filter { $0.0 != nodeField }))
                 }
-                batch.append(BusEntry(stream: stream.name, id: entry.id, node: from,
-                                      fields: entry.fields.filter { $0.0 != nodeField }))
             }
+            set.counts.received += batch.count
         }
-        readCounts.received += batch.count
-        reading.unlock()
         if !batch.isEmpty { onEntries(batch) }
     }
 
     private var isReaderClosing: Bool {
-        reading.lock()
-        defer { reading.unlock() }
-        return readerClosing
+        reading.withLock { $0.closing }
     }
 
     /// Waits `seconds` before the next attempt, or less if the bus closes meanwhile.
     private func pause(_ seconds: Double) {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        reading.lock()
-        while !readerClosing && reading.wait(until: deadline) {}
-        reading.unlock()
+        reading.withLock(when: { $0.closing }, before: Date(timeIntervalSinceNow: seconds)) { _, _ in }
     }
 }

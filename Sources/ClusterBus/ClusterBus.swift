@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Reactor
 
 /// The cluster's event bus on Redis Streams: what one node publishes, the other nodes read (the layout the
@@ -16,7 +17,7 @@ import Reactor
 ///
 /// Both reconnect with exponential backoff and report through `onNotice`. ``close(flushTimeout:)`` stops them;
 /// the threads hold the bus until then, so a bus must be closed.
-public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by its own condition (see below).
+public final class ClusterBus: Sendable {
     /// Where Redis is.
     public let endpoint: RedisEndpoint
     /// How the bus behaves.
@@ -27,34 +28,53 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     let onEntries: @Sendable ([BusEntry]) -> Void
     let onNotice: @Sendable (ClusterBusNotice) -> Void
 
-    // The publish queue, guarded by `publishing` (waited on by the publisher thread and by flush/close).
-    let publishing = NSCondition()
-    /// Queued entries from `queueHead` on; the first ones may be in flight (removed once Redis has them).
-    var queue: [OutgoingEntry] = []
-    var queueHead = 0
-    var nextSequence: UInt64 = 1
-    /// True when the reader must be woken (subscriptions changed): the publisher adds to the wake stream.
-    var wakePending = false
-    var publishQueueWasFull = false
-    var publisherClosing = false
-    var publishCounts = ClusterBusStatistics()
+    /// The publish queue (waited on by the publisher thread and by flush/close).
+    let publishing = Locked(PublishQueue())
+    /// The subscriptions (waited on by the reader thread and awaitSubscriptions).
+    let reading = Locked(Subscriptions())
+    /// The connections' sockets, for close() to shut them down (which makes a blocked call return at once);
+    /// each thread clears its own before dropping its connection.
+    let sockets = Locked(Sockets())
 
-    // The subscriptions, guarded by `reading` (waited on by the reader thread and awaitSubscriptions).
-    let reading = NSCondition()
-    var subscriptionSet: [String: Subscription] = [:]
-    var nextToken = 0
-    /// Bumped at each change; `appliedGeneration` is the one the reader last took up.
-    var generation = 0
-    var appliedGeneration = 0
-    var readerClosing = false
-    var readCounts = ClusterBusStatistics()
+    /// What ``publishing`` guards.
+    struct PublishQueue {
+        /// Queued entries from `head` on; the first ones may be in flight (removed once Redis has them).
+        var entries: [OutgoingEntry] = []
+        var head = 0
+        var nextSequence: UInt64 = 1
+        /// True when the reader must be woken (subscriptions changed): the publisher adds to the wake stream.
+        var wakePending = false
+        var wasFull = false
+        var closing = false
+        var counts = ClusterBusStatistics()
 
-    // Guarded by `sockets`: the connections' sockets, for close() to shut them down (which makes a blocked
-    // call return at once); each thread clears its own before dropping its connection.
-    let sockets = NSCondition()
-    var openSockets: [ClusterBusNotice.Role: StreamSocket] = [:]
-    var socketsClosed = false
-    var threadsRunning = 0
+        /// Entries queued and not yet in Redis.
+        var count: Int { entries.count - head }
+    }
+
+    /// What ``reading`` guards.
+    struct Subscriptions {
+        var streams: [String: Subscription] = [:]
+        var nextToken = 0
+        /// Bumped at each change; `appliedGeneration` is the one the reader last took up.
+        var generation = 0
+        var appliedGeneration = 0
+        var closing = false
+        var counts = ClusterBusStatistics()
+
+        /// A token for a new subscription.
+        mutating func takeToken() -> Int {
+            nextToken += 1
+            return nextToken
+        }
+    }
+
+    /// What ``sockets`` guards.
+    struct Sockets {
+        var open: [ClusterBusNotice.Role: StreamSocket] = [:]
+        var closed = false
+        var threadsRunning = 0
+    }
 
     /// One subscribed stream: where its reader stands, and a token that tells a later subscription to the
     /// same stream from this one (entries read for an old one are dropped).
@@ -76,7 +96,7 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
         self.onEntries = onEntries
         self.onNotice = onNotice
         instance = configuration.node + ":" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
-        threadsRunning = 2
+        sockets.withLock { $0.threadsRunning = 2 }
         let publisher = Thread { [self] in
             publishLoop()
             threadEnded()
@@ -99,31 +119,28 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     /// the bus is closed.
     @discardableResult
     public func publish(stream: String, fields: [(String, [UInt8])], alsoTo: String? = nil) -> Bool {
-        publishing.lock()
-        defer { publishing.unlock() }
-        guard !publisherClosing else { return false }
-        guard queue.count - queueHead < configuration.publishQueueCapacity else {
-            publishQueueWasFull = true
-            publishCounts.droppedFull += 1
-            return false
+        let capacity = configuration.publishQueueCapacity
+        let (queued, first) = publishing.withLock { queue -> (Bool, Bool) in
+            guard !queue.closing else { return (false, false) }
+            guard queue.count < capacity else {
+                queue.wasFull = true
+                queue.counts.droppedFull += 1
+                return (false, false)
+            }
+            queue.entries.append(OutgoingEntry(stream: stream, alsoTo: alsoTo, fields: fields, sequence: queue.nextSequence))
+            queue.nextSequence += 1
+            return (true, queue.count == 1)
         }
-        queue.append(OutgoingEntry(stream: stream, alsoTo: alsoTo, fields: fields, sequence: nextSequence))
-        nextSequence += 1
-        if queue.count - queueHead == 1 { publishing.broadcast() }
-        return true
+        if first { publishing.broadcast() }
+        return queued
     }
 
     /// Waits until every entry queued so far is in Redis, at most `timeout` seconds; false on timeout. Blocks:
     /// for tests, benchmarks and shutdown, never on an event loop.
     public func flush(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        publishing.lock()
-        defer { publishing.unlock() }
-        let last = nextSequence - 1
-        while let first = queue[queueHead...].first, first.sequence <= last {
-            guard publishing.wait(until: deadline) else { return false }
-        }
-        return true
+        let last = publishing.withLock { $0.nextSequence - 1 }
+        let isSent = { (queue: PublishQueue) in queue.entries[queue.head...].first.map { $0.sequence > last } ?? true }
+        return publishing.withLock(when: isSent, before: Date(timeIntervalSinceNow: timeout)) { _, sent in sent }
     }
 
     // MARK: Subscribing
@@ -131,38 +148,34 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     /// Adds `stream` to the streams read, from `position`. A stream already read keeps its place.
     public func subscribe(_ stream: String, from position: StreamPosition = .new) {
         changeSubscriptions { set in
-            if set[stream] == nil { set[stream] = Subscription(position: position, token: takeToken()) }
+            if set.streams[stream] == nil { set.streams[stream] = Subscription(position: position, token: set.takeToken()) }
         }
     }
 
     /// Stops reading `stream` (entries of it read meanwhile are dropped).
     public func unsubscribe(_ stream: String) {
-        changeSubscriptions { set in set[stream] = nil }
+        changeSubscriptions { set in set.streams[stream] = nil }
     }
 
     /// Reads exactly `streams` from now on: streams already read keep their place, new ones start at `position`.
     public func setSubscriptions(_ streams: Set<String>, newFrom position: StreamPosition = .new) {
         changeSubscriptions { set in
-            set = set.filter { streams.contains($0.key) }
-            for stream in streams where set[stream] == nil {
-                set[stream] = Subscription(position: position, token: takeToken())
+            set.streams = set.streams.filter { streams.contains($0.key) }
+            for stream in streams where set.streams[stream] == nil {
+                set.streams[stream] = Subscription(position: position, token: set.takeToken())
             }
         }
     }
 
     /// The streams read now.
     public var subscriptions: Set<String> {
-        reading.lock()
-        defer { reading.unlock() }
-        return Set(subscriptionSet.keys)
+        reading.withLock { Set($0.streams.keys) }
     }
 
     /// The id after which the reader goes on in `stream` (the last entry it read, or where it starts);
     /// nil when `stream` is not read, or its `.new` start is not resolved yet.
     public func position(of stream: String) -> StreamID? {
-        reading.lock()
-        defer { reading.unlock() }
-        switch subscriptionSet[stream]?.position {
+        switch reading.withLock({ $0.streams[stream]?.position }) {
         case .after(let id): return id
         case .beginning: return .zero
         default: return nil
@@ -172,48 +185,37 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     /// Waits until the reader has taken up the latest subscription change (its `.new` starts resolved), at
     /// most `timeout` seconds; false on timeout (Redis down). Blocks: for tests and benchmarks.
     public func awaitSubscriptions(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        reading.lock()
-        defer { reading.unlock() }
-        let wanted = generation
-        while appliedGeneration < wanted {
-            guard reading.wait(until: deadline) else { return false }
+        let wanted = reading.withLock { $0.generation }
+        return reading.withLock(when: { $0.appliedGeneration >= wanted }, before: Date(timeIntervalSinceNow: timeout)) {
+            _, applied in applied
         }
-        return true
     }
 
-    /// Caller holds `reading`.
-    private func takeToken() -> Int {
-        nextToken += 1
-        return nextToken
-    }
-
-    private func changeSubscriptions(_ change: (inout [String: Subscription]) -> Void) {
-        reading.lock()
-        change(&subscriptionSet)
-        generation += 1
+    private func changeSubscriptions(_ change: (inout Subscriptions) -> Void) {
+        reading.withLock { set in
+            change(&set)
+            set.generation += 1
+        }
         reading.broadcast()
-        reading.unlock()
         // The reader may be blocked in XREAD on the old set: an entry in its wake stream ends that.
-        publishing.lock()
-        wakePending = true
+        publishing.withLock { $0.wakePending = true }
         publishing.broadcast()
-        publishing.unlock()
     }
 
     // MARK: State
 
     /// What the bus has done so far.
     public var statistics: ClusterBusStatistics {
-        publishing.lock()
-        var counts = publishCounts
-        counts.queued = queue.count - queueHead
-        publishing.unlock()
-        reading.lock()
-        counts.received = readCounts.received
-        counts.echoesDropped = readCounts.echoesDropped
-        counts.reconnects += readCounts.reconnects
-        reading.unlock()
+        var counts = publishing.withLock { queue in
+            var counts = queue.counts
+            counts.queued = queue.count
+            return counts
+        }
+        reading.withLock { set in
+            counts.received = set.counts.received
+            counts.echoesDropped = set.counts.echoesDropped
+            counts.reconnects += set.counts.reconnects
+        }
         return counts
     }
 
@@ -222,19 +224,16 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     /// later publishes return false. Blocks until the threads are gone.
     public func close(flushTimeout: Double = 2) {
         if flushTimeout > 0 { _ = flush(timeout: flushTimeout) }
-        publishing.lock()
-        publisherClosing = true
+        publishing.withLock { $0.closing = true }
         publishing.broadcast()
-        publishing.unlock()
-        reading.lock()
-        readerClosing = true
+        reading.withLock { $0.closing = true }
         reading.broadcast()
-        reading.unlock()
-        sockets.lock()
-        socketsClosed = true
-        for socket in openSockets.values { socket.shutdown() }
-        while threadsRunning > 0 { sockets.wait() }
-        sockets.unlock()
+        // Under the lock: a thread forgets its socket (under it) before freeing it, so none is shut down after.
+        sockets.withLock { sockets in
+            sockets.closed = true
+            for socket in sockets.open.values { socket.shutdown() }
+        }
+        sockets.withLock(when: { $0.threadsRunning == 0 }) { _ in }
     }
 
     // MARK: Connections (for both threads)
@@ -243,24 +242,21 @@ public final class ClusterBus: @unchecked Sendable {  // Each part is guarded by
     func connect(_ role: ClusterBusNotice.Role, timeout: Double) throws(BusError) -> RedisConnection? {
         let connection = try RedisConnection(endpoint: endpoint, connectTimeout: configuration.connectTimeout,
                                              commandTimeout: timeout)
-        sockets.lock()
-        defer { sockets.unlock() }
-        guard !socketsClosed else { return nil }
-        openSockets[role] = connection.streamSocket
-        return connection
+        let registered = sockets.withLock { sockets in
+            guard !sockets.closed else { return false }
+            sockets.open[role] = connection.streamSocket
+            return true
+        }
+        return registered ? connection : nil
     }
 
     /// Forgets `role`'s socket before its connection is freed (so close() never shuts down a reused number).
     func disconnect(_ role: ClusterBusNotice.Role) {
-        sockets.lock()
-        openSockets[role] = nil
-        sockets.unlock()
+        sockets.withLock { $0.open[role] = nil }
     }
 
     private func threadEnded() {
-        sockets.lock()
-        threadsRunning -= 1
+        sockets.withLock { $0.threadsRunning -= 1 }
         sockets.broadcast()
-        sockets.unlock()
     }
 }

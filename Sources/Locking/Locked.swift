@@ -42,14 +42,46 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
         return try body(&state, isReady || ready(state))
     }
 
-    /// Wakes one thread waiting in `withLock(when:…)` to look at the state again (call it after changing it,
-    /// inside or after `withLock`).
+    /// Runs `step` on the state, under the lock, until it is done: each step decides, from the state and
+    /// whether the last timed wait ran out (`timedOut`), to wait (the lock released meanwhile), to wait until
+    /// a time, or to finish with a result. For waits whose rule changes as they go (a batch delay after the
+    /// first write, a retry time kept across wake-ups): each step is a fresh access to the state, none held
+    /// across a wait.
+    public func withLock<Result>(stepping step: (inout State, _ timedOut: Bool) -> LockStep<Result>) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        var timedOut = false
+        while true {
+            switch step(&state, timedOut) {
+            case .done(let result):
+                return result
+            case .wait:
+                condition.wait()
+                timedOut = false
+            case .waitUntil(let deadline):
+                timedOut = !condition.wait(until: deadline)
+            }
+        }
+    }
+
+    /// Wakes one thread waiting in `withLock(when:…)` or `withLock(stepping:)` to look at the state again
+    /// (call it after changing it, inside or after `withLock`).
     public func signal() {
         condition.signal()
     }
 
-    /// Wakes every thread waiting in `withLock(when:…)`.
+    /// Wakes every thread waiting in `withLock(when:…)` or `withLock(stepping:)`.
     public func broadcast() {
         condition.broadcast()
     }
+}
+
+/// What one step of ``Locked/withLock(stepping:)`` decided.
+public enum LockStep<Result> {
+    /// Finished, with this result.
+    case done(Result)
+    /// Wait until woken (``Locked/signal()``, ``Locked/broadcast()``).
+    case wait
+    /// Wait until woken or the date.
+    case waitUntil(Date)
 }

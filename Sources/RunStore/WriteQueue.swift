@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Where a ``WriteQueue`` commits: a backend that applies a batch of writes atomically.
 package protocol BatchSink: AnyObject {
@@ -11,194 +12,211 @@ package protocol BatchSink: AnyObject {
 /// The write path shared by both stores: callers append under a lock and signal; one writer thread takes
 /// everything queued, commits it in transactions of at most `maximumBatchSize` writes and reports each to the
 /// commit handler. See ``RunStore`` for the failure policy.
-package final class WriteQueue: @unchecked Sendable {  // Shared state under `condition`; the sink, the writer thread's.
+package final class WriteQueue: Sendable {
     /// The writer's lifecycle.
-    private enum State {
+    private enum Phase {
         case running
         case stopping
         case stopped
     }
 
+    /// What the callers and the writer share, behind one lock.
+    private struct Shared {
+        var pending: [StoreWrite] = []
+        var submitted: UInt64 = 0
+        var processed: UInt64 = 0
+        var flushWaiters = 0
+        var phase = Phase.running
+        var handler: (@Sendable (CommitReceipt) -> Void)?
+        var loggedSubmitAfterClose = false
+        var retainedCount = 0
+        /// Writes taken off `pending` by the writer so far (they are numbered in submission order), and how
+        /// many of the first are done: committed, or dropped for good after failing alone. A failed batch kept
+        /// for a retry does not count until its retry commits.
+        var takenCount: UInt64 = 0
+        var committedThrough: UInt64 = 0
+    }
+
+    /// The writer thread's own state.
+    private struct Writer {
+        /// Writes kept after a failed batch, to go first in the next attempt.
+        var retained: [StoreWrite] = []
+        /// The number of the last write among those kept for a retry.
+        var retainedThrough: UInt64 = 0
+        var finalAttemptDone = false
+    }
+
+    /// What the writer does next, decided under the lock.
+    private enum Next {
+        /// Commit these (none: only the retained writes are due for a retry), numbered from `first`.
+        case writes([StoreWrite], first: UInt64)
+        /// Closing with retained writes: one last attempt at them.
+        case finalAttempt(first: UInt64)
+        /// Closing, nothing left to try.
+        case stop
+    }
+
     private let configuration: StoreConfiguration
-    private let sink: any BatchSink
-    private let condition = NSCondition()
     private let label: String
-
-    // Guarded by `condition`.
-    private var pending: [StoreWrite] = []
-    private var submitted: UInt64 = 0
-    private var processed: UInt64 = 0
-    private var flushWaiters = 0
-    private var state = State.running
-    private var handler: (@Sendable (CommitReceipt) -> Void)?
-    private var loggedSubmitAfterClose = false
-    private var retainedCount = 0
-    /// Writes taken off `pending` by the writer so far (they are numbered in submission order), and how many
-    /// of the first are done: committed, or dropped for good after failing alone. A failed batch kept for a
-    /// retry does not count until its retry commits.
-    private var takenCount: UInt64 = 0
-    private var committedThrough: UInt64 = 0
-
-    /// Writes kept after a failed batch, to go first in the next attempt. Writer thread only.
-    private var retained: [StoreWrite] = []
+    private let shared = Locked(Shared())
+    /// The backend. Only the writer thread uses it (its lock is never contended: it is what makes the sink,
+    /// a set of C handles, this queue's to hand to its thread).
+    private let sink: Locked<any BatchSink>
 
     package init(configuration: StoreConfiguration, sink: any BatchSink, label: String) {
         self.configuration = configuration
-        self.sink = sink
+        self.sink = Locked(sink)
         self.label = label
         BackgroundThread.start(named: "RunStore writer") { [self] in writerLoop() }
     }
 
     package func submit(_ write: StoreWrite) {
-        condition.lock()
-        guard state == .running else {
-            let first = !loggedSubmitAfterClose
-            loggedSubmitAfterClose = true
-            condition.unlock()
-            if first { log("write submitted after close() was ignored") }
-            return
+        let maximumBatchSize = configuration.maximumBatchSize
+        let (accepted, wake, firstRefusal) = shared.withLock { shared -> (Bool, Bool, Bool) in
+            guard shared.phase == .running else {
+                defer { shared.loggedSubmitAfterClose = true }
+                return (false, false, !shared.loggedSubmitAfterClose)
+            }
+            shared.pending.append(write)
+            shared.submitted &+= 1
+            // Only the writer waits besides flushers; a wake-up per write is cheap when nobody waits.
+            return (true, shared.pending.count == 1 || shared.pending.count >= maximumBatchSize, false)
         }
-        pending.append(write)
-        submitted &+= 1
-        // Only the writer waits on the condition besides flushers; a signal per write is cheap when nobody waits.
-        if pending.count == 1 || pending.count >= configuration.maximumBatchSize { condition.broadcast() }
-        condition.unlock()
+        if wake { shared.broadcast() }
+        if !accepted, firstRefusal { log("write submitted after close() was ignored") }
     }
 
     package func setCommitHandler(_ handler: @escaping @Sendable (CommitReceipt) -> Void) {
-        condition.lock()
-        self.handler = handler
-        condition.unlock()
+        shared.withLock { $0.handler = handler }
     }
 
     /// Writes submitted and not yet committed (or failed and reported).
     package var pendingWriteCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return Int(submitted &- processed)
+        shared.withLock { Int($0.submitted &- $0.processed) }
     }
 
     /// Writes kept in memory after failed batches, waiting for a retry.
     package var retainedWriteCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return retainedCount
+        shared.withLock { $0.retainedCount }
     }
 
     package func flush() {
-        _ = waitForWritesSubmitted(toReach: { processed })
+        _ = waitForWritesSubmitted(toReach: \.processed)
     }
 
     /// Blocks until every write submitted before the call is committed: past failed batches, through their
     /// retries, however long the storage takes to come back. What a reply saying "changed" waits for. Throws
     /// only when the store closes first.
     package func flushCommitted() throws(StoreError) {
-        guard waitForWritesSubmitted(toReach: { committedThrough }) else {
+        guard waitForWritesSubmitted(toReach: \.committedThrough) else {
             throw StoreError(.misuse, "the store closed before the change was stored")
         }
     }
 
     /// Waits (the writer told to skip its batch delay) until `count` reaches the writes submitted before the
     /// call, or the writer stopped; whether it reached them.
-    private func waitForWritesSubmitted(toReach count: () -> UInt64) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let target = submitted
-        flushWaiters += 1
-        condition.broadcast()
-        while count() < target && state != .stopped { condition.wait() }
-        flushWaiters -= 1
-        return count() >= target
+    private func waitForWritesSubmitted(toReach count: KeyPath<Shared, UInt64>) -> Bool {
+        let target = shared.withLock { shared in
+            shared.flushWaiters += 1
+            return shared.submitted
+        }
+        shared.broadcast()
+        return shared.withLock(when: { $0[keyPath: count] >= target || $0.phase == .stopped }) { shared in
+            shared.flushWaiters -= 1
+            return shared[keyPath: count] >= target
+        }
     }
 
     package func close() {
-        condition.lock()
-        if state == .running { state = .stopping }
-        condition.broadcast()
-        while state != .stopped { condition.wait() }
-        condition.unlock()
+        shared.withLock { if $0.phase == .running { $0.phase = .stopping } }
+        shared.broadcast()
+        shared.withLock(when: { $0.phase == .stopped }) { _ in }
     }
 
     // MARK: Writer thread
 
     private func writerLoop() {
-        while let (taken, firstNumber) = nextWrites() {
+        var writer = Writer()
+        while let (taken, firstNumber) = nextWrites(&writer) {
             var start = 0
             repeat {
                 let end = min(start + configuration.maximumBatchSize, taken.count)
-                commit(Array(taken[start..<end]), through: firstNumber &+ UInt64(end) &- 1)
-                condition.lock()
-                processed &+= UInt64(end - start)
-                condition.broadcast()
-                condition.unlock()
+                commit(Array(taken[start..<end]), through: firstNumber &+ UInt64(end) &- 1, writer: &writer)
+                shared.withLock { $0.processed &+= UInt64(end - start) }
+                shared.broadcast()
                 start = end
             } while start < taken.count
         }
-        if !retained.isEmpty {
-            log("closing with \(retained.count) writes that could not be committed; they are lost")
+        if !writer.retained.isEmpty {
+            log("closing with \(writer.retained.count) writes that could not be committed; they are lost")
         }
-        sink.close()
-        condition.lock()
-        state = .stopped
-        condition.broadcast()
-        condition.unlock()
+        sink.withLock { $0.close() }
+        shared.withLock { $0.phase = .stopped }
+        shared.broadcast()
     }
 
     /// Waits for work and takes everything queued, with the number of its first write; nil when it is time to
     /// stop. Returns an empty array when only retained writes are due for a retry.
-    private func nextWrites() -> (writes: [StoreWrite], firstNumber: UInt64)? {
-        condition.lock()
-        defer { condition.unlock() }
+    private func nextWrites(_ writer: inout Writer) -> (writes: [StoreWrite], firstNumber: UInt64)? {
+        let isRetaining = !writer.retained.isEmpty
+        let retryInterval = configuration.retainedRetryInterval
+        let batchDelay = configuration.maximumBatchDelay, maximumBatchSize = configuration.maximumBatchSize
         // The retry of retained writes is due at a fixed time: a wake-up before it (a flush, a spurious one) must
         // not start the interval again, or a steady trickle of them would put the retry off for ever.
         var retryAt: Date?
-        while pending.isEmpty {
-            if state != .running {
-                // One last attempt for writes kept after failures, then stop.
-                if retained.isEmpty { return nil }
-                state = .stopping
-                return retainedFinalAttempt().map { ($0, takenCount &+ 1) }
+        // Set once there is work: the batch waits (for more writes) until then at the most.
+        var batchDeadline: Date?
+        let next = shared.withLock(stepping: { shared, timedOut -> LockStep<Next> in
+            func take() -> LockStep<Next> {
+                let taken = shared.pending
+                shared.pending = []
+                shared.pending.reserveCapacity(min(taken.count, maximumBatchSize))
+                let first = shared.takenCount &+ 1
+                shared.takenCount &+= UInt64(taken.count)
+                return .done(.writes(taken, first: first))
             }
-            if retained.isEmpty {
-                condition.wait()
-                continue
+            func isFilling() -> Bool {
+                shared.pending.count < maximumBatchSize && shared.flushWaiters == 0 && shared.phase == .running
             }
-            let deadline = retryAt ?? Date(timeIntervalSinceNow: configuration.retainedRetryInterval)
-            retryAt = deadline
-            if !condition.wait(until: deadline) || Date() >= deadline {
-                if pending.isEmpty { return ([], takenCount &+ 1) }
+            if let batchDeadline {
+                return timedOut || !isFilling() ? take() : .waitUntil(batchDeadline)
             }
+            if shared.pending.isEmpty {
+                if let retryAt, timedOut || Date() >= retryAt { return .done(.writes([], first: shared.takenCount &+ 1)) }
+                if shared.phase != .running {
+                    // One last attempt for writes kept after failures, then stop.
+                    guard isRetaining else { return .done(.stop) }
+                    shared.phase = .stopping
+                    return .done(.finalAttempt(first: shared.takenCount &+ 1))
+                }
+                guard isRetaining else { return .wait }
+                let deadline = retryAt ?? Date(timeIntervalSinceNow: retryInterval)
+                retryAt = deadline
+                return .waitUntil(deadline)
+            }
+            guard batchDelay > 0 else { return take() }
+            let deadline = Date(timeIntervalSinceNow: batchDelay)
+            batchDeadline = deadline
+            return isFilling() ? .waitUntil(deadline) : take()
+        })
+        switch next {
+        case .writes(let writes, let first):
+            return (writes, first)
+        case .finalAttempt(let first):
+            guard !writer.finalAttemptDone else { return nil }
+            writer.finalAttemptDone = true
+            return ([], first)
+        case .stop:
+            return nil
         }
-        if configuration.maximumBatchDelay > 0 {
-            let deadline = Date(timeIntervalSinceNow: configuration.maximumBatchDelay)
-            while pending.count < configuration.maximumBatchSize, flushWaiters == 0, state == .running {
-                if !condition.wait(until: deadline) { break }
-            }
-        }
-        let taken = pending
-        pending = []
-        pending.reserveCapacity(min(taken.count, configuration.maximumBatchSize))
-        let first = takenCount &+ 1
-        takenCount &+= UInt64(taken.count)
-        return (taken, first)
-    }
-
-    private var finalAttemptDone = false
-    /// The number of the last write among those kept for a retry (writer thread only).
-    private var retainedThrough: UInt64 = 0
-
-    private func retainedFinalAttempt() -> [StoreWrite]? {
-        if finalAttemptDone { return nil }
-        finalAttemptDone = true
-        return []
     }
 
     /// Commits one batch (after any retained writes), retrying as the failure policy says, and reports it.
     /// `through`: the number of the batch's last write (or, for an empty one, of the write before it).
-    private func commit(_ batch: [StoreWrite], through: UInt64) {
-        let writes = retained.isEmpty ? batch : retained + batch
-        let number = max(through, retainedThrough)
-        retained = []
+    private func commit(_ batch: [StoreWrite], through: UInt64, writer: inout Writer) {
+        let writes = writer.retained.isEmpty ? batch : writer.retained + batch
+        let number = max(through, writer.retainedThrough)
+        writer.retained = []
         guard !writes.isEmpty else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         var receipt = CommitReceipt()
@@ -206,17 +224,17 @@ package final class WriteQueue: @unchecked Sendable {  // Shared state under `co
         var attempt = 0
         while true {
             do throws(StoreError) {
-                try sink.commit(writes)
+                try sink.withLock { sink throws(StoreError) in try sink.commit(writes) }
                 receipt.acknowledgements = Self.acknowledgements(of: writes)
                 receipt.committedSequences = Self.committedSequences(of: writes)
                 break
             } catch {
                 if !error.isTransient {
-                    receipt = commitIndividually(writes, firstError: error)
+                    receipt = commitIndividually(writes, firstError: error, writer: &writer)
                     break
                 }
                 if attempt >= configuration.retryAttempts {
-                    retained = writes
+                    writer.retained = writes
                     receipt.failure = error
                     receipt.affectedRuns = Set(writes.compactMap(\.runID))
                     log("batch of \(writes.count) writes failed after \(attempt + 1) attempts, kept for retry: \(error)")
@@ -229,26 +247,25 @@ package final class WriteQueue: @unchecked Sendable {  // Shared state under `co
         }
         receipt.batchSize = writes.count
         receipt.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        condition.lock()
-        retainedCount = retained.count
-        if retained.isEmpty {
-            committedThrough = max(committedThrough, number)
-            condition.broadcast()
-        } else {
-            retainedThrough = number
+        let retainedCount = writer.retained.count
+        if retainedCount > 0 { writer.retainedThrough = number }
+        let handler = shared.withLock { shared in
+            shared.retainedCount = retainedCount
+            if retainedCount == 0 { shared.committedThrough = max(shared.committedThrough, number) }
+            return shared.handler
         }
-        let handler = self.handler
-        condition.unlock()
+        if retainedCount == 0 { shared.broadcast() }
         handler?(receipt)
     }
 
     /// After a permanent failure: commits each write alone so one bad write cannot block the rest; the writes
     /// that fail alone are dropped with a log line.
-    private func commitIndividually(_ writes: [StoreWrite], firstError: StoreError) -> CommitReceipt {
+    private func commitIndividually(_ writes: [StoreWrite], firstError: StoreError,
+                                    writer: inout Writer) -> CommitReceipt {
         var receipt = CommitReceipt(failure: firstError)
         for (index, write) in writes.enumerated() {
             do throws(StoreError) {
-                try sink.commit([write])
+                try sink.withLock { sink throws(StoreError) in try sink.commit([write]) }
                 if let fix = write.storedFix {
                     receipt.committedSequences[fix.runID] = max(receipt.committedSequences[fix.runID] ?? 0, fix.sequence)
                 }
@@ -256,10 +273,10 @@ package final class WriteQueue: @unchecked Sendable {  // Shared state under `co
             } catch {
                 if error.isTransient {
                     // The disk went away meanwhile: keep this and the rest for retry.
-                    retained = Array(writes[index...])
+                    writer.retained = Array(writes[index...])
                     receipt.failure = error
-                    receipt.affectedRuns.formUnion(retained.compactMap(\.runID))
-                    log("batch failed, \(retained.count) writes kept for retry: \(error)")
+                    receipt.affectedRuns.formUnion(writer.retained.compactMap(\.runID))
+                    log("batch failed, \(writer.retained.count) writes kept for retry: \(error)")
                     return receipt
                 }
                 if let run = write.runID { receipt.affectedRuns.insert(run) }

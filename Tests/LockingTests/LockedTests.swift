@@ -41,3 +41,34 @@ import Testing
         #expect(flag.withLock(when: { $0 }, before: Date(timeIntervalSinceNow: 5)) { _, ready in ready })
     }
 }
+
+extension LockedTests {
+    /// A stepping wait: a step can wait, wait until a time (and learn it ran out), or finish.
+    @Test func aSteppingWaitSeesItsTimeoutAndTheStateChange() {
+        let queue = Locked<[Int]>([])
+        var steps: [String] = []
+        let timedOutFirst = queue.withLock(stepping: { items, timedOut -> LockStep<Bool> in
+            steps.append(timedOut ? "timed out" : "looked")
+            if timedOut { return .done(true) }
+            return items.isEmpty ? .waitUntil(Date(timeIntervalSinceNow: 0.02)) : .done(false)
+        })
+        #expect(timedOutFirst && steps == ["looked", "timed out"], "\(steps)")
+        let done = DispatchSemaphore(value: 0)
+        let taken = Locked<[Int]>([])
+        Thread.detachNewThread {
+            let items = queue.withLock(stepping: { items, _ -> LockStep<[Int]> in
+                guard items.count >= 2 else { return .wait }
+                defer { items.removeAll() }
+                return .done(items)
+            })
+            taken.withLock { $0 = items }
+            done.signal()
+        }
+        queue.withLock { $0.append(1) }
+        queue.broadcast()
+        queue.withLock { $0.append(2) }
+        queue.broadcast()
+        done.wait()
+        #expect(taken.withLock { $0 } == [1, 2])
+    }
+}
