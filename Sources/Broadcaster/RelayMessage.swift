@@ -62,7 +62,7 @@ struct RelayedEvent: Sendable {
 
 /// A connection on its way to another loop: its socket and everything its ``Peer`` held, so the new loop
 /// carries on exactly where the old one stopped. Ownership passes with the message: the old loop has
-/// deregistered the socket and never touches it again, hence `@unchecked Sendable`.
+/// deregistered the socket and never touches it again, hence its unchecked `Sendable`.
 struct MigratingPeer: @unchecked Sendable {  // Ownership passes whole: the old loop never touches it again.
     /// What kind of peer it was, with the state of that kind.
     enum Kind {

@@ -5,8 +5,10 @@ import Foundation
 /// plain `Sendable`. The lock is an `NSCondition` (a pthread mutex and condition variable), which
 /// ThreadSanitizer sees, unlike futex-based locks; its condition lets a thread wait for the state to change.
 public final class Locked<State>: @unchecked Sendable {  // Sendable because `state` is only touched under `condition`.
-    private let condition = NSCondition()
-    private var state: State
+    /// The lock (and its condition); inlined into callers, so a `withLock` costs what a lock and an unlock do.
+    @usableFromInline let condition = NSCondition()
+    /// What the lock guards.
+    @usableFromInline var state: State
 
     /// Guards `state`.
     public init(_ state: State) {
@@ -14,7 +16,7 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
     }
 
     /// Runs `body` on the state, under the lock.
-    @inline(__always)
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         condition.lock()
         defer { condition.unlock() }
@@ -23,6 +25,7 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
 
     /// Waits until `ready` holds (the lock is released while waiting), then runs `body` on the state, under
     /// the lock.
+    @inlinable
     public func withLock<Result, Failure: Error>(when ready: (State) -> Bool,
                                                  _ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         condition.lock()
@@ -33,6 +36,7 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
 
     /// Waits until `ready` holds or `deadline` passes, then runs `body` on the state, under the lock; `body`'s
     /// second argument says whether `ready` held.
+    @inlinable
     public func withLock<Result, Failure: Error>(when ready: (State) -> Bool, before deadline: Date,
                                                  _ body: (inout State, Bool) throws(Failure) -> Result) throws(Failure) -> Result {
         condition.lock()
@@ -47,6 +51,7 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
     /// a time, or to finish with a result. For waits whose rule changes as they go (a batch delay after the
     /// first write, a retry time kept across wake-ups): each step is a fresh access to the state, none held
     /// across a wait.
+    @inlinable
     public func withLock<Result>(stepping step: (inout State, _ timedOut: Bool) -> LockStep<Result>) -> Result {
         condition.lock()
         defer { condition.unlock() }
@@ -66,11 +71,13 @@ public final class Locked<State>: @unchecked Sendable {  // Sendable because `st
 
     /// Wakes one thread waiting in `withLock(when:…)` or `withLock(stepping:)` to look at the state again
     /// (call it after changing it, inside or after `withLock`).
+    @inlinable
     public func signal() {
         condition.signal()
     }
 
     /// Wakes every thread waiting in `withLock(when:…)` or `withLock(stepping:)`.
+    @inlinable
     public func broadcast() {
         condition.broadcast()
     }

@@ -5,7 +5,7 @@ import Wire
 /// subscriptions and reconnection.
 ///
 /// **Confinement.** Every member is used on the client I/O thread only (`ClientIOThread`): the public client
-/// reaches it with `io.execute`. That single-thread rule is what makes the `@unchecked Sendable` sound, and it
+/// reaches it with `io.execute`. That single-thread rule is what makes its unchecked `Sendable` sound, and it
 /// also gives the delegate its ordering guarantee. Events leave through `owner.publish`, never under a lock.
 final class ClientEngine: @unchecked Sendable {  // Every member is the client I/O thread's (see Confinement).
     let configuration: ClientConfiguration
