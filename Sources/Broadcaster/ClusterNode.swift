@@ -108,7 +108,7 @@ final class ClusterNode: Sendable {
         inboxDepth.add(messages.count * loops.count, ordering: .relaxed)
         for server in loops {
             server.loop.execute { [self] in
-                server.receiveFromCluster(messages)
+                server.core.value.receiveFromCluster(messages)
                 if inboxDepth.subtract(messages.count, ordering: .relaxed).newValue <= inboxHighWater / 4 {
                     inboxDrained.broadcast()
                 }

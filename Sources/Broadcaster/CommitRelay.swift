@@ -20,7 +20,7 @@ final class CommitRelay: Sendable {
     func deliver(_ receipt: CommitReceipt) {
         guard let target = server.withLock({ $0 }) else { return }
         // The task holds the relay, not the server: a task left queued when the loop stops keeps nothing alive.
-        target.loop.execute { [self] in server.withLock { $0 }?.committed(receipt) }
+        target.loop.execute { [self] in server.withLock { $0 }?.core.value.committed(receipt) }
     }
 
     /// The server stopped: later receipts go nowhere.

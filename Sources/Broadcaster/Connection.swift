@@ -33,7 +33,7 @@ final class Connection: Peer {
     /// Wrong keys and share tokens this connection gave (it is closed at the limit).
     var wrongGuesses = 0
 
-    init(id: ConnectionID, socket: StreamSocket, server: Server, now: Double) {
+    init(id: ConnectionID, socket: StreamSocket, server: ServerCore, now: Double) {
         framer = LineFramer(maximumLineLength: server.configuration.maximumLineLength)
         lineBudget = server.configuration.lineBurst
         budgetCheckedAt = now

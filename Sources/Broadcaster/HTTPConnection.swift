@@ -16,7 +16,7 @@ final class HTTPConnection: Peer {
     /// The event stream this connection became (`GET /events`), nil for ordinary requests.
     var stream: EventStream?
 
-    init(id: ConnectionID, socket: StreamSocket, server: Server, now: Double) {
+    init(id: ConnectionID, socket: StreamSocket, server: ServerCore, now: Double) {
         parser = HTTPRequestParser(limits: server.configuration.httpLimits)
         idleSince = now
         super.init(id: id, socket: socket, server: server)

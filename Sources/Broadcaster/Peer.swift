@@ -18,7 +18,7 @@ class Peer: EventHandler {
     let socket: StreamSocket
     /// The server owns every peer and outlives it; `unowned(unsafe)` skips the reference counting that
     /// plain `unowned` costs on every event of every connection.
-    unowned(unsafe) let server: Server
+    unowned(unsafe) let server: ServerCore
     var state = State.open
     /// Why the peer is closing, for the log.
     var closeReason: String?
@@ -35,7 +35,7 @@ class Peer: EventHandler {
     /// Since when the peer has had output it could not write (nil while it keeps up): its backlog's age.
     var backloggedSince: Double?
 
-    init(id: ConnectionID, socket: StreamSocket, server: Server) {
+    init(id: ConnectionID, socket: StreamSocket, server: ServerCore) {
         self.id = id
         self.socket = socket
         self.server = server

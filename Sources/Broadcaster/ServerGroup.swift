@@ -55,7 +55,7 @@ public final class ServerGroup: Sendable {
         router.attach(servers)
         // One commit handler for the store: every loop hears every receipt (each acts on its own runs).
         store.setCommitHandler { [servers] receipt in
-            for server in servers { server.loop.execute { server.committed(receipt) } }
+            for server in servers { server.loop.execute { server.core.value.committed(receipt) } }
         }
         self.servers = servers
         self.router = router
@@ -98,19 +98,19 @@ public final class ServerGroup: Sendable {
     public func beginShutdown() {
         guard servers.count > 1 else {
             let server = servers[0]
-            return server.loop.execute { server.beginShutdown() }
+            return server.loop.execute { server.core.value.beginShutdown() }
         }
         let servers = self.servers
         Thread.detachNewThread {
             let started = Mutex(false)
             Self.onEveryLoop(servers) { server in
-                if server.endRunsForShutdown() { started.withLock { $0 = true } }
+                if server.core.value.endRunsForShutdown() { started.withLock { $0 = true } }
             }
             guard started.withLock({ $0 }) else { return }  // a shutdown is already under way
             // Tasks run in order: the relays the first round posted are handled before this round.
-            Self.onEveryLoop(servers) { $0.flushPending() }
+            Self.onEveryLoop(servers) { $0.core.value.flushPending() }
             servers[0].store.flush()
-            for server in servers { server.loop.execute { server.closeEverything() } }
+            for server in servers { server.loop.execute { server.core.value.closeEverything() } }
         }
     }
 
@@ -142,8 +142,9 @@ public final class ServerGroup: Sendable {
                                    log: servers[0].logger)
         node.attach(servers)
         for server in servers {
-            server.cluster = node
-            server.hub.sharedSequence = { node.nextSequence() }
+            // Before the loops run: this thread may still set them up.
+            server.core.value.cluster = node
+            server.core.value.hub.sharedSequence = { node.nextSequence() }
         }
         clusterNode.withLock { $0 = node }
         servers[0].logger.write("cluster node \(settings.node) on \(node.bus.endpoint)")

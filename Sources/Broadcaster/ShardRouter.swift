@@ -98,7 +98,7 @@ final class ShardRouter: Sendable {
     func post(_ messages: [RelayMessage], events: Int, to index: Int) {
         inboxDepths[index].events.add(events, ordering: .relaxed)
         let target = shard(index)
-        target.loop.execute { [messages] in target.receiveRelayed(messages, events: events) }
+        target.loop.execute { [messages] in target.core.value.receiveRelayed(messages, events: events) }
     }
 
     /// Marks `events` of a loop's inbox handled; returns the depth left.

@@ -33,7 +33,7 @@ struct TrackSnapshot: Sendable {
         json += Array(#","cheers":"#.utf8)
         json += Self.array(cheerLines)
         json += Array(#","pace":"#.utf8)
-        json += paceLine.map(Server.eventJSON) ?? Array("null".utf8)
+        json += paceLine.map(ServerCore.eventJSON) ?? Array("null".utf8)
         json.append(UInt8(ascii: "}"))
         return json
     }
@@ -71,7 +71,7 @@ struct TrackSnapshot: Sendable {
         var json: [UInt8] = [UInt8(ascii: "[")]
         for (index, line) in lines.enumerated() {
             if index > 0 { json.append(UInt8(ascii: ",")) }
-            json += Server.eventJSON(line)
+            json += ServerCore.eventJSON(line)
         }
         json.append(UInt8(ascii: "]"))
         return json
@@ -144,7 +144,7 @@ extension Hub {
                 json += Array("null".utf8)
             }
             json += Array(#","pace":"#.utf8)
-            json += runner.2.map(Server.eventJSON) ?? Array("null".utf8)
+            json += runner.2.map(ServerCore.eventJSON) ?? Array("null".utf8)
             json.append(UInt8(ascii: "}"))
         }
         json += Array(#"],"ended":"#.utf8)

@@ -128,7 +128,7 @@ enum WebAPI {
             record.elevationLoss = summary.elevationLoss
         }
         var json = Array(#"{"summary":"#.utf8)
-        json += Server.eventJSON(Hub.line(RunSummaryEvent(record)))
+        json += ServerCore.eventJSON(Hub.line(RunSummaryEvent(record)))
         json += Array(#","splits":"#.utf8)
         json += TrackSnapshot.array(stored.splits.map { Hub.line(SplitEvent($0, runner: name)) })
         json += Array(#","checkpoints":"#.utf8)

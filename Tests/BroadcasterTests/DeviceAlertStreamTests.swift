@@ -10,12 +10,12 @@ import Wire
     /// Raises ann's SOS on the server's loop, as the phone endpoints do.
     func raiseSOS(on server: Server, latitude: Double, longitude: Double, at time: Double) {
         server.loop.execute {
-            guard let entry = server.hub.runners["ann"] else { return }
+            guard let entry = server.core.value.hub.runners["ann"] else { return }
             let text = String(Int(time))
-            server.hub.raiseAlarm("sos", at: LocationCommand(latitude: latitude, longitude: longitude, accuracy: 5,
+            server.core.value.hub.raiseAlarm("sos", at: LocationCommand(latitude: latitude, longitude: longitude, accuracy: 5,
                                                              timestamp: time, timestampText: text),
                                   for: entry, now: time)
-            server.hub.noteBattery(12, at: time, for: entry, now: time)
+            server.core.value.hub.noteBattery(12, at: time, for: entry, now: time)
         }
     }
 

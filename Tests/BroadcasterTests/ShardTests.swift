@@ -12,11 +12,11 @@ import Wire
 /// connections moved to the loop that owns their runner. Tested with 2 loops, placements checked on the loops.
 @Suite(.mayBlock) struct ShardTests {
     /// Reads a loop's state on its own thread.
-    private static func onLoop<T: Sendable>(_ server: Server, _ read: @escaping @Sendable (Server) -> T) -> T {
+    private static func onLoop<T: Sendable>(_ server: Server, _ read: @escaping @Sendable (ServerCore) -> T) -> T {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<T?>(nil)
         server.loop.execute {
-            result.withLock { $0 = read(server) }
+            result.withLock { $0 = read(server.core.value) }
             done.signal()
         }
         done.wait()

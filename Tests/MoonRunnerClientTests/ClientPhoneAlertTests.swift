@@ -26,11 +26,11 @@ import Wire
             try await watched.first("a pace") { if case .pace = $0 { true } else { false } }
             let time = Double(Int(Date().timeIntervalSince1970))
             server.loop.execute {
-                guard let entry = server.hub.runners["ann"] else { return }
+                guard let entry = server.core.value.hub.runners["ann"] else { return }
                 let at = LocationCommand(latitude: 51.51, longitude: -0.13, accuracy: 5, timestamp: time,
                                          timestampText: String(Int(time)))
-                server.hub.raiseAlarm("sos", at: at, for: entry, now: time)
-                server.hub.noteBattery(14, at: time, for: entry, now: time)
+                server.core.value.hub.raiseAlarm("sos", at: at, for: entry, now: time)
+                server.core.value.hub.noteBattery(14, at: time, for: entry, now: time)
             }
             for recorder in [coached, watched] {
                 let sos = try await recorder.first("the SOS") {

@@ -5,7 +5,7 @@ import RunCore
 import RunStore
 import Wire
 
-extension Server {
+extension ServerCore {
     /// Accepts every pending line-protocol connection; past a limit a newcomer gets `err:busy` and is closed.
     func acceptConnections() {
         guard let listener else { return }
@@ -215,11 +215,12 @@ extension Server {
         }
         guard !isQueuedWorkScheduled else { return }
         isQueuedWorkScheduled = true
-        loop.execute { [unowned self] in runQueuedWork() }
+        let core = LoopBound(self, loop: loop)
+        loop.execute { core.value.runQueuedWork() }
     }
 
     /// One more turn for every connection whose lines were left over.
-    private func runQueuedWork() {
+    fileprivate func runQueuedWork() {
         isQueuedWorkScheduled = false
         let work = queuedWork
         queuedWork = []
@@ -235,7 +236,8 @@ extension Server {
                 queuedWork.insert(contentsOf: work[index...].filter { $0.hasQueuedWork }, at: queuedFirstCount)
                 if !isQueuedWorkScheduled {
                     isQueuedWorkScheduled = true
-                    loop.execute { [unowned self] in runQueuedWork() }
+                    let core = LoopBound(self, loop: loop)
+                    loop.execute { core.value.runQueuedWork() }
                 }
                 return
             }
@@ -302,7 +304,7 @@ extension Server {
     }
 }
 
-extension Server {
+extension ServerCore {
     /// Creates the connection for an accepted socket and tells the hub. `movedAs` is the id of a connection
     /// moved from another loop, which keeps it (counted and logged there when it was accepted).
     func admit(_ socket: StreamSocket, now: Double, movedAs: ConnectionID? = nil) -> Connection {

@@ -3,7 +3,7 @@ import RunCore
 import RunStore
 import Wire
 
-extension Server {
+extension ServerCore {
     /// `POST /runners/NAME/course`, the runner page's course choice (the key as for its phones), form field
     /// `course`: a course's name, or `off` (or empty) for none. 200 `{"course":"NAME","dist":M,"points":N}` or
     /// `{"course":null}`, 404 for a name no stored course has, 400 for a bad name, 403 for an unknown runner or

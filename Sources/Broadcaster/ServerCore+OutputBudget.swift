@@ -6,7 +6,7 @@ import Synchronization
 /// whole). Cheers and paces are dropped or merged for a reader that is behind (``OutputBuffer``); what still
 /// piles up is shed here, once a second, client by client, oldest first, and never by closing a runner for
 /// its spectators' sake.
-extension Server {
+extension ServerCore {
     /// A runner's own connection went over the hard limit: watched until it catches up, closed if it stops
     /// reading altogether.
     func watchStalledRunner(_ peer: Peer) {
@@ -63,20 +63,5 @@ extension Server {
         }
         logger.write("pending output over the budget (\(outputBudgetShare) bytes): closed \(shed) connections furthest behind")
         return total
-    }
-}
-
-extension Server {
-    /// Bytes held for all of this loop's connections (output not written, requests not whole), read on the loop
-    /// (for tests and operators' tools).
-    package func pendingOutputBytes() -> Int {
-        let total = Mutex(0)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute { [self] in
-            total.withLock { $0 = connections.values.reduce(0) { $0 + $1.output.pendingBytes + $1.bufferedInputBytes } }
-            done.signal()
-        }
-        done.wait()
-        return total.withLock { $0 }
     }
 }

@@ -5,7 +5,7 @@ import Wire
 
 /// The URLs of protocol.md part 2, decoded by `WebRoute` and answered on the loop (pages, cheers, metrics,
 /// phone apps) or off it (anything that reads the store).
-extension Server {
+extension ServerCore {
     /// Answers one request.
     func respond(to request: HTTPRequest, on connection: HTTPConnection, now: Double) {
         let head = request.method == "HEAD"

@@ -6,7 +6,7 @@ import Wire
 /// 200 only once the store committed every position in it (as `ack:` is), so the app's own retry queue and the
 /// store lose nothing between them; a request whose positions were all refused before a run started is answered
 /// at once (retrying would not help).
-extension Server {
+extension ServerCore {
     /// One app's answer waiting for a commit: the run's fix `sequence` (its request's highest) must be on disk.
     struct PendingDeviceAnswer {
         let connection: ConnectionID

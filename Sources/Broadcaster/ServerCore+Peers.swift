@@ -4,7 +4,7 @@ import RunStore
 import Wire
 
 /// Writing to, asking epoll for, and closing any peer: the line protocol's connections and HTTP's alike.
-extension Server {
+extension ServerCore {
     /// Writes what one peer has pending, up to the per-turn cap, in one gathered write (its queued lines are
     /// references to the broadcast's one copy); arms writability only if some is left.
     func flush(_ peer: Peer) {
@@ -128,7 +128,7 @@ extension Server {
     }
 }
 
-extension Server: HubOutput {
+extension ServerCore: HubOutput {
     func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole) {
         loop.assertLoopThread()
         guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }

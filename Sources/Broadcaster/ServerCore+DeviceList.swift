@@ -5,7 +5,7 @@ import Wire
 /// The page's "Connect a phone" box: `GET /runners/NAME/devices` lists the runner's phones, `POST` makes a
 /// device token (with an optional `label`). The key comes as `Authorization: Bearer KEY` (or, for `POST`, a form
 /// field `key`); a wrong key counts as a wrong token.
-extension Server {
+extension ServerCore {
     /// `GET /runners/NAME/devices`: 200 `{"devices":[…]}`, 403 for an unknown runner or a wrong key.
     func listDevices(_ request: HTTPRequest, runner name: String, on connection: HTTPConnection, now: Double) {
         guard provedOnOwnLoop(request, runner: name, form: [], on: connection, now: now) else { return }

@@ -6,7 +6,7 @@ import RunStore
 import Wire
 
 /// HTTP on the server's loop: accepting, reading, parsing, answering in order, timeouts.
-extension Server {
+extension ServerCore {
     /// Accepts every pending HTTP connection; past a limit a newcomer gets 503 and is closed.
     func acceptHTTPConnections() {
         guard let httpListener else { return }

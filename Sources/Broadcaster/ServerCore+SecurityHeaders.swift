@@ -5,7 +5,7 @@ import WebAssets
 /// The headers that keep a browser from reading our answers as something else: on every response, whatever
 /// path made it (a handler, an event stream's head, the refusal of a connection past the limit), and on the
 /// pages a Content-Security-Policy that allows only what the pages load.
-extension Server {
+extension ServerCore {
     /// On every response. A tile server learns our origin, never a page's URL with a share token in it (and
     /// not nothing either, which OpenStreetMap's tile policy asks for); no type is ever guessed from a body.
     static let everyResponseHeaders: [(String, String)] = [

@@ -20,7 +20,7 @@ struct ShardPlacement: Sendable {
 
 /// The loops of a ``ServerGroup`` talking to each other: relayed events out at the end of each turn, in from
 /// the inbox; connections handed to the loop that owns their runner.
-extension Server {
+extension ServerCore {
     /// Init: wires the hub to the other loops (shared event numbers, ownership, their counters).
     func joinShards(_ shard: ShardPlacement) {
         let router = shard.router

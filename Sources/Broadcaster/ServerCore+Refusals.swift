@@ -17,7 +17,7 @@ enum Refusal {
 }
 
 /// Turning newcomers away, and accepting when the process has run out of descriptors.
-extension Server {
+extension ServerCore {
     /// Tells a newcomer why (`refuse`, a write that does not block) and closes it. What it sent already is read
     /// and dropped first: a socket closed with unread input is reset, and a client reading after the reset may
     /// lose the refusal (an HTTP client has sent its request by the time it is accepted).

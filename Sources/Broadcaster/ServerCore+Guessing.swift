@@ -4,7 +4,7 @@ import Wire
 /// Wrong keys and tokens: counted per connection, source address and target (``WrongTokenLimiter``), and
 /// answered at once, later or not at all, but only ever after the key or token was checked, so a right one is
 /// accepted whatever a guesser behind the same address (a venue's Wi-Fi, a carrier's NAT) has done.
-extension Server {
+extension ServerCore {
     /// The hub's answer to a wrong key or share token on the line protocol: now, after the limiter's delay (the
     /// connection's later commands wait), or a refusal; a connection that gave the limit of them is closed.
     func wrongGuess(_ id: ConnectionID, target: String, answer: [UInt8]) {

@@ -7,7 +7,7 @@ import Wire
 /// `GET /events`: Server-Sent Events. A stream is a spectator (or coach) like a TCP one: a hub session with
 /// the same subscriptions, the same conflation of `pace` for slow readers and the same hard limit; its
 /// lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
-extension Server {
+extension ServerCore {
     /// The event kinds a stream carries: a runner's broadcasts, not replies to commands it never sent.
     static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert", "dropped", "point"]
 

@@ -31,7 +31,7 @@ extension ServerMetrics {
     }
 }
 
-extension Server {
+extension ServerCore {
     /// `GET /metrics`: Prometheus text exposition 0.0.4. Counters are `_total`, times in seconds.
     /// `counters`: `stats:`'s counters and ``loopGauges()``, summed over the loops. Histograms are this loop's.
     func metricsResponse(counters list: [(String, Int)]) -> HTTPResponse {

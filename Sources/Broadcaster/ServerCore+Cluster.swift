@@ -50,7 +50,7 @@ extension ClusterNode {
 }
 
 /// A node of a cluster: relays onto the bus, the bus's messages in, and runs taken over from dead nodes.
-extension Server {
+extension ServerCore {
     /// True for the messages the other nodes hear (events and runner changes).
     static func goesOnTheBus(_ message: RelayMessage) -> Bool {
         switch message {
