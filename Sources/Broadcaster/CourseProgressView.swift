@@ -35,6 +35,16 @@ struct CourseProgressView: Sendable {
     var nextPointETA: Double?
     /// True while the runner is off the course.
     var isOffCourse: Bool
+    /// When the runner reached the finish, seconds after the start; nil before.
+    var finished: Double?
+
+    /// Runners on one course in order: furthest along first; at the same place (the finish, most often) the
+    /// one there first (its finish time, else its elapsed time), as `leaders:` breaks ties; then by name.
+    static func isAhead(_ a: CourseProgressView, of b: CourseProgressView) -> Bool {
+        if a.along != b.along { return a.along > b.along }
+        let (timeA, timeB) = (a.finished ?? a.elapsed, b.finished ?? b.elapsed)
+        return timeA != timeB ? timeA < timeB : a.runner < b.runner
+    }
 }
 
 extension Hub {
@@ -57,7 +67,7 @@ extension Hub {
                                          eta: passed[point.index] == nil ? etas[point.index] : nil)
             },
             nextPoint: run.courseFields?.nextPoint, nextPointETA: run.courseFields?.nextPointETA,
-            isOffCourse: matcher.isOffCourse)
+            isOffCourse: matcher.isOffCourse, finished: matcher.finishTime)
     }
 
     /// Every public runner with a live run on course `course`, on any loop or node, furthest along first.
@@ -65,7 +75,7 @@ extension Hub {
         let names = Set(runners.keys).union(remoteRuns.compactMap { $0.value.course == course ? $0.key : nil })
         return names.compactMap { name in
             isPrivate(name) ? nil : courseProgress(of: name).flatMap { $0.course == course ? $0 : nil }
-        }.sorted { $0.along != $1.along ? $0.along > $1.along : $0.runner < $1.runner }
+        }.sorted(by: CourseProgressView.isAhead)
     }
 
     /// A run on another loop or node: what its newest pace says (where along, every point ahead's ETA) and its
@@ -90,6 +100,7 @@ extension Hub {
         return CourseProgressView(runner: name, course: course, along: fields.along, togo: fields.togo,
                                   eta: pace.forecast?.eta, elapsed: pace.elapsed,
                                   secondsPerMetre: pace.pace.map { $0 / 1000 }, points: points,
-                                  nextPoint: fields.nextPoint, nextPointETA: fields.nextPointETA, isOffCourse: false)
+                                  nextPoint: fields.nextPoint, nextPointETA: fields.nextPointETA,
+                                  isOffCourse: remote.isOffCourse, finished: fields.togo == 0 ? pace.forecast?.finish : nil)
     }
 }

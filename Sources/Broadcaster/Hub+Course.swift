@@ -50,6 +50,7 @@ extension Hub {
         guard let name else {
             entry.course = nil
             entry.declinesCourse = true
+            if let left = entry.run?.course { entry.run?.courseSetAside = left }
             entry.run?.course = nil
             entry.run?.courseFields = nil
             entry.run?.lastCourseUpdate = nil
@@ -61,12 +62,25 @@ extension Hub {
         entry.course = course
         entry.declinesCourse = false
         if let run = entry.run, case .running(_, let started) = run.phase {
-            run.course = courseMatcher(for: course, goal: entry.goal, start: started)
-            run.courseFields = nil
-            run.lastCourseUpdate = nil
+            // The course it follows already, or the one it left this run: it goes on where it was.
+            if let current = run.course, Self.isSame(current.course, course) {
+                // Nothing changes.
+            } else if let left = run.courseSetAside, Self.isSame(left.course, course) {
+                run.course = left
+                run.courseSetAside = nil
+            } else {
+                run.course = courseMatcher(for: course, goal: entry.goal, start: started)
+                run.courseFields = nil
+                run.lastCourseUpdate = nil
+            }
         }
         output.log("runner \(runner) follows course \(name)")
         return .some(course)
+    }
+
+    /// True when two courses are one (a course replaced under its name is another).
+    static func isSame(_ a: Course, _ b: Course) -> Bool {
+        a.name == b.name && a.length == b.length && a.points == b.points
     }
 
     /// A matcher for a run starting (or joining the course) at `start`, the goal's target time steadying the

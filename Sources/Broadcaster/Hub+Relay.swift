@@ -25,6 +25,8 @@ final class RemoteRun {
     var goal: Double?
     /// The course the run follows, as the owner's paces relay it (where along it is in ``latestPaceLine``).
     var course: String?
+    /// True between the owner's relayed `off_course` and `back_on_course` alerts.
+    var isOffCourse = false
     /// The run's newest SOS and battery alert, for late followers.
     var sosAlert: DeviceAlertLines?
     var batteryAlert: DeviceAlertLines?
@@ -140,7 +142,12 @@ extension Hub {
             if let remote = remoteRuns[name] { remote.keep(DeviceAlertLines(sequence: event.sequence, line: event.line,
                                                                             fullLine: fullLine)) }
         case .other:
-            break
+            // The owner's coaches' alerts say when its runner left the course and came back.
+            if let remote = remoteRuns[name], event.line.starts(with: Self.alertPrefix),
+               let alert = try? AlertEvent(line: String(decoding: event.line.dropLast(), as: UTF8.self)) {
+                if alert.alert == "off_course" { remote.isOffCourse = true }
+                if alert.alert == "back_on_course" { remote.isOffCourse = false }
+            }
         }
         if event.isCatchUp { return }
         if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
@@ -153,6 +160,9 @@ extension Hub {
         deliver(event.line, about: name, own: local == nil ? nil : runners[name]?.connection, to: event.audience,
                 droppable: isPace)
     }
+
+    /// What an `alert:` line starts with.
+    private static let alertPrefix = Array("alert:".utf8)
 
     /// True when `runID` is a live run of this loop.
     func isLocalRun(_ runID: Int64) -> Bool {

@@ -95,6 +95,9 @@ final class LiveRun {
     var offPace: OffPaceMonitor?
     /// Where the run is on its course (`course:`, or the server's), matched fix by fix; nil off any course.
     var course: CourseMatcher?
+    /// The course this run left with `course:off`, kept so that following it again in the same run goes on
+    /// where it was (its points passed are not passed again).
+    var courseSetAside: CourseMatcher?
     /// The course fields of the latest pace (kept for a pace made without a new match: a remeasure).
     var courseFields: PaceCourse?
     /// The latest course update (every upcoming point's ETA), for the pages' JSON.

@@ -195,7 +195,8 @@ public struct CourseMatcher: Sendable {
                                          recentPace: recentPace, targetPace: targetPace)
             : nil
         return CourseUpdate(elapsed: elapsed, along: along, togo: togo, distanceFromCourse: distance,
-                            offCourse: monitor.isOffCourse ? distance : nil, eta: pace.map { elapsed + togo * $0 },
+                            offCourse: monitor.isOffCourse ? distance : nil,
+                            eta: finishTime ?? pace.map { elapsed + togo * $0 },
                             ahead: course.points[passages.count...], secondsPerMetre: pace, events: events)
     }
 }

@@ -41,7 +41,8 @@ public struct CourseUpdate: Sendable, Hashable {
     public var distanceFromCourse: Double?
     /// While the runner is off the course (after `offCourse`, until `backOnCourse`): metres off now.
     public var offCourse: Double?
-    /// Predicted finish, seconds after the start; nil while the pace model has too little to go on.
+    /// Predicted finish, seconds after the start (once finished, the finish itself); nil while the pace model
+    /// has too little to go on.
     public var eta: Double?
     /// The course points still ahead, in order (the course's own storage: nothing is copied per fix).
     public var ahead: ArraySlice<CoursePoint>

@@ -67,7 +67,8 @@ extension CommandParser {
     static func leaders(_ bytes: UnsafeBufferPointer<UInt8>, _ args: Range<Int>) throws(WireError) -> Command {
         guard !args.isEmpty else { return .leaders(goal: nil) }
         let prefix = Array("course=".utf8)
-        if args.count > prefix.count, zip(bytes[args.lowerBound..<(args.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) {
+        if args.count >= prefix.count, zip(bytes[args.lowerBound..<(args.lowerBound + prefix.count)], prefix).allSatisfy({ $0 == $1 }) {
+            guard args.count > prefix.count else { throw WireError(.badName, "leaders: course= needs a course name") }
             return .courseLeaders(try name(bytes, (args.lowerBound + prefix.count)..<args.upperBound, word: "leaders"))
         }
         let distance = try number(bytes, args, "leaders: goal distance")

@@ -41,8 +41,9 @@ func runCourseCommand(arguments: [String]) -> Int32 {
             replace = options.flag("replace")
             try options.finish()
             guard options.positional.count == 1 else { throw Options.UsageError(description: "give one GPX file") }
-            guard let given, Command.isValidName(given) else {
-                throw Options.UsageError(description: "--name NAME is required (1-32 of A-Z a-z 0-9 _ . -)")
+            guard let given else { throw Options.UsageError(description: "--name NAME is required") }
+            guard Command.isValidName(given) else {
+                throw Options.UsageError(description: "--name \(given) is not a course name: 1-32 of A-Z a-z 0-9 _ . -")
             }
             (name, file) = (given, options.positional[0])
         case "list":

@@ -125,6 +125,50 @@ import Wire
         #expect(abs((leaders[1].standing.gapTime ?? 0) - gap / 3.3) < 3, "the gap at the leader's pace")
         #expect(lines(to: asker, "done") == ["done:leaders count=2 more=no"])
     }
+
+    /// `s` metres along the park's out-and-back (north 1000 m, then back to 7 m east of the start).
+    func fix(along s: Double, at second: Int) -> Command {
+        s <= 1000 ? fix(north: s, at: second) : fix(north: max(0, 2000 - s), east: 7 * min(s - 1000, 1000) / 1000, at: second)
+    }
+
+    /// Both at the finish: the one there first leads (as `leaders:` breaks ties by time), whatever the names.
+    @Test func atTheFinishTheFirstThereLeads() throws {
+        let hub = try hub()
+        let bob = ConnectionID(4), asker = ConnectionID(5)
+        for id in [bob, asker] { hub.connected(id, now: start) }
+        hub.received(.identify(name: "bob", key: nil), from: bob, now: start)
+        for id in [runner, bob] { hub.received(.course(name: "park"), from: id, now: start) }
+        let length = try Self.outAndBack().length
+        for second in 0...800 {
+            let now = start + Double(second)
+            hub.received(fix(along: min(3.0 * Double(second), length), at: second), from: runner, now: now)
+            hub.received(fix(along: min(3.5 * Double(second), length), at: second), from: bob, now: now)
+        }
+        hub.received(.courseLeaders("park"), from: asker, now: start + 801)
+        let leaders = try lines(to: asker, "leader").map { try LeaderEvent(line: $0) }
+        #expect(leaders.map(\.runner) == ["bob", "ann"], "\(leaders.map(\.line))")
+        #expect(leaders.allSatisfy { abs($0.standing.distance - length) < 0.01 }, "both finished")
+        let paces = try lines(to: spectator, "pace").map { try PaceEvent(line: $0) }
+        let finished = try #require(paces.last?.forecast?.finish, "after the finish, the finish itself")
+        #expect(abs(finished - length / 3.0) < 15, "\(finished) s")
+    }
+
+    /// `course:off` and the same course again in one run: it goes on where it was, and a point passed before
+    /// is not passed again.
+    @Test func leavingACourseAndFollowingItAgainGoesOn() throws {
+        let hub = try hub()
+        hub.received(.course(name: "park"), from: runner, now: start)
+        for second in 0...250 {
+            if second == 150 { hub.received(.course(name: nil), from: runner, now: start + 150) }
+            if second == 171 { hub.received(.course(name: "park"), from: runner, now: start + 171) }
+            hub.received(fix(north: 3.3 * Double(second), at: second), from: runner, now: start + Double(second))
+        }
+        let points = try lines(to: spectator, "point").map { try PointEvent(line: $0) }
+        #expect(points.map(\.name) == ["Aid 1"], "\(points)")
+        let last = try #require(try lines(to: spectator, "pace").last.map { try PaceEvent(line: $0) })
+        let along = try #require(last.course?.along)
+        #expect(abs(along - 3.3 * 250) < 25, "\(along) m: where the runner is, not a restart")
+    }
 }
 
 /// What another loop or node knows of a runner on a course comes from its relayed events only: the points it
@@ -171,5 +215,22 @@ import Wire
             #expect(theirs.eta.map { abs($0 - eta) <= 0.5 } == true, "\(theirs.name): \(String(describing: theirs.eta)) vs \(eta)")
         }
         #expect(abs(there.along - here.along) < 0.01 && there.nextPoint == "Turn")
+        #expect(!there.isOffCourse)
+
+        // 200 m east of the course for a minute: off course there too (from the owner's relayed alert), then back.
+        ownerOutput.relayed.removeAll()
+        for second in 201...260 {
+            owner.received(fixes.fix(north: 660, east: 200, at: second), from: runner, now: start + Double(second))
+        }
+        for event in ownerOutput.relayed { elsewhere.receiveRelayed(event, now: start + 260) }
+        #expect(owner.courseProgress(of: "ann")?.isOffCourse == true)
+        #expect(elsewhere.courseProgress(of: "ann")?.isOffCourse == true, "the other node sees the detour")
+        ownerOutput.relayed.removeAll()
+        for second in 261...300 {
+            owner.received(fixes.fix(north: 660 + 3.3 * Double(second - 261), at: second), from: runner,
+                           now: start + Double(second))
+        }
+        for event in ownerOutput.relayed { elsewhere.receiveRelayed(event, now: start + 300) }
+        #expect(elsewhere.courseProgress(of: "ann")?.isOffCourse == false, "and the return")
     }
 }

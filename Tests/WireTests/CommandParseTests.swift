@@ -266,6 +266,8 @@ private func fix(_ lat: Double, _ lon: Double, _ acc: Double, _ ts: Double, _ te
         #expect(try Command.parse("goal:42195 12600 3") == .goal(GoalCommand(distance: 42_195, targetTime: 12_600,
                                                                               marginPercent: 3)))
         #expect(try Command.parse("leaders:42195") == .leaders(goal: 42_195))
+        #expect(try Command.parse("leaders:course=berlin") == .courseLeaders("berlin"))
+        #expect(throws: WireError(.badName, "leaders: course= needs a course name")) { try Command.parse("leaders:course=") }
         for bad in ["coach:ann every=99", "coach:ann every=x", "coach:ann often=5", "goal:", "goal:99", "goal:1000 59",
                     "goal:1000 600 51", "goal:1000 600 5 1", "goal:x", "leaders:5", "leaders:x"] {
             #expect(throws: WireError.self, "\(bad)") { try Command.parse(bad) }
