@@ -104,10 +104,11 @@ extension Hub {
         for event in update.events {
             switch event {
             case .passed(let passage):
-                let line = Self.line(PointEvent(runner: entry.name, name: passage.point.name, along: passage.point.along,
-                                                timestamp: started + passage.time, elapsed: passage.time))
+                let point = PointEvent(runner: entry.name, name: passage.point.name, along: passage.point.along,
+                                       timestamp: started + passage.time, elapsed: passage.time)
+                let line = Self.line(point)
                 if let run = entry.run, run.pointLines.count < LiveRun.keptPoints { run.pointLines.append(line) }
-                broadcast(line, about: entry.name, to: .everyone, relaying: .point)
+                broadcast(line, about: entry.name, to: .everyone, relaying: .point, event: .point(point))
             case .offCourse(let distance):
                 broadcast(Self.line(AlertEvent(runner: entry.name, alert: "off_course", distance: snapshot.distance,
                                                elapsed: snapshot.elapsed, pace: snapshot.currentPace, off: distance)),

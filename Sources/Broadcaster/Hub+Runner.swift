@@ -249,10 +249,11 @@ extension Hub {
         if let entry = runners[name] {
             output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
         }
-        let line = Self.line(RunStartedEvent(runner: name, runID: runID, timestamp: text))
+        let startedEvent = RunStartedEvent(runner: name, runID: runID, timestamp: text), line = Self.line(startedEvent)
         run.startedLine = line
         broadcast(line, about: name, to: .everyone,
-                  relaying: .started(runID: runID, started: started, startHistory: run.startHistory))
+                  relaying: .started(runID: runID, started: started, startHistory: run.startHistory),
+                  event: .runStarted(startedEvent))
         rank(name, distance: 0, elapsed: 0, moving: 0, goal: runners[name]?.goal?.distance)
         if let entry = runners[name], let course = entry.followedCourse(in: configuration.raceCourse) {
             run.course = courseMatcher(for: course, goal: entry.goal, start: started)
@@ -325,7 +326,8 @@ extension Hub {
                   relaying: sharedSequence == nil ? .other
                       : .pace(distance: snapshot.distance, elapsed: snapshot.elapsed, movingTime: snapshot.movingTime,
                               rejections: entry.run?.tracker.rejections ?? [:], goal: entry.goal?.distance,
-                              course: entry.run?.course?.course.name))
+                              course: entry.run?.course?.course.name),
+                  event: .pace(event))
         guard let run = entry.run, let runID = run.id else { return }
         if !catchingUp {
             rank(name, distance: snapshot.distance, elapsed: snapshot.elapsed, moving: snapshot.movingTime,
@@ -346,14 +348,15 @@ extension Hub {
             }
             let line = Self.line(badge)
             entry.run?.badgeLines.append(line)
-            broadcast(line, about: name, to: .everyone, ownLine: own, relaying: .badge)
+            broadcast(line, about: name, to: .everyone, ownLine: own, relaying: .badge, event: .badge(badge))
         }
         if let update, case .running(_, let started) = run.phase {
             announceCourseEvents(update, of: entry, snapshot, started: started)
         }
         run.announcedSplits += progress.splits.count
         for split in progress.splits {
-            broadcast(Self.line(SplitEvent(split, runner: name)), about: name, to: .spectators)
+            let event = SplitEvent(split, runner: name)
+            broadcast(Self.line(event), about: name, to: .spectators, event: .split(event))
         }
     }
 
@@ -410,7 +413,8 @@ extension Hub {
         let line = Self.line(event)
         recentlyEnded.append(line)
         if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
-        broadcast(line, about: entry.name, to: .everyone, except: stopper, relaying: .ended(runID: runID))
+        broadcast(line, about: entry.name, to: .everyone, except: stopper, relaying: .ended(runID: runID),
+                  event: .ended(event))
         if let stopper { output.sendOnceStored([line], to: stopper, as: .event(about: entry.name)) }
         output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }

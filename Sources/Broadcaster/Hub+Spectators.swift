@@ -110,10 +110,10 @@ extension Hub {
 
     /// Sends a cheer to a runner's connection and spectators (and keeps it for late web viewers of the run).
     func relayCheer(to runner: String, from sender: String, text: String, except id: ConnectionID? = nil) {
-        let line = Self.line(CheerEvent(runner: runner, from: sender, text: text))
+        let cheer = CheerEvent(runner: runner, from: sender, text: text), line = Self.line(cheer)
         if let run = runners[runner]?.run { Self.keep(cheer: line, in: &run.cheerLines) }
         if let remote = remoteRuns[runner] { Self.keep(cheer: line, in: &remote.cheerLines) }
-        broadcast(line, about: runner, to: .spectators, except: id, relaying: .cheer)
+        broadcast(line, about: runner, to: .spectators, except: id, relaying: .cheer, event: .cheer(cheer))
     }
 
     /// `msg:`: a cheer. From a runner with a live run it goes to the runner's own audience; from anyone else

@@ -43,6 +43,9 @@ protocol HubOutput: AnyObject {
     func scheduleReplays(at time: Double?)
     /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)])
+    /// True when an event stream may be among the recipients (an HTTP connection is open): only then does a
+    /// broadcast keep its typed event for the streams' JSON (``Hub/broadcastEvent``).
+    var mayHaveEventStreams: Bool { get }
 }
 
 extension HubOutput {
@@ -54,6 +57,8 @@ extension HubOutput {
     func relay(_ message: RelayMessage) {}
     /// One loop: never asked.
     func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
+    /// Tests without a server: as if there were.
+    var mayHaveEventStreams: Bool { true }
     /// One address for all (tests without a server).
     func address(of connection: ConnectionID) -> String { "local" }
     /// No limit (tests without a server): answered at once.
@@ -109,6 +114,10 @@ final class Hub {
     /// being broadcast now, nil outside a broadcast (replies and catch-up lines carry no number).
     var eventSequence: UInt64 = 0
     var broadcastSequence: UInt64?
+    /// The broadcast going on, typed: its line and the event it was made from, so an event stream's JSON is
+    /// written from the event, not parsed back from the line. Nil outside a broadcast, and for a line that came
+    /// formatted (another loop's, a relayed one).
+    var broadcastEvent: (line: [UInt8], event: ServerEvent)?
     /// Recent broadcast events per runner, for event streams resuming with `Last-Event-ID`.
     var backlogs: [String: EventBacklog] = [:]
     /// The `end:` lines of the latest runs ended, oldest first (at most 20), for the web overview.
@@ -355,11 +364,16 @@ final class Hub {
     /// positions from the others).
     func broadcast(_ line: [UInt8], about runner: String, entry: RunnerEntry? = nil, to audience: Audience,
                    droppable: Bool = false, except sender: ConnectionID? = nil, ownLine: [UInt8]? = nil,
-                   relaying kind: RelayedEvent.Kind = .other) {
+                   relaying kind: RelayedEvent.Kind = .other, event: @autoclosure () -> ServerEvent? = nil) {
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
         broadcastSequence = sequence
-        defer { broadcastSequence = nil }
+        // Kept (and made) only where an event stream may hear it: a flood of line-protocol fixes pays nothing.
+        broadcastEvent = output.mayHaveEventStreams ? event().map { (line, $0) } : nil
+        defer {
+            broadcastSequence = nil
+            broadcastEvent = nil
+        }
         let runnerEntry = entry ?? runners[runner]
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.

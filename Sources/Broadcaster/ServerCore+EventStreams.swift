@@ -137,7 +137,14 @@ extension ServerCore {
     /// stream in turn.
     func json(forLine line: [UInt8]) -> [UInt8] {
         if let cached = streamJSONCache, cached.line == line { return cached.json }
-        let json = Self.eventJSON(line)
+        var json: [UInt8] = []
+        if let typed = hub.broadcastEvent, typed.line == line {
+            // Written from the event the line was made from: nothing parsed back.
+            typed.event.appendJSON(to: &json)
+            assert(json == Self.eventJSON(line), "an event's JSON says other than its line: \(String(decoding: line, as: UTF8.self))")
+        } else {
+            json = Self.eventJSON(line)
+        }
         streamJSONCache = (line, json)
         return json
     }

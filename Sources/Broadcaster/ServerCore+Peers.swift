@@ -129,6 +129,8 @@ extension ServerCore {
 }
 
 extension ServerCore: HubOutput {
+    var mayHaveEventStreams: Bool { httpConnectionCount > 0 }
+
     func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole) {
         loop.assertLoopThread()
         guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }
