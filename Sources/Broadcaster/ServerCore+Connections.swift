@@ -215,8 +215,8 @@ extension ServerCore {
         }
         guard !isQueuedWorkScheduled else { return }
         isQueuedWorkScheduled = true
-        let core = LoopBound(self, loop: loop)
-        loop.execute { core.value.runQueuedWork() }
+        let me = unownedOnLoop
+        loop.execute { me.value.core.runQueuedWork() }
     }
 
     /// One more turn for every connection whose lines were left over.
@@ -236,8 +236,8 @@ extension ServerCore {
                 queuedWork.insert(contentsOf: work[index...].filter { $0.hasQueuedWork }, at: queuedFirstCount)
                 if !isQueuedWorkScheduled {
                     isQueuedWorkScheduled = true
-                    let core = LoopBound(self, loop: loop)
-                    loop.execute { core.value.runQueuedWork() }
+                    let me = unownedOnLoop
+                    loop.execute { me.value.core.runQueuedWork() }
                 }
                 return
             }

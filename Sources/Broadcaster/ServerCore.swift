@@ -191,9 +191,9 @@ final class ServerCore {
         }
         // The loop's first task, before it accepts anyone: by then a cluster node is known to be one (it does
         // not recover runs at start, see ServerGroup.joinCluster).
-        let core = LoopBound(self, loop: loop)
+        let me = unownedOnLoop
         loop.execute {
-            if core.value.cluster == nil { core.value.recoverLiveRuns() }
+            if me.value.core.cluster == nil { me.value.core.recoverLiveRuns() }
         }
         guard listener != nil else { return }
         logger.write("listening on \(configuration.host):\(port)")
@@ -251,6 +251,15 @@ final class ServerCore {
 
     /// Unix time now.
     static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// This core for a task it posts to its own loop, not keeping it alive (as `[unowned self]` did): a task
+    /// still queued when the loop stops must not hold the core, its loop and its buffers for ever.
+    var unownedOnLoop: LoopBound<UnownedCore> { LoopBound(UnownedCore(core: self), loop: loop) }
+
+    /// An unowned reference to a core (see ``unownedOnLoop``).
+    struct UnownedCore {
+        unowned let core: ServerCore
+    }
 }
 
 /// Accepts connections when a listening socket is readable.
