@@ -50,8 +50,8 @@ let package = Package(
         // hub's class properties are touched several times for every fix, and the checks cost ~3% of a flood.
         // Loop-thread-only state is the design (each loop owns its hub); the debug builds and the sanitizer jobs
         // keep the checks. Not a product, so packages using the client library never see the flag.
-        // The server: the Hub (sessions, runs, who hears what) and the Server (connections, HTTP, event
-        // streams, loops, the cluster relay).
+        // The server: the Hub (sessions, runs, who hears what), ServerCore (a loop's connections, HTTP, event
+        // streams, loops, the cluster relay) and Server (the Sendable handle: start, stop, ports).
         .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
                                                    "WebRoutes", "ClusterBus"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
