@@ -1,12 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// State several threads share, behind one lock: `withLock` is the only way to it, so "guarded by the lock" is
 /// checked by the compiler rather than said in a comment, and the classes that keep their state in one are
-/// plain `Sendable`. The lock is an `NSCondition` (a pthread mutex and condition variable), which
+/// plain `Sendable`. The lock is a pthread mutex and condition variable (``ConditionLock``), which
 /// ThreadSanitizer sees, unlike futex-based locks; its condition lets a thread wait for the state to change.
 public final class Locked<State>: @unchecked Sendable {  // Sendable because `state` is only touched under `condition`.
     /// The lock (and its condition); inlined into callers, so a `withLock` costs what a lock and an unlock do.
-    @usableFromInline let condition = NSCondition()
+    @usableFromInline let condition = ConditionLock()
     /// What the lock guards.
     @usableFromInline var state: State
 
