@@ -64,6 +64,10 @@ import Wire
     /// Reads queued off a loop are bounded: past the cap a history command is told `err:busy` at once and an
     /// API request gets 503, nothing waits or piles up, and once reads are answered history works again.
     @Test func historyReadsPastTheLoopsCapAreRefusedAtOnce() throws {
+        // Waits are long: the server's reads and commit replies run on libdispatch's workers, which the suites
+        // running beside this one (their gated stores hold workers blocked) can keep busy for many seconds on
+        // 2 cores (this test took 24-32 s within the whole suite, 0.05 s alone).
+        let wait = 30.0
         let store = GatedStore()
         // One loop whatever MOONRUNNER_TEST_LOOPS says: the cap is a loop's, and with several the three
         // connections would be shared out among them.
@@ -74,22 +78,22 @@ import Wire
         defer { server.shutdown() }
         do {
             defer { store.open(times: 8) }
-            let (ann, _) = try connectRunner("ann", to: server)
+            let (ann, _) = try connectRunner("ann", to: server, timeout: wait)
             let first = try TestClient(port: server.port), second = try TestClient(port: server.port)
             for client in [first, second] { try client.send("runs:ann") }  // both held at the gate
             try settleLoop(of: server)
             let third = try TestClient(port: server.port)
             try third.send("runs:ann")
-            try third.expectNext("err:busy")
+            try third.expectNext("err:busy", timeout: wait)
             let web = try HTTPTestClient(port: try #require(server.httpPort))
             #expect(try web.get("/api/runners/ann/runs").status == 503)
             try ann.send("ping:")
-            try ann.expectNext("ok:ping")  // everyone else goes on
+            try ann.expectNext("ok:ping", timeout: wait)  // everyone else goes on
             store.open(times: 2)
-            for client in [first, second] { try client.expect("done:runs") }
+            for client in [first, second] { try client.expect("done:runs", timeout: wait) }
             try third.send("runs:ann")
             store.open()
-            try third.expect("done:runs")
+            try third.expect("done:runs", timeout: wait)
         }
     }
 

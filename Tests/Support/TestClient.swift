@@ -162,10 +162,10 @@ public func settleLoop(of server: Server) throws {
 }
 
 /// A runner connection that has claimed `name`; returns the client and its key.
-public func connectRunner(_ name: String, to server: Server) throws -> (TestClient, String) {
+public func connectRunner(_ name: String, to server: Server, timeout: Double = 5) throws -> (TestClient, String) {
     let client = try TestClient(port: server.port)
     try client.send("iam:\(name)")
-    let reply = try ServerEvent(line: client.expect("ok:iam"))
+    let reply = try ServerEvent(line: client.expect("ok:iam", timeout: timeout))
     guard case .ok(let ok) = reply, let key = ok["key"] else { throw TestClient.Unexpected(expected: "key", got: reply.line) }
     return (client, key)
 }
