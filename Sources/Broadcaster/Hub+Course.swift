@@ -74,7 +74,7 @@ extension Hub {
                 run.lastCourseUpdate = nil
             }
         }
-        output.log("runner \(runner) follows course \(name)")
+        effects.log("runner \(runner) follows course \(name)")
         return .some(course)
     }
 

@@ -24,7 +24,7 @@ extension Hub {
         assertOnLoop()
         let name = entry.name
         guard alarm == "sos" else {
-            output.log("runner \(name): alarm \(alarm.prefix(32)) ignored (only sos raises an alert)")
+            effects.log("runner \(name): alarm \(alarm.prefix(32)) ignored (only sos raises an alert)")
             return
         }
         guard recentAlarms.insert(runner: name, alarm: alarm, at: location.timestamp) else { return }
@@ -41,7 +41,7 @@ extension Hub {
         }
         let sent = broadcastDeviceAlert(shownLine, fullLine: fullLine, of: entry)
         run?.sosAlert = sent
-        output.log("runner \(name): SOS at \(location.timestampText)")
+        effects.log("runner \(name): SOS at \(location.timestampText)")
     }
 
     /// The phone's battery level (percent) with a position stamped `time` (the newest stamp wins).
@@ -105,12 +105,12 @@ extension Hub {
         let name = entry.name
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
-        broadcastSequence = sequence
-        defer { broadcastSequence = nil }
+        effects.broadcastBegins(sequence: sequence, typed: nil)
+        defer { effects.broadcastEnds() }
         if entry.run != nil { keep(line, sequence: sequence, as: .event(about: name), inBacklogOf: name) }
         deliverDeviceAlert(line, fullLine: fullLine, about: name, own: entry.connection)
         if sharedSequence != nil {
-            output.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,
+            effects.relay(.event(RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence,
                                              kind: .deviceAlert(fullLine: fullLine))))
         }
         return DeviceAlertLines(sequence: sequence, line: line, fullLine: fullLine)
@@ -142,10 +142,10 @@ extension Hub {
             return
         }
         for alert in alerts.compactMap(\.self).sorted(by: { $0.sequence < $1.sequence }) {
-            broadcastSequence = alert.sequence
+            effects.broadcastBegins(sequence: alert.sequence, typed: nil)
             send(seesThroughZone(name, id) ? alert.fullLine : alert.line, to: id, as: .event(about: name))
+            effects.broadcastEnds()
         }
-        broadcastSequence = nil
     }
 }
 

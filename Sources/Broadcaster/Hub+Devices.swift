@@ -11,7 +11,7 @@ extension Hub {
         guard let name = ownEntry(id, for: "device")?.name else { return }
         let token = issueDeviceToken(for: name, label: label, now: now)
         sendOnceStored(OkEvent(what: "device", fields: [.init(key: "token", value: token)]), to: id)
-        output.log("\(name) added a device token")
+        effects.log("\(name) added a device token")
     }
 
     /// `device:list`: one `device:` line per token of the runner, oldest first, then `done:device`.
@@ -37,7 +37,7 @@ extension Hub {
             hashes = deviceRoster.filter { $0.value.token.runner == name }.map(\.key)
         }
         for hash in hashes { forgetDevice(hash) }
-        output.relay(.devicesRemoved(hashes: hashes))
+        effects.relay(.devicesRemoved(hashes: hashes))
         store.submit(.revokeDevice(runner: name, tokenHash: token == nil ? nil : hashes[0], at: now))
         sendOnceStored(OkEvent(what: "undevice", fields: [.init(key: "count", value: String(hashes.count))]), to: id)
     }
@@ -64,7 +64,7 @@ extension Hub {
         let token = RunnerKey.generate()
         let record = DeviceToken(hash: RunnerKey.hash(token), runner: name, created: now, label: label)
         rememberDevice(record)
-        output.relay(.deviceAdded(record))
+        effects.relay(.deviceAdded(record))
         store.submit(.device(record))
         return token
     }
@@ -114,7 +114,7 @@ extension Hub {
                 }
             }
         } catch {
-            output.log("device tokens not loaded: \(error)")
+            effects.log("device tokens not loaded: \(error)")
         }
     }
 }

@@ -76,9 +76,9 @@ extension Hub {
 
     private func savePrivacy(_ privacy: RunnerPrivacy, of entry: RunnerEntry) {
         store.submit(.privacy(runner: entry.name, privacy))
-        output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history, privacy: privacy))
+        effects.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history, privacy: privacy))
         privacyChanged(entry.name, to: privacy)
-        output.log("runner \(entry.name) is \(privacy.isPrivate ? "private" : "public"), privacy zone \(Int(privacy.zone)) m")
+        effects.log("runner \(entry.name) is \(privacy.isPrivate ? "private" : "public"), privacy zone \(Int(privacy.zone)) m")
     }
 
     /// A runner's privacy as it now is (here or on another loop): the set of private runners and the board.
@@ -112,10 +112,10 @@ extension Hub {
         let share = ShareToken(hash: RunnerKey.hash(token), runner: entry.name, created: now, expires: expires)
         shares[share.hash] = share
         store.submit(.share(share))
-        output.relay(.shares(runner: entry.name, added: share, removed: []))
+        effects.relay(.shares(runner: entry.name, added: share, removed: []))
         sendOnceStored(OkEvent(what: "share", fields: [Event.Field("token", token),
                                                        Event.Field("expires", ISODate.string(unixSeconds: expires))]), to: id)
-        output.log("runner \(entry.name) made a share link until \(ISODate.string(unixSeconds: expires))")
+        effects.log("runner \(entry.name) made a share link until \(ISODate.string(unixSeconds: expires))")
     }
 
     /// `unshare:TOKEN` / `unshare:*`: revokes one share token or all of the runner's, at once.
@@ -133,7 +133,7 @@ extension Hub {
             hashes = shares.values.filter { $0.runner == entry.name }.map(\.hash)
         }
         store.submit(.revokeShare(runner: entry.name, tokenHash: token.map(RunnerKey.hash), at: now))
-        output.relay(.shares(runner: entry.name, added: nil, removed: hashes))
+        effects.relay(.shares(runner: entry.name, added: nil, removed: hashes))
         revoke(hashes)
         sendOnceStored(OkEvent(what: "unshare", fields: [.integer("count", hashes.count)]), to: id)
     }
@@ -148,7 +148,7 @@ extension Hub {
                 sessions[id]?.grants[name] = nil
                 guard isPrivate(name), session.watching.contains(name) || session.coaching.contains(name) else { continue }
                 if session.isEventStream {
-                    output.close(id, reason: "share link revoked")
+                    effects.close(id, reason: "share link revoked")
                 } else {
                     unfollow(id, .runner(name), quietly: true)
                     fail(id, .revoked, "the share link of \(name) was revoked or has expired")
@@ -180,7 +180,7 @@ extension Hub {
                 }
             }
         } catch {
-            output.log("share tokens not loaded: \(error)")
+            effects.log("share tokens not loaded: \(error)")
         }
     }
 

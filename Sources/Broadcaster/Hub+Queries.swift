@@ -12,8 +12,7 @@ extension Hub {
 
     /// `stats:`: the operator's counters on one line.
     func answerStatistics(_ id: ConnectionID) {
-        guard sharedSequence == nil else { return output.answerStatistics(to: id, local: statisticsCounters()) }
-        send(StatsEvent(statisticsCounters()), to: id)
+        effects.answerStatistics(to: id)
     }
 
     /// The operator's counters, named as `stats:` names them (also the source of `GET /metrics`).
@@ -24,12 +23,13 @@ extension Hub {
         }
     }
 
-    /// The operator's counters of this loop (all of them with one loop).
+    /// The operator's counters of this loop (all of them with one loop), with `connections`, what only the
+    /// driver counts (accepted, refused, conflated, slow), in their place.
     ///
     /// Anyone may ask (`stats:`, `GET /metrics`): a private runner is counted nowhere in them as a runner, so
     /// `live_runs` is what the leaderboard shows and no count moves when a private run starts. Its connection
     /// is one without a role (`other`).
-    func statisticsCounters() -> [(String, Int)] {
+    func statisticsCounters(connections: [(String, Int)]) -> [(String, Int)] {
         var runnerConnections = 0, spectators = 0, coachConnections = 0, idle = 0
         for session in sessions.values {
             var role = false
@@ -54,7 +54,7 @@ extension Hub {
         counters += [
             ("fixes_resent", statistics.fixesResent), ("fixes_late", statistics.fixesLate), ("events_sent", statistics.eventsSent),
         ]
-        counters += output.connectionCounters()
+        counters += connections
         counters.append(("errors_sent", statistics.errorsSent))
         return counters
     }
@@ -65,7 +65,7 @@ extension Hub {
         let page = min(max(limit, 1), configuration.maximumHistoryPage)
         // The store's row of a live run holds no measurements yet: the live tracker's latest ones stand in.
         let live = liveRun(of: name)
-        output.answerFromStore(to: id) { store throws(StoreError) in
+        effects.answerFromStore(to: id) { store throws(StoreError) in
             let found = try store.runs(of: name, offset: offset, limit: page + 1)
             return found.prefix(page).map { stored in Self.line(RunListItemEvent(live?.standing(in: stored) ?? stored)) }
                 + [Self.line(DoneEvent(what: "runs", count: min(found.count, page), more: found.count > page))]
@@ -82,7 +82,7 @@ extension Hub {
             let history = run.startHistory, configuration = configuration.tracker, rejections = run.rejections
             let started = run.started
             let zoneMetres = sessions[id]?.name == name ? 0 : runners[name]?.privacy.zone ?? 0
-            output.answerFromStore(to: id) { store throws(StoreError) in
+            effects.answerFromStore(to: id) { store throws(StoreError) in
                 let summary = try Self.replay(runID, from: store, configuration: configuration, history: history)
                 let record = RunRecord(id: runID, runner: name, started: started, ended: nil,
                                        distance: summary.distance, elapsed: summary.elapsed,
@@ -101,7 +101,7 @@ extension Hub {
             return
         }
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
-        output.answerFromStore(to: id) { store throws(StoreError) in
+        effects.answerFromStore(to: id) { store throws(StoreError) in
             guard let (stored, owner) = try Self.readableRun(runID, visible: visible, in: store) else {
                 return [Self.line(ErrorEvent(code: .notFound, reason: "no run \(runID)"))]
             }
@@ -162,7 +162,7 @@ extension Hub {
         // The history and a live run's distance belong to the loop: copied now, used off the loop.
         let history = entry.history
         let live = liveRun(of: name)?.distance ?? 0
-        output.answerFromStore(to: id) { store throws(StoreError) in
+        effects.answerFromStore(to: id) { store throws(StoreError) in
             let farthest = max(live, try store.farthestDistance(of: name))
             return Badges.all.map { badge in
                 Self.line(BoardEvent(badge: badge, runner: name, record: history.records[badge.id], farthest: farthest))

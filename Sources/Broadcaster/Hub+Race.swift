@@ -17,7 +17,7 @@ extension Hub {
         entry.run?.offPace = offPaceMonitor(for: goal)
         guard let goal else {
             send(OkEvent(what: "goal", fields: [Event.Field(key: "cleared", value: "yes", shape: .flag)]), to: id)
-            output.log("runner \(name) cleared the goal")
+            effects.log("runner \(name) cleared the goal")
             return
         }
         let targetPace = goal.targetTime.map { $0 / goal.distance * 1000 }
@@ -27,7 +27,7 @@ extension Hub {
             .number("pace", targetPace, NumberFormat.paceDecimals),
             .number("margin", goal.targetTime == nil ? nil : goal.marginPercent ?? GoalCommand.defaultMargin, 1),
         ]), to: id)
-        output.log("runner \(name) set a goal of \(Int(goal.distance)) m")
+        effects.log("runner \(name) set a goal of \(Int(goal.distance)) m")
     }
 
     /// The pace watch a goal asks for: only a goal with a target time has a target pace.

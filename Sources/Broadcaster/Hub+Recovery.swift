@@ -11,25 +11,25 @@ extension Hub {
         do {
             live = try store.liveRuns()
         } catch {
-            output.log("recovery: cannot list live runs: \(error)")
+            effects.log("recovery: cannot list live runs: \(error)")
             return
         }
         for record in live where ownsRunner(record.runner) {
             do {
                 try recover(record, now: now)
             } catch {
-                output.log("recovery: run \(record.id) of \(record.runner) not recovered: \(error)")
+                effects.log("recovery: run \(record.id) of \(record.runner) not recovered: \(error)")
             }
         }
     }
 
     private func recover(_ record: RunRecord, now: Double) throws(StoreError) {
         guard let runner = try store.runner(named: record.runner) else {
-            output.log("recovery: run \(record.id) has no runner \(record.runner)")
+            effects.log("recovery: run \(record.id) has no runner \(record.runner)")
             return
         }
         rebuild(record, runner: runner, fixes: try store.fixesInTimeOrder(ofRun: record.id), now: now)
-        output.log("recovered run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
+        effects.log("recovered run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m; waiting for resume")
     }
 
     /// A run another node measured until it died (its lease is this node's now): rebuilt from its stored fixes
@@ -37,7 +37,7 @@ extension Hub {
     func takeOver(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
         remoteRuns[runner.name] = nil  // stays on the board: the rebuilt run's paces move it on
         rebuild(record, runner: runner, fixes: fixes, now: now)
-        output.log("took over run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m")
+        effects.log("took over run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m")
     }
 
     /// A live run from its stored fixes: the same fixes and receive clock through a fresh engine give the same
@@ -120,7 +120,7 @@ extension Hub {
     private func announceRecovered(_ run: LiveRun, runner name: String, runID: Int64, started: Double) {
         guard let sequence = sharedSequence, let startedLine = run.startedLine else { return }
         func relay(_ line: [UInt8], _ audience: Audience, _ kind: RelayedEvent.Kind) {
-            output.relay(.event(RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(),
+            effects.relay(.event(RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(),
                                              kind: kind, isCatchUp: true)))
         }
         relay(startedLine, .everyone, .started(runID: runID, started: started, startHistory: run.startHistory))

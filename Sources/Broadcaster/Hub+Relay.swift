@@ -99,8 +99,8 @@ extension Hub {
         assertOnLoop()
         let name = event.runner
         eventSequence = max(eventSequence, event.sequence)
-        broadcastSequence = event.sequence
-        defer { broadcastSequence = nil }
+        effects.broadcastBegins(sequence: event.sequence, typed: nil)
+        defer { effects.broadcastEnds() }
         let local = runners[name]?.run
         var isPace = false
         switch event.kind {

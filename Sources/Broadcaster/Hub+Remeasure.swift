@@ -56,6 +56,6 @@ extension Hub {
         run.catchUpAt = now
         announce(progress, runner: entry.name, timestampText: Self.timestampText(newest), in: entry, at: newest,
                  catchingUp: true)
-        output.log("run \(runID) of \(entry.name) measured again from \(log.entries.count) fixes in time order: \(Int(snapshot.distance)) m")
+        effects.log("run \(runID) of \(entry.name) measured again from \(log.entries.count) fixes in time order: \(Int(snapshot.distance)) m")
     }
 }

@@ -10,7 +10,7 @@ extension Hub {
         guard let runID else {
             let stopped = replays.removeValue(forKey: id) != nil
             send(OkEvent(what: "replay", fields: [.yesNo("stopped", stopped)]), to: id)
-            output.scheduleReplays(at: nextReplayDue)
+            effects.scheduleReplays(at: nextReplayDue)
             return
         }
         // A replay counts from its request: the run is read off the loop, and requests meanwhile must see it.
@@ -23,7 +23,7 @@ extension Hub {
         // Read off the loop with the same checks as `run:ID`: a private runner's run is a missing one to others.
         let visible = privateRunnersVisible(to: id), viewer = sessions[id]?.name
         let pageSize = configuration.replayPageSize
-        output.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
+        effects.loadReplay(for: id, { store throws(StoreError) -> Result<ReplaySource, WireError> in
             guard let (run, owner) = try Self.readableRun(runID, visible: visible, in: store) else {
                 return .failure(WireError(.notFound, "no run \(runID)"))
             }
@@ -68,7 +68,7 @@ extension Hub {
                 readFixes(of: replay, for: id)
             }
         }
-        output.scheduleReplays(at: nextReplayDue)
+        effects.scheduleReplays(at: nextReplayDue)
     }
 
     /// Reads a replay's next page off the loop, asked for while a page is still left to replay, so the replay
@@ -77,7 +77,7 @@ extension Hub {
     private func readFixes(of replay: Replay, for id: ConnectionID) {
         guard let timeline = replay.takeTimeline() else { return }
         let limit = replay.pageSize
-        output.readReplayFixes({ store throws(StoreError) -> ReplayPage in
+        effects.readReplayFixes({ store throws(StoreError) -> ReplayPage in
             var timeline = timeline
             let fixes = try timeline.next(limit, from: store)
             return ReplayPage(fixes: fixes, timeline: timeline)
@@ -90,7 +90,7 @@ extension Hub {
                 replays[id] = nil
                 fail(id, .storage, "storage: \(error.message)")
             }
-            output.scheduleReplays(at: nextReplayDue)
+            effects.scheduleReplays(at: nextReplayDue)
         }
     }
 

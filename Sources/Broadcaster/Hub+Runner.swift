@@ -23,7 +23,7 @@ extension Hub {
             // The phone reconnected before the server saw the old connection die: the new one speaks now.
             sessions[previous]?.runner = nil
             fail(previous, .replaced, "\(name) continues on a newer connection")
-            output.close(previous, reason: "replaced by a new connection for \(name)")
+            effects.close(previous, reason: "replaced by a new connection for \(name)")
         }
         entry.connection = id
         sessions[id]?.runner = entry
@@ -38,10 +38,10 @@ extension Hub {
             if let acknowledged = run.committedAcknowledgement {
                 send(AckEvent(runner: name, timestamp: acknowledged), to: id)
             }
-            output.log("runner \(name) resumed run \(runID) on \(id)")
+            effects.log("runner \(name) resumed run \(runID) on \(id)")
         } else {
             send(OkEvent(what: "iam", fields: fields), to: id)
-            output.log("\(id) is \(name)")
+            effects.log("\(id) is \(name)")
         }
     }
 
@@ -58,10 +58,10 @@ extension Hub {
         entry.connection = id
         runners[name] = entry
         sessions[id]?.runner = entry
-        output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
+        effects.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
         sendOnceStored(OkEvent(what: "iam", fields: [.init(key: "name", value: name), .init(key: "key", value: key),
                                                       .init(key: "new", value: "yes")]), to: id)
-        output.log("\(id) claimed the name \(name)")
+        effects.log("\(id) claimed the name \(name)")
     }
 
     /// `loc:`: one fix through the engine, stored, and the run's events to everyone who follows it.
@@ -231,7 +231,7 @@ extension Hub {
             return try store.allocateRunID()
         } catch {
             if let id { fail(id, .storage, "storage: cannot start a run: \(error.message)") }
-            output.log("run id allocation failed for \(name): \(error)")
+            effects.log("run id allocation failed for \(name): \(error)")
             return nil
         }
     }
@@ -247,7 +247,7 @@ extension Hub {
         store.submit(.runStarted(id: runID, runner: name, started: started))
         // The other loops (and nodes) may never have read this runner: its privacy goes before its events.
         if let entry = runners[name] {
-            output.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
+            effects.relay(.runner(name: name, keyHash: entry.keyHash, history: entry.history, privacy: entry.privacy))
         }
         let startedEvent = RunStartedEvent(runner: name, runID: runID, timestamp: text), line = Self.line(startedEvent)
         run.startedLine = line
@@ -258,7 +258,7 @@ extension Hub {
         if let entry = runners[name], let course = entry.followedCourse(in: configuration.raceCourse) {
             run.course = courseMatcher(for: course, goal: entry.goal, start: started)
         }
-        output.log("run \(runID) started by \(name)")
+        effects.log("run \(runID) started by \(name)")
         return true
     }
 
@@ -384,7 +384,7 @@ extension Hub {
                                                 status: .discarded, rejections: run.tracker.rejections),
                                       splits: [], checkpoints: []))
             finishedRuns.append((runID, now))
-            output.log("run \(runID) of \(entry.name) dropped: it held only a stale first fix")
+            effects.log("run \(runID) of \(entry.name) dropped: it held only a stale first fix")
         }
         if entry.run?.lateArrival != nil { remeasure(entry, now: now) }
         guard let run = entry.run, case .running(let runID, let started) = run.phase else {
@@ -403,7 +403,7 @@ extension Hub {
         if status != .discarded {
             entry.history = run.tracker.history
             store.submit(.history(runner: entry.name, entry.history))
-            output.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history,
+            effects.relay(.runner(name: entry.name, keyHash: entry.keyHash, history: entry.history,
                                  privacy: entry.privacy))
         }
         entry.run = nil
@@ -415,8 +415,8 @@ extension Hub {
         if recentlyEnded.count > 20 { recentlyEnded.removeFirst() }
         broadcast(line, about: entry.name, to: .everyone, except: stopper, relaying: .ended(runID: runID),
                   event: .ended(event))
-        if let stopper { output.sendOnceStored([line], to: stopper, as: .event(about: entry.name)) }
-        output.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
+        if let stopper { effects.sendOnceStored([line], to: stopper, as: .event(about: entry.name)) }
+        effects.log("run \(runID) of \(entry.name) ended (\(reason.rawValue)): \(Int(summary.distance)) m, \(status.rawValue)")
     }
 
     /// A batch reached the disk: acks to the runners, or `err:storage` when it failed.
@@ -434,7 +434,7 @@ extension Hub {
             }
         }
         guard let failure = receipt.failure else { return }
-        output.log("store: batch failed: \(failure)")
+        effects.log("store: batch failed: \(failure)")
         for runID in receipt.affectedRuns {
             guard let name = runOwners[runID], let connection = runners[name]?.connection else { continue }
             fail(connection, .storage, "storage failed; fixes kept until acked: \(failure.message)")

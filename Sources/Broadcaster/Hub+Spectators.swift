@@ -123,7 +123,7 @@ extension Hub {
     /// is skipped.
     func cheer(_ id: ConnectionID, text: String, now: Double) {
         guard let session = sessions[id] else { return }
-        let address = output.address(of: id)
+        let address = session.address
         if let refusal = cheerLimits.admitSender(id, address: address, now: now) {
             fail(id, .busy, refusal)
             return

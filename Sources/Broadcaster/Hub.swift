@@ -2,90 +2,17 @@ import RunCore
 import RunStore
 import Wire
 
-/// Where the hub's decisions go: the server's connections in production, a recorder in tests.
-protocol HubOutput: AnyObject {
-    /// Queues one event line (with its newline) for a connection; its `role` says what a slow reader may go
-    /// without (a runner's position, a cheer) and which runner's order it keeps.
-    func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole)
-    /// Closes a connection once what is queued for it is written.
-    func close(_ connection: ConnectionID, reason: String)
-    /// Runs a history read off the loop, after every write submitted so far is on disk (so a runner sees the run
-    /// it just stopped), then sends the lines it made to the connection together, in order.
-    func answerFromStore(to connection: ConnectionID,
-                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
-    /// Sends lines that say a change was stored once everything submitted so far is committed (`err:storage`
-    /// instead when some of it could not be); the connection's later commands wait, as for a history answer.
-    /// `role`: what the lines are to the connection's queue (a runner's `end:` keeps that runner's order).
-    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole)
-    /// The source address of a connection (without its port), for limits per address.
-    func address(of connection: ConnectionID) -> String
-    /// Counts an `err:` reply; the output closes a connection that floods.
-    func errorSent(to connection: ConnectionID)
-    /// One log line for operators.
-    func log(_ message: String)
-    /// The connections' own counters (accepted, refused, conflated, slow), for `stats:`.
-    func connectionCounters() -> [(String, Int)]
-    /// Tells the server's other loops (a sharded server only): an event, a device token change.
-    func relay(_ message: RelayMessage)
-    /// A wrong key or share token tried for runner `target`: the output counts it (per connection, source
-    /// address and target) and sends `answer`, the hub's `err:` line, at once or later, or refuses and closes.
-    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8])
-    /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
-    /// result to `deliver` on the loop; the connection's later commands wait for it, as for a history answer.
-    func loadReplay(for connection: ConnectionID,
-                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
-                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void)
-    /// Reads a replay's next page off the loop (no flush: the run is finished and was read once already), then
-    /// hands it to `deliver` on the loop. The connection's commands do not wait for it.
-    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
-                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
-    /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
-    func scheduleReplays(at time: Double?)
-    /// `stats:` with several loops: the other loops' counters are asked for, added to `local`, then answered.
-    func answerStatistics(to connection: ConnectionID, local: [(String, Int)])
-    /// True when an event stream may be among the recipients (an HTTP connection is open): only then does a
-    /// broadcast keep its typed event for the streams' JSON (``Hub/broadcastEvent``).
-    var mayHaveEventStreams: Bool { get }
-}
-
-extension HubOutput {
-    /// Without a store thread (tests of the hub alone): at once.
-    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole) {
-        for line in lines { send(line, to: connection, as: role) }
-    }
-    /// One loop: nothing to tell.
-    func relay(_ message: RelayMessage) {}
-    /// One loop: never asked.
-    func answerStatistics(to connection: ConnectionID, local: [(String, Int)]) {}
-    /// Tests without a server: as if there were.
-    var mayHaveEventStreams: Bool { true }
-    /// One address for all (tests without a server).
-    func address(of connection: ConnectionID) -> String { "local" }
-    /// No limit (tests without a server): answered at once.
-    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
-        send(answer, to: connection, as: .reply)
-    }
-    /// Tests without a server do not replay.
-    func loadReplay(for connection: ConnectionID,
-                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
-                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {}
-    /// Tests without a server do not replay.
-    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
-                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {}
-    /// Tests without a server do not replay.
-    func scheduleReplays(at time: Double?) {}
-}
-
 /// The server's logic without sockets: sessions, runners, runs and who hears what.
 ///
-/// Every entry point takes the clock as `now` and reports what to do through ``HubOutput`` and the store, so it
-/// is tested without a network. Loop thread only: nothing here is touched from another thread.
+/// Every entry point takes the clock as `now` and records what should happen outside it as ``HubEffect``s
+/// (``effects``), which its driver carries out after each input: so it is tested without a network, and holds
+/// no reference to the server. Loop thread only: nothing here is touched from another thread.
 final class Hub {
     let configuration: ServerConfiguration
     let store: any RunStore
-    /// The server that owns this hub (so it outlives it); `unowned(unsafe)` because it is used several times
-    /// for every fix and plain `unowned` counts references each time.
-    unowned(unsafe) let output: any HubOutput
+    /// What the hub decided should happen outside it, not yet carried out (its driver takes them after each
+    /// input).
+    var effects = HubEffects()
     /// Counters for `stats:`.
     var statistics = ServerStatistics()
 
@@ -110,14 +37,12 @@ final class Hub {
     var unknownCourses: Set<String> = []
     /// Set at shutdown: open runs are ended, and no command is handled any more (no new run can start).
     var isShuttingDown = false
-    /// Numbers every broadcast event (an event stream's `id:`); `broadcastSequence` is the number of the event
-    /// being broadcast now, nil outside a broadcast (replies and catch-up lines carry no number).
+    /// Numbers every broadcast event (an event stream's `id:`, given with ``HubEffect/broadcastBegins``;
+    /// replies and catch-up lines carry no number).
     var eventSequence: UInt64 = 0
-    var broadcastSequence: UInt64?
-    /// The broadcast going on, typed: its line and the event it was made from, so an event stream's JSON is
-    /// written from the event, not parsed back from the line. Nil outside a broadcast, and for a line that came
-    /// formatted (another loop's, a relayed one).
-    var broadcastEvent: (line: [UInt8], event: ServerEvent)?
+    /// Event streams among the sessions: only while there is one does a broadcast keep its typed event for the
+    /// streams' JSON, so a flood of line-protocol fixes pays nothing for it.
+    var eventStreams = 0
     /// Recent broadcast events per runner, for event streams resuming with `Last-Event-ID`.
     var backlogs: [String: EventBacklog] = [:]
     /// The `end:` lines of the latest runs ended, oldest first (at most 20), for the web overview.
@@ -155,26 +80,28 @@ final class Hub {
     /// Checks that the caller runs on the loop thread (the server's loop in production; nothing in tests).
     var assertOnLoop: () -> Void = {}
 
-    init(configuration: ServerConfiguration, store: any RunStore, output: any HubOutput) {
+    init(configuration: ServerConfiguration, store: any RunStore) {
         self.configuration = configuration
         self.store = store
-        self.output = output
         leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
         cheerLimits = CheerLimits(configuration)
     }
 
     // MARK: Connections
 
-    /// A connection was accepted.
-    func connected(_ id: ConnectionID, now: Double) {
+    /// A connection was accepted from `address` (without its port, for limits per address); an HTTP event
+    /// stream says so (`eventStream`).
+    func connected(_ id: ConnectionID, address: String = "local", eventStream: Bool = false, now: Double) {
         assertOnLoop()
-        sessions[id] = Session(connectedAt: now)
+        sessions[id] = Session(connectedAt: now, address: address, isEventStream: eventStream)
+        if eventStream { eventStreams += 1 }
     }
 
     /// A connection is gone (closed by either side). Its subscriptions go; a live run waits for a resume.
     func disconnected(_ id: ConnectionID, now: Double) {
         assertOnLoop()
         guard let session = sessions.removeValue(forKey: id) else { return }
+        if session.isEventStream { eventStreams -= 1 }
         for runner in session.watching {
             watchers[runner]?.remove(id)
             if watchers[runner]?.isEmpty == true { watchers[runner] = nil }
@@ -194,7 +121,7 @@ final class Hub {
             finish(entry, status: .discarded, reason: .discard, now: now)  // nothing started (a held fix is dropped)
         } else {
             run.disconnectedAt = now
-            output.log("runner \(name) disconnected mid-run \(run.id ?? 0); resume window \(Int(configuration.resumeWindow)) s")
+            effects.log("runner \(name) disconnected mid-run \(run.id ?? 0); resume window \(Int(configuration.resumeWindow)) s")
         }
     }
 
@@ -217,7 +144,7 @@ final class Hub {
         case .help: answerHelp(id)
         case .quit:
             send(OkEvent(what: "quit"), to: id)
-            output.close(id, reason: "quit")
+            effects.close(id, reason: "quit")
         case .stats: answerStatistics(id)
         case .listRuns(let name, let offset, let limit): answerRuns(id, name: name, offset: offset, limit: limit)
         case .showRun(let runID): answerRun(id, runID: runID)
@@ -252,7 +179,7 @@ final class Hub {
         announceRanks()
         for (id, session) in sessions where !session.isActive && now - session.connectedAt >= configuration.idleTimeout {
             fail(id, .idle, "no command within \(Int(configuration.idleTimeout)) s")
-            output.close(id, reason: "idle")
+            effects.close(id, reason: "idle")
             sessions[id]?.isActive = true  // closed once, not every tick until the socket goes
         }
         let forgetBefore = finishedRuns.firstIndex { now - $0.at < 60 } ?? finishedRuns.count
@@ -294,15 +221,15 @@ final class Hub {
         send(Self.line(event), to: id)
     }
 
-    /// Sends a reply that says a change was stored, once it is (see ``HubOutput/sendOnceStored(_:to:)``).
+    /// Sends a reply that says a change was stored, once it is (see ``HubEffect/sendOnceStored(_:to:as:)``).
     func sendOnceStored(_ event: some WireEvent, to id: ConnectionID) {
-        output.sendOnceStored([Self.line(event)], to: id, as: .reply)
+        effects.sendOnceStored([Self.line(event)], to: id, as: .reply)
     }
 
     /// Sends one formatted line to one connection.
     func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole = .reply) {
         statistics.eventsSent += 1
-        output.send(line, to: id, as: role)
+        effects.send(line, to: id, as: role)
     }
 
     /// True for the connection of a runner with a run going: not closed at the hard limit for what others send
@@ -321,19 +248,19 @@ final class Hub {
         return entry
     }
 
-    /// Answers a wrong key or share token tried for `target`: the output decides when (see
-    /// ``HubOutput/wrongGuess(_:target:answer:)``); a right one is never held up by it.
+    /// Answers a wrong key or share token tried for `target`: the driver decides when (see
+    /// ``HubEffect/wrongGuess(_:target:answer:)``); a right one is never held up by it.
     func guessedWrong(_ id: ConnectionID, target: String, _ reason: String) {
         statistics.errorsSent += 1
         statistics.eventsSent += 1
-        output.wrongGuess(id, target: target, answer: Self.line(ErrorEvent(code: .wrongKey, reason: reason)))
+        effects.wrongGuess(id, target: target, answer: Self.line(ErrorEvent(code: .wrongKey, reason: reason)))
     }
 
     /// Answers a connection with `err:CODE "reason"`.
     func fail(_ id: ConnectionID, _ code: ErrorCode, _ reason: String) {
         statistics.errorsSent += 1
         send(ErrorEvent(code: code, reason: reason), to: id)
-        output.errorSent(to: id)
+        effects.errorSent(to: id)
     }
 
     /// The audiences of a runner's event.
@@ -367,13 +294,10 @@ final class Hub {
                    relaying kind: RelayedEvent.Kind = .other, event: @autoclosure () -> ServerEvent? = nil) {
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
-        broadcastSequence = sequence
-        // Kept (and made) only where an event stream may hear it: a flood of line-protocol fixes pays nothing.
-        broadcastEvent = output.mayHaveEventStreams ? event().map { (line, $0) } : nil
-        defer {
-            broadcastSequence = nil
-            broadcastEvent = nil
-        }
+        // The typed event is made only where an event stream may hear it: a flood of line-protocol fixes pays
+        // nothing for it.
+        effects.broadcastBegins(sequence: sequence, typed: eventStreams > 0 ? event().map { (line, $0) } : nil)
+        defer { effects.broadcastEnds() }
         let runnerEntry = entry ?? runners[runner]
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.
@@ -383,7 +307,7 @@ final class Hub {
         deliver(line, about: runner, own: runnerEntry?.connection ?? sender, to: audience, droppable: droppable,
                 except: sender, ownLine: ownLine)
         if sharedSequence != nil {
-            output.relay(.event(RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence,
+            effects.relay(.event(RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence,
                                              kind: kind)))
         }
     }
@@ -472,7 +396,7 @@ final class Hub {
             return remember(record)
         } catch {
             fail(id, .storage, "storage: \(error.message)")
-            output.log("store read failed for runner \(name): \(error)")
+            effects.log("store read failed for runner \(name): \(error)")
             return nil
         }
     }

@@ -141,11 +141,11 @@ extension ServerCore {
         switch outcome {
         case .nothingLive(let runner):
             // Known here now, so `iam:` does not look it up in the store on the loop.
-            if let runner { hub.know(runner) }
+            if let runner { decide { $0.know(runner) } }
         case .adopt(let record, let runner, let fixes):
             // A run that started here meanwhile (another connection) is not replaced.
             if hub.runners[name]?.run == nil {
-                hub.takeOver(record, runner: runner, fixes: fixes, now: now)
+                decide { $0.takeOver(record, runner: runner, fixes: fixes, now: now) }
                 cluster?.adoptedRun(of: name)
             }
         case .heldElsewhere(let node):
@@ -156,7 +156,7 @@ extension ServerCore {
             logger.write("cluster: takeover of \(name) failed: \(reason)")
             answerError(id, WireError(code: .storage, reason: "cannot look for the run of \(name): try again"))
         }
-        if goOn { hub.received(command, from: id, now: now) }
+        if goOn { decide { $0.received(command, from: id, now: now) } }
         goOnAfterClusterAnswer(connection, now: now)
     }
 
@@ -192,12 +192,12 @@ extension ServerCore {
         let now = Self.now()
         switch claimed {
         case .success(.claimed) where hub.runners[name] == nil && hub.sessions[id]?.name == nil:
-            hub.claimed(id, name: name, key: key)
+            decide { $0.claimed(id, name: name, key: key) }
         case .success(let outcome):
             // Another node (or connection) was first: asked again, the name wants its key.
-            if case .taken(let record?) = outcome { hub.know(record) }
+            if case .taken(let record?) = outcome { decide { $0.know(record) } }
             hub.unknownNames.remove(name)
-            hub.received(command, from: id, now: now)
+            decide { $0.received(command, from: id, now: now) }
         case .failure(let error):
             logger.write("cluster: claim of \(name) failed: \(error)")
             answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))

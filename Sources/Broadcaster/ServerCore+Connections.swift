@@ -317,7 +317,7 @@ extension ServerCore {
             connectionStatistics.connectionsAccepted += 1
             logger.write("connect \(id) \(socket.peerDescription)")
         }
-        hub.connected(id, now: now)
+        decide { $0.connected(id, address: Self.address(of: connection), now: now) }
         return connection
     }
 
@@ -335,7 +335,7 @@ extension ServerCore {
             lookUpCourseThenHandle(connection, command, name: course)
             return false
         }
-        hub.received(command, from: connection.id, now: now)
+        decide { $0.received(command, from: connection.id, now: now) }
         return true
     }
 
@@ -345,7 +345,7 @@ extension ServerCore {
     func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
         readThenHandle(connection, command, what: "runner \(name)", { store throws(StoreError) in
             try store.runner(named: name)
-        }) { [unowned self] record in hub.learned(record, named: name) }
+        }) { [unowned self] record in decide { $0.learned(record, named: name) } }
     }
 
     /// `course:NAME` of a course the hub has not read yet: read and built off the loop (a marathon's track is
@@ -360,7 +360,7 @@ extension ServerCore {
                 logger.write("course \(name) in the store does not build: \(error)")
                 return nil
             }
-        }) { [unowned self] course in hub.learnedCourse(course, named: name) }
+        }) { [unowned self] course in decide { $0.learnedCourse(course, named: name) } }
     }
 
     /// A command the hub can decide only with something read from the store first: `read` runs off the loop
@@ -379,7 +379,7 @@ extension ServerCore {
             switch found {
             case .success(let value):
                 learn(value)
-                hub.received(command, from: id, now: Self.now())
+                decide { $0.received(command, from: id, now: Self.now()) }
             case .failure(let error):
                 logger.write("store read failed for \(what): \(error)")
                 answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
@@ -390,6 +390,6 @@ extension ServerCore {
 
     /// Answers a connection's bad line with `err:`; past the flood limit, `err:flood` and close.
     func answerError(_ id: ConnectionID, _ error: WireError) {
-        hub.fail(id, error.code, error.reason)
+        decide { $0.fail(id, error.code, error.reason) }
     }
 }

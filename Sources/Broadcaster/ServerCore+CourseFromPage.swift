@@ -16,7 +16,7 @@ extension ServerCore {
         if let wanted, !Command.isValidName(wanted) {
             return write(.text(.badRequest, "not a course name: \(wanted)\n"), to: connection, keepAlive: request.keepAlive)
         }
-        if let answer = hub.follow(course: wanted, runner: name) {
+        if let answer = decide({ $0.follow(course: wanted, runner: name) }) {
             return write(Self.courseChoice(answer), to: connection, keepAlive: request.keepAlive)
         }
         guard let wanted, !readsAreFull else {
@@ -36,8 +36,8 @@ extension ServerCore {
         }) { [unowned self] course in
             guard let connection = connections[id] as? HTTPConnection else { return }
             connection.isAwaitingResponse = false
-            hub.learnedCourse(course, named: wanted)
-            let answer = course == nil ? nil : hub.follow(course: wanted, runner: name)
+            decide { $0.learnedCourse(course, named: wanted) }
+            let answer = course == nil ? nil : decide { $0.follow(course: wanted, runner: name) }
             write(answer.map(Self.courseChoice) ?? .text(.notFound, "no course \(wanted)\n"), to: connection,
                   keepAlive: keepAlive)
             answerRequests(connection, now: Self.now())

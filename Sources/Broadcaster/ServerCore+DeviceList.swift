@@ -25,7 +25,7 @@ extension ServerCore {
                 return write(.text(.badRequest, error.reason + "\n"), to: connection, keepAlive: request.keepAlive)
             }
         }
-        let token = hub.issueDeviceToken(for: name, label: label, now: now)
+        let token = decide { $0.issueDeviceToken(for: name, label: label, now: now) }
         var json = Array(#"{"token":"#.utf8)
         JSONSyntax.appendString(token, to: &json)
         json.append(UInt8(ascii: "}"))

@@ -35,7 +35,7 @@ extension ServerCore {
                     return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
                                                              request: request))
                 }
-                if let token { hub.deviceSentEncrypted(token: token, now: now) }
+                if let token { decide { $0.deviceSentEncrypted(token: token, now: now) } }
                 return write(.json(Array("[]\n".utf8)), to: connection, keepAlive: request.keepAlive)
             case .malformed(let reason): return write(.text(.badRequest, reason), to: connection, keepAlive: request.keepAlive)
             }
@@ -56,14 +56,14 @@ extension ServerCore {
                 to: connection, keepAlive: request.keepAlive, target: report.user, now: now)
         }
         let battery = report.positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
-        hub.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now)
+        decide { $0.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now) }
         // An alarm first: an SOS is never held behind the positions it came with.
         for position in report.positions {
-            if let alarm = position.alarm { hub.raiseAlarm(alarm, at: position.location, for: entry, now: now) }
+            if let alarm = position.alarm { decide { $0.raiseAlarm(alarm, at: position.location, for: entry, now: now) } }
         }
-        let placements = hub.placeDevicePositions(report.positions.map(\.location), for: entry, now: now)
+        let placements = decide { $0.placeDevicePositions(report.positions.map(\.location), for: entry, now: now) }
         if let battery, let level = battery.battery {
-            hub.noteBattery(level, at: battery.location.timestamp, for: entry, now: now)
+            decide { $0.noteBattery(level, at: battery.location.timestamp, for: entry, now: now) }
         }
         let isOwnTracks = format == .ownTracks
         if placements.contains(.failed) {
@@ -92,7 +92,7 @@ extension ServerCore {
     func stopRunFromPage(_ request: HTTPRequest, runner name: String, on connection: HTTPConnection, now: Double) {
         guard provedOnOwnLoop(request, runner: name, form: (try? request.formItems()) ?? [], on: connection, now: now)
         else { return }
-        guard let runID = hub.stopRun(runner: name, now: now) else {
+        guard let runID = decide({ $0.stopRun(runner: name, now: now) }) else {
             return write(.text(HTTPStatus(409, "Conflict"), "\(name) has no run in progress\n"), to: connection,
                          keepAlive: request.keepAlive)
         }

@@ -46,22 +46,21 @@ extension ServerCore {
         connection.stream = EventStream(held: [], lastWrite: now)
         scheduleFlush(connection)
 
-        hub.connected(connection.id, now: now)
-        hub.sessions[connection.id]?.isEventStream = true
+        decide { $0.connected(connection.id, address: Self.address(of: connection), eventStream: true, now: now) }
         // `token`: a private runner's share link (the page passes on its own `?token=`). One that opens none of
         // the runners named counts toward the guessing limit, as on every other URL (a token that opens nobody was
         // counted as the request arrived).
         let token = WebRoute.shareToken(in: request)
-        if let token, let opens = hub.liveShare(token, now: now)?.runner {
+        if let token, let opens = decide({ $0.liveShare(token, now: now) })?.runner {
             let named = targets.contains { target, _ in if case .runner(let name) = target { name == opens } else { false } }
             if !named { _ = wrongTokens.wrong(from: Self.address(of: connection), target: nil, now: now) }
         }
         for (target, coach) in targets {
             let named: String? = if case .runner = target { token } else { nil }
-            hub.received(coach ? .coach(target, token: named) : .watch(target, token: named), from: connection.id, now: now)
+            decide { $0.received(coach ? .coach(target, token: named) : .watch(target, token: named), from: connection.id, now: now) }
         }
-        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap {
-            hub.missedEvents(after: $0, for: targets.map(\.0), visibleTo: connection.id)
+        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap { after in
+            decide { $0.missedEvents(after: after, for: targets.map(\.0), visibleTo: connection.id) }
         }
         if let resumed {
             // Reconnected in time: exactly what it missed, with the ids it would have had.
@@ -138,7 +137,7 @@ extension ServerCore {
     func json(forLine line: [UInt8]) -> [UInt8] {
         if let cached = streamJSONCache, cached.line == line { return cached.json }
         var json: [UInt8] = []
-        if let typed = hub.broadcastEvent, typed.line == line {
+        if let typed = currentBroadcast?.typed, typed.line == line {
             // Written from the event the line was made from: nothing parsed back.
             typed.event.appendJSON(to: &json)
             assert(json == Self.eventJSON(line), "an event's JSON says other than its line: \(String(decoding: line, as: UTF8.self))")

@@ -98,7 +98,7 @@ extension ServerCore {
         connectionsPerAddress.release(peer.socket.peerHost)
         connections[peer.id] = nil
         peer.didClose()
-        hub.disconnected(peer.id, now: Self.now())
+        decide { $0.disconnected(peer.id, now: Self.now()) }
         logger.write("disconnect \(peer.id) \(description): \(reason)")
     }
 
@@ -128,14 +128,12 @@ extension ServerCore {
     }
 }
 
-extension ServerCore: HubOutput {
-    var mayHaveEventStreams: Bool { httpConnectionCount > 0 }
-
+extension ServerCore {
     func send(_ line: [UInt8], to id: ConnectionID, as role: LineRole) {
         loop.assertLoopThread()
         guard let peer = connections[id], peer.state != .closed, !peer.isDoomed else { return }
         // One copy per broadcast, shared by every recipient (the hub hands each the same array).
-        if peer.deliver(line, shared: sharedLines.share(line), as: role, sequence: hub.broadcastSequence) {
+        if peer.deliver(line, shared: sharedLines.share(line), as: role, sequence: currentBroadcast?.sequence) {
             connectionStatistics.eventsConflated += 1
         }
         if peer.output.pendingBytes > configuration.outputHardLimit {
@@ -263,7 +261,7 @@ extension ServerCore: HubOutput {
         guard let time else { return }
         replayTimer = loop.schedule(after: max(0, time - Self.now())) { [unowned self] in
             replayTimer = nil
-            hub.advanceReplays(now: Self.now())
+            decide { $0.advanceReplays(now: Self.now()) }
         }
     }
 
@@ -291,15 +289,4 @@ extension ServerCore: HubOutput {
     /// The answer to a history command while the reads are full.
     static let readsFull = WireError(code: .busy, reason: "too many history reads waiting: try again shortly")
 
-    func relay(_ message: RelayMessage) {
-        queueRelay(message)
-    }
-
-    func log(_ message: String) {
-        logger.write(message)
-    }
-
-    func connectionCounters() -> [(String, Int)] {
-        connectionStatistics.named
-    }
 }

@@ -25,7 +25,7 @@ extension ServerCore {
         // A private runner is shown only with a live share token of its own. A wrong token counts as a guess, and
         // from an address that guessed too much is refused; a right one is always taken.
         let token = WebRoute.shareToken(in: request)
-        let share = token.flatMap { hub.liveShare($0, now: now) }
+        let share = token.flatMap { token in decide { $0.liveShare(token, now: now) } }
         if token != nil, share == nil,
            wrongTokens.wrong(from: Self.address(of: connection), target: nil, now: now) == .refuse {
             return answer(Self.tooManyGuesses)
@@ -99,11 +99,11 @@ extension ServerCore {
                 try WebAPI.export(id, format: format, visible: visible, store: store, tracker: tracker)
             }
         case .metrics:
-            guard shard != nil else { return answer(metricsResponse(counters: hub.statisticsCounters() + loopGauges())) }
+            guard shard != nil else { return answer(metricsResponse(counters: statisticsCounters() + loopGauges())) }
             // With several loops the others' counters are asked for first; later requests wait meanwhile.
             connection.isAwaitingResponse = true
             let id = connection.id
-            gatherCounters(hub.statisticsCounters() + loopGauges()) { [unowned self] counters in
+            gatherCounters(statisticsCounters() + loopGauges()) { [unowned self] counters in
                 guard let connection = connections[id] as? HTTPConnection else { return }
                 connection.isAwaitingResponse = false
                 write(metricsResponse(counters: counters), to: connection, keepAlive: request.keepAlive, head: head)
@@ -132,12 +132,12 @@ extension ServerCore {
         guard hub.liveRun(of: runner) != nil, !hub.isPrivate(runner) || visible.contains(runner) else {
             return .text(.notFound, "\(runner) is not running now")
         }
-        if let refusal = hub.admitPageCheer(from: address, to: runner, now: now) {
+        if let refusal = decide({ $0.admitPageCheer(from: address, to: runner, now: now) }) {
             var response = HTTPResponse.text(.tooManyRequests, refusal + "\n")
             response.headers.set("Retry-After", "1")
             return response
         }
-        hub.relayCheer(to: runner, from: "anon", text: text)
+        decide { $0.relayCheer(to: runner, from: "anon", text: text) }
         return .text(.accepted, "accepted")
     }
 }

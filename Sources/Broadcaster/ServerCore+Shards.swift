@@ -75,7 +75,7 @@ extension ServerCore {
             case .inboxDrained: resumeIfStoreCaughtUp()
             case .adopt(let peer): adopt(peer, now: now)
             case .countersWanted(let request, let from):
-                shard.router.post([.counters(request: request, hub.statisticsCounters() + loopGauges())], events: 0,
+                shard.router.post([.counters(request: request, statisticsCounters() + loopGauges())], events: 0,
                                   to: from)
             case .counters(let request, let counters): addCounters(counters, to: request)
             }
@@ -94,12 +94,12 @@ extension ServerCore {
     /// false for the other kinds.
     func tellHub(_ message: RelayMessage, now: Double) -> Bool {
         switch message {
-        case .event(let event): hub.receiveRelayed(event, now: now)
+        case .event(let event): decide { $0.receiveRelayed(event, now: now) }
         case .runner(let name, let keyHash, let history, let privacy):
-            hub.relayedRunner(name, keyHash: keyHash, history: history, privacy: privacy)
-        case .shares(let runner, let added, let removed): hub.relayedShares(of: runner, added: added, removed: removed)
-        case .deviceAdded(let token): hub.relayedDevices(added: token, removed: [])
-        case .devicesRemoved(let hashes): hub.relayedDevices(added: nil, removed: hashes)
+            decide { $0.relayedRunner(name, keyHash: keyHash, history: history, privacy: privacy) }
+        case .shares(let runner, let added, let removed): decide { $0.relayedShares(of: runner, added: added, removed: removed) }
+        case .deviceAdded(let token): decide { $0.relayedDevices(added: token, removed: []) }
+        case .devicesRemoved(let hashes): decide { $0.relayedDevices(added: nil, removed: hashes) }
         default: return false
         }
         return true
@@ -123,11 +123,11 @@ extension ServerCore {
         guard let connection = connections[id] as? Connection else { return }
         let subject = cluster?.settings.node ?? StatsEvent.serverSubject
         guard let shard, shard.router.count > 1 else {
-            return hub.send(StatsEvent(local + clusterCounters(), subject: subject), to: id)
+            return decide { $0.send(StatsEvent(local + clusterCounters(), subject: subject), to: id) }
         }
         connection.awaitAnswer()
         gatherCounters(local) { [unowned self] counters in
-            hub.send(StatsEvent(counters + clusterCounters(), subject: subject), to: id)
+            decide { $0.send(StatsEvent(counters + clusterCounters(), subject: subject), to: id) }
             guard let connection = connections[id] as? Connection, connection.answerArrived() else { return }
             processBufferedLines(connection, now: Self.now())
             if connection.hasPeerClosed { closeAfterOutput(connection, reason: "closed by peer") }
@@ -176,7 +176,7 @@ extension ServerCore {
         loop.deregister(peer.socket.fileDescriptor)
         connections[peer.id] = nil
         peer.didClose()
-        hub.disconnected(peer.id, now: Self.now())
+        decide { $0.disconnected(peer.id, now: Self.now()) }
         logger.write("move \(peer.id) \(peer.socket.peerDescription) to loop \(owner)")
         shard.router.post([.adopt(MigratingPeer(socket: peer.socket, id: peer.id, output: peer.output,
                                                 hasPeerClosed: peer.hasPeerClosed, connectedAt: connectedAt,
@@ -196,7 +196,7 @@ extension ServerCore {
             connection.framer = framer
             connection.lineBudget = budget
             connection.budgetCheckedAt = checkedAt
-            hub.restore(follows, for: connection.id)
+            decide { $0.restore(follows, for: connection.id) }
             peer = connection
         case .http(let parser, let idleSince, _):
             let connection = admitHTTP(moving.socket, now: now, movedAs: moving.id)

@@ -69,6 +69,13 @@ final class ServerCore {
     /// True while the store is over its high-water mark; the connections parked until it catches up.
     var isStoreBacklogged = false
     var storeWaiters: [Connection] = []
+    /// The hub's broadcast being carried out: its event number and typed event (see
+    /// ``HubEffect/broadcastBegins(sequence:typed:)``); nil between broadcasts. Loop thread only.
+    var currentBroadcast: (sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?)?
+    /// Hub inputs being fed now (``decide(_:)``), to check that none is fed around it. Loop thread only.
+    var decisions = 0
+    /// True while the hub's effects are being carried out (``carryOutHubEffects()`` is not re-entered).
+    var isCarryingOutHubEffects = false
     /// Peers to close at the end of the turn (see ``closeAtTurnEnd(_:reason:)``).
     var doomed: [(Peer, String)] = []
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -126,8 +133,11 @@ final class ServerCore {
             httpPort = bound.http?.port
         }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
-        hub = Hub(configuration: configuration, store: store, output: self)
-        hub.assertOnLoop = { [loop = self.loop] in loop.assertLoopThread() }
+        hub = Hub(configuration: configuration, store: store)
+        hub.assertOnLoop = { [unowned self, loop = self.loop] in
+            loop.assertLoopThread()
+            assert(decisions > 0, "a hub input outside `decide`: its effects would wait for the turn's end")
+        }
         if let shared = shard?.router.cheerLimits { hub.cheerLimits = shared }
         if let shard { joinShards(shard) }
     }
@@ -171,7 +181,7 @@ final class ServerCore {
         }
         loop.schedule(every: 1) { [unowned self] in
             let now = Self.now()
-            hub.tick(now: now)
+            decide { $0.tick(now: now) }
             tickHTTP(now: now)
             closeStalledRunners(now: now)
             enforceOutputBudget()
@@ -183,6 +193,10 @@ final class ServerCore {
         }
         loop.onTurnEnd { [unowned self] in
             linesThisTurn = 0
+            // Every input is fed through `decide`, which carries out what the hub decided at once; one that was
+            // not would have its lines wait to here.
+            assert(hub.effects.isEmpty, "the hub decided something outside `decide`: \(String(describing: hub.effects.first))")
+            carryOutHubEffects()
             // Relays first: the other loops have this turn's news before its replies reach any client.
             sendRelays()
             sendToCluster()
@@ -202,7 +216,7 @@ final class ServerCore {
 
     /// Loop thread: a batch reached the disk (acks, the apps' answers, parked runners).
     func committed(_ receipt: CommitReceipt) {
-        hub.committed(receipt)
+        decide { $0.committed(receipt) }
         resumeIfStoreCaughtUp()
         answerDevices(after: receipt)
         metrics.record(receipt, now: Self.now())
@@ -231,7 +245,7 @@ final class ServerCore {
             loop.deregister(httpListener.fileDescriptor)
             httpListener.close()
         }
-        hub.finishAllRuns(now: Self.now())
+        decide { $0.finishAllRuns(now: Self.now()) }
         flushPending()
         sendRelays()
         return true
@@ -241,7 +255,7 @@ final class ServerCore {
     /// written, close everyone, stop the loop.
     func closeEverything() {
         for id in connections.keys {
-            hub.fail(id, .shuttingDown, "the server is stopping; runs were saved")
+            decide { $0.fail(id, .shuttingDown, "the server is stopping; runs were saved") }
         }
         flushPending()
         for connection in Array(connections.values) { closeNow(connection, reason: "shutdown") }
@@ -272,9 +286,9 @@ private final class AcceptHandler: EventHandler {
 extension ServerCore {
     /// Loop thread, before serving: live runs left by a crash wait for their runners again.
     func recoverLiveRuns() {
-        hub.recoverLiveRuns(now: Self.now())
-        hub.loadDevices()
-        hub.loadShares(now: Self.now())
+        decide { $0.recoverLiveRuns(now: Self.now()) }
+        decide { $0.loadDevices() }
+        decide { $0.loadShares(now: Self.now()) }
     }
 }
 

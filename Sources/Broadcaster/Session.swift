@@ -28,6 +28,8 @@ struct CheckpointMark {
 struct Session {
     /// When the connection was accepted.
     let connectedAt: Double
+    /// The source address (without its port), for limits per address.
+    var address = "local"
     /// The runner this connection speaks for, once `iam:` succeeded (kept here so a fix needs no name lookup).
     var runner: RunnerEntry?
     /// The claimed name, once `iam:` succeeded.

@@ -23,8 +23,8 @@ import Wire
                           waypoints: [("Aid 1", at(333, 0)), ("Turn", at(990, 0)), ("Aid 1", at(333, 0))])
     }
 
-    func hub() throws -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub() throws -> HubDriver {
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [runner, spectator, coach] { hub.connected(id, now: start) }
         hub.learnedCourse(try Self.outAndBack(), named: "park")
         hub.received(.watch(.runner("ann")), from: spectator, now: start)
@@ -175,7 +175,7 @@ import Wire
 /// passed and when (`point:`), and every point ahead's ETA (`point_etas=`).
 @Suite(.mayBlock) struct RemoteCourseProgressTests {
     /// Records what the owner's hub relays, as the bus would carry it.
-    final class RelayingOutput: HubOutput {
+    final class RelayingOutput: TestHubOutput {
         var relayed: [RelayedEvent] = []
         func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {}
         func close(_ connection: ConnectionID, reason: String) {}
@@ -190,10 +190,10 @@ import Wire
     @Test func anotherNodeKnowsThePointsPassedAndTheETAsAhead() throws {
         let start = 1_700_000_000.0, runner = ConnectionID(1)
         let ownerOutput = RelayingOutput()
-        let owner = Hub(configuration: ServerConfiguration(), store: MemoryRunStore(), output: ownerOutput)
+        let owner = HubDriver(configuration: ServerConfiguration(), store: MemoryRunStore(), output: ownerOutput)
         var sequence: UInt64 = 0
         owner.sharedSequence = { sequence += 1; return sequence }
-        let elsewhere = Hub(configuration: ServerConfiguration(), store: MemoryRunStore(), output: RecordingOutput())
+        let elsewhere = HubDriver(configuration: ServerConfiguration(), store: MemoryRunStore(), output: RecordingOutput())
         for hub in [owner, elsewhere] { hub.learnedCourse(try CourseHubTests.outAndBack(), named: "park") }
         owner.connected(runner, now: start)
         owner.received(.identify(name: "ann", key: nil), from: runner, now: start)

@@ -12,10 +12,10 @@ import Wire
         server.loop.execute {
             guard let entry = server.core.value.hub.runners["ann"] else { return }
             let text = String(Int(time))
-            server.core.value.hub.raiseAlarm("sos", at: LocationCommand(latitude: latitude, longitude: longitude, accuracy: 5,
+            server.core.value.decide { $0.raiseAlarm("sos", at: LocationCommand(latitude: latitude, longitude: longitude, accuracy: 5,
                                                              timestamp: time, timestampText: text),
-                                  for: entry, now: time)
-            server.core.value.hub.noteBattery(12, at: time, for: entry, now: time)
+                                  for: entry, now: time) }
+            server.core.value.decide { $0.noteBattery(12, at: time, for: entry, now: time) }
         }
     }
 

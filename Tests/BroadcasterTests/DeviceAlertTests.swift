@@ -17,8 +17,8 @@ import Wire
 
     init() { output = AnsweringOutput(store: store) }
 
-    func hub() -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub() -> HubDriver {
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [ann, spectator, coach, friend] { hub.connected(id, now: start) }
         return hub
     }
@@ -29,7 +29,7 @@ import Wire
                         timestamp: start + Double(index), timestampText: String(Int(start) + index))
     }
 
-    func run(_ hub: Hub, _ range: Range<Int>) {
+    func run(_ hub: HubDriver, _ range: Range<Int>) {
         for index in range { hub.received(.location(location(index)), from: ann, now: start + Double(index)) }
     }
 
@@ -37,7 +37,7 @@ import Wire
         try output.of(id).filter { $0.hasPrefix("alert:") }.map { try AlertEvent(line: $0) }
     }
 
-    func entry(_ hub: Hub) throws -> RunnerEntry { try #require(hub.runners["ann"]) }
+    func entry(_ hub: HubDriver) throws -> RunnerEntry { try #require(hub.runners["ann"]) }
 
     @Test func anSOSBeforeAnyRunReachesCoachesAndSpectatorsOnceAndIsNeverDroppable() throws {
         let hub = hub()
@@ -58,7 +58,7 @@ import Wire
 
     @Test func anSOSIsNeverADroppableLine() throws {
         let recording = RecordingOutput()
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: recording)
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: recording)
         for id in [ann, coach] { hub.connected(id, now: start) }
         hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
         hub.received(.coach(.runner("ann")), from: coach, now: start)

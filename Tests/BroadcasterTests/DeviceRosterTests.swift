@@ -15,8 +15,8 @@ import Wire
     let start = 1_700_000_000.0
 
     /// A hub with ann identified on `runner` and bob on `other`.
-    func hub() -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub() -> HubDriver {
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         hub.connected(runner, now: start)
         hub.connected(other, now: start)
         hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
@@ -30,7 +30,7 @@ import Wire
     }
 
     /// `device:list` on `connection`: its `device:` lines, typed, after checking the closing `done:`.
-    func list(_ hub: Hub, on connection: ConnectionID) throws -> [DeviceEvent] {
+    func list(_ hub: HubDriver, on connection: ConnectionID) throws -> [DeviceEvent] {
         let from = output.lines.count
         hub.received(.listDevices, from: connection, now: start)
         let answer = lines(for: connection, from: from)
@@ -40,7 +40,7 @@ import Wire
     }
 
     /// `device:` / `device:LABEL` on `connection`: the token (each made a second after the one before).
-    func addDevice(_ hub: Hub, label: String?, on connection: ConnectionID) throws -> String {
+    func addDevice(_ hub: HubDriver, label: String?, on connection: ConnectionID) throws -> String {
         let from = output.lines.count
         hub.received(.addDevice(label: label), from: connection, now: start + Double(hub.deviceRoster.count + 1))
         let answer = try #require(lines(for: connection, from: from).last)
@@ -111,7 +111,7 @@ import Wire
         let hub = hub()
         _ = try addDevice(hub, label: "Ann's Pixel", on: runner)
         store.flush()
-        let restarted = Hub(configuration: ServerConfiguration(), store: store, output: output)
+        let restarted = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         restarted.loadDevices()
         let entry = try #require(restarted.deviceRoster.values.first)
         #expect(entry.token.label == "Ann's Pixel" && entry.token.runner == "ann" && entry.seen == nil)

@@ -13,8 +13,8 @@ import Wire
     let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)
     let now = 1_800_000_000.0
 
-    func hub() -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub() -> HubDriver {
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [runner, spectator, coach] { hub.connected(id, now: now) }
         return hub
     }

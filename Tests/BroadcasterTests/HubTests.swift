@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// The hub's decisions without sockets: a recorder stands in for the connections.
-final class RecordingOutput: HubOutput {
+final class RecordingOutput: TestHubOutput {
     var lines: [(ConnectionID, String, role: LineRole)] = []
     var closed: [ConnectionID] = []
 
@@ -33,10 +33,10 @@ final class RecordingOutput: HubOutput {
     let runner = ConnectionID(1), spectator = ConnectionID(2), coach = ConnectionID(3)
     let start = 1_700_000_000.0
 
-    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> Hub {
+    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> HubDriver {
         var configuration = ServerConfiguration()
         configure(&configuration)
-        let hub = Hub(configuration: configuration, store: store, output: output)
+        let hub = HubDriver(configuration: configuration, store: store, output: output)
         for id in [runner, spectator, coach] { hub.connected(id, now: start) }
         return hub
     }

@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// A hub output that answers store reads at once (after a flush), as the server does off the loop.
-final class AnsweringOutput: HubOutput {
+final class AnsweringOutput: TestHubOutput {
     let store: any RunStore
     var lines: [(ConnectionID, String)] = []
     var closed: [ConnectionID] = []
@@ -84,8 +84,8 @@ final class AnsweringOutput: HubOutput {
 
     init() { output = AnsweringOutput(store: store) }
 
-    func hub() -> Hub {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+    func hub() -> HubDriver {
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [ann, other, control, friend] { hub.connected(id, now: start) }
         return hub
     }
@@ -96,7 +96,7 @@ final class AnsweringOutput: HubOutput {
     }
 
     /// ann claims her name, goes private, and runs `seconds` fixes; her run's id.
-    func privateRun(_ hub: Hub, seconds: Int = 30) throws -> Int64 {
+    func privateRun(_ hub: HubDriver, seconds: Int = 30) throws -> Int64 {
         hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
         hub.received(.setPrivate(true), from: ann, now: start)
         #expect(output.of(ann).last == "ok:private private=yes")
@@ -106,7 +106,7 @@ final class AnsweringOutput: HubOutput {
     }
 
     /// What a connection gets for each question about `name`, with the name written as NAME.
-    func answers(_ hub: Hub, about name: String, runID: Int64, from id: ConnectionID) -> [String] {
+    func answers(_ hub: HubDriver, about name: String, runID: Int64, from id: ConnectionID) -> [String] {
         let before = output.lines.count
         for command: Command in [.watch(.runner(name)), .coach(.runner(name), every: 100), .watch(.everyone),
                                  .coach(.everyone), .listRuns(name: name, offset: 0, limit: 5), .showBadges(name: name),

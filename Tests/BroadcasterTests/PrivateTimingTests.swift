@@ -18,7 +18,7 @@ import Wire
     init() { output = AnsweringOutput(store: store) }
 
     /// ann, private, ran 30 s and stopped (saved); her run's id.
-    func privateSavedRun(_ hub: Hub) throws -> Int64 {
+    func privateSavedRun(_ hub: HubDriver) throws -> Int64 {
         hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
         hub.received(.setPrivate(true), from: ann, now: start)
         for index in 0..<30 {
@@ -41,7 +41,7 @@ import Wire
     }
 
     @Test func aPrivateRunIsRefusedAfterTheReadsOfARunNobodyHas() throws {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [ann, other] { hub.connected(id, now: start) }
         let runID = try privateSavedRun(hub)
         let missing = runID + 1000
@@ -67,7 +67,7 @@ import Wire
     }
 
     @Test func aPrivateRunnerIsRefusedOnTheWebAfterTheReadsOfANameNobodyHas() throws {
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         for id in [ann, other] { hub.connected(id, now: start) }
         _ = try privateSavedRun(hub)
         for (what, ask) in [

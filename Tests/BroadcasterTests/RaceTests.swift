@@ -15,10 +15,10 @@ import Wire
     let plainCoach = ConnectionID(5)
     let start = 1_700_000_000.0
 
-    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> Hub {
+    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> HubDriver {
         var configuration = ServerConfiguration()
         configure(&configuration)
-        let hub = Hub(configuration: configuration, store: store, output: output)
+        let hub = HubDriver(configuration: configuration, store: store, output: output)
         for id in [ann, spectator, coach, bob, plainCoach] { hub.connected(id, now: start) }
         return hub
     }
@@ -42,7 +42,7 @@ import Wire
         output.lines.filter { $0.0 == id && $0.1.hasPrefix(kind + ":") }.map(\.1)
     }
 
-    func run(_ hub: Hub, _ id: ConnectionID, _ course: inout Course, seconds: Int, speed: Double) {
+    func run(_ hub: HubDriver, _ id: ConnectionID, _ course: inout Course, seconds: Int, speed: Double) {
         for _ in 0..<seconds {
             let fix = course.next(speed)
             hub.received(fix, from: id, now: start + Double(course.second))

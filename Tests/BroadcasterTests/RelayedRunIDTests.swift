@@ -12,7 +12,7 @@ import Wire
     @Test func anotherRunUnderTheSameIDDoesNotTakeTheLocalRunsAcks() throws {
         let store = MemoryRunStore()
         let output = AnsweringOutput(store: store)
-        let hub = Hub(configuration: ServerConfiguration(), store: store, output: output)
+        let hub = HubDriver(configuration: ServerConfiguration(), store: store, output: output)
         let ann = ConnectionID(1)
         let start = 1_700_000_000.0
         hub.connected(ann, now: start)

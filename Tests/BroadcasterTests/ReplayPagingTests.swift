@@ -16,10 +16,10 @@ import Wire
 
     init() { output = AnsweringOutput(store: store) }
 
-    func hub(pageSize: Int) -> Hub {
+    func hub(pageSize: Int) -> HubDriver {
         var configuration = ServerConfiguration()
         configuration.replayPageSize = pageSize
-        let hub = Hub(configuration: configuration, store: store, output: output)
+        let hub = HubDriver(configuration: configuration, store: store, output: output)
         for id in [ann, viewer] { hub.connected(id, now: start) }
         return hub
     }
@@ -27,7 +27,7 @@ import Wire
     /// ann runs 600 s at 4 m/s (badges, two kilometres) and stops; then her stored fixes are given other
     /// sequences, as a phone's late queues would have them (time order unchanged, arrival order shuffled in
     /// blocks and across the run). The run's id and its live lines.
-    func shuffledRun(_ hub: Hub) throws -> (Int64, [String]) {
+    func shuffledRun(_ hub: HubDriver) throws -> (Int64, [String]) {
         hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
         for index in 0..<600 {
             let fix = LocationCommand(latitude: 51.5 + Double(index) * 4 / 111_229, longitude: -0.12, accuracy: 5,
@@ -54,7 +54,7 @@ import Wire
 
     /// Replays run `runID` to the viewer at `speed` as the server's timer would: called again whenever the hub
     /// asks. Its lines, and the replay (to look at once it is over).
-    func replay(_ runID: Int64, on hub: Hub, speed: Double = 100) throws -> ([String], Replay) {
+    func replay(_ runID: Int64, on hub: HubDriver, speed: Double = 100) throws -> ([String], Replay) {
         let before = output.of(viewer).count
         hub.received(.replay(runID: runID, speed: speed), from: viewer, now: start + 1000)
         let replay = try #require(hub.replays[viewer])
@@ -105,7 +105,7 @@ import Wire
     }
 
     /// Calls the hub's replays at `now` for as long as it asks to be called by then.
-    func advance(_ hub: Hub, to now: Double) throws {
+    func advance(_ hub: HubDriver, to now: Double) throws {
         var calls = 0
         repeat {
             hub.advanceReplays(now: now)

@@ -15,16 +15,16 @@ import Wire
 
     init() { output = AnsweringOutput(store: store) }
 
-    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> Hub {
+    func hub(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> HubDriver {
         var configuration = ServerConfiguration()
         configure(&configuration)
-        let hub = Hub(configuration: configuration, store: store, output: output)
+        let hub = HubDriver(configuration: configuration, store: store, output: output)
         for id in [ann, viewer, other] { hub.connected(id, now: start) }
         return hub
     }
 
     /// ann runs 300 s at 4 m/s (past the first badges and a kilometre) and stops; the run's id and its live lines.
-    func savedRun(_ hub: Hub) throws -> (Int64, [String]) {
+    func savedRun(_ hub: HubDriver) throws -> (Int64, [String]) {
         hub.received(.identify(name: "ann", key: nil), from: ann, now: start)
         for index in 0..<300 {
             let fix = LocationCommand(latitude: 51.5 + Double(index) * 4 / 111_229, longitude: -0.12, accuracy: 5,

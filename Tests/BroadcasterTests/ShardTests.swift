@@ -379,9 +379,9 @@ extension ShardTests {
             let time = Double(Int(Date().timeIntervalSince1970))
             let raised = Self.onLoop(owner) { server -> Bool in
                 guard let entry = server.hub.runners[name] else { return false }
-                server.hub.raiseAlarm("sos", at: LocationCommand(latitude: 51.5001, longitude: -0.12, accuracy: 5,
+                server.decide { $0.raiseAlarm("sos", at: LocationCommand(latitude: 51.5001, longitude: -0.12, accuracy: 5,
                                                                  timestamp: time, timestampText: String(Int(time))),
-                                      for: entry, now: time)
+                                      for: entry, now: time) }
                 return true
             }
             #expect(raised, "loop 1 owns \(name)")

@@ -29,8 +29,8 @@ import Wire
                 guard let entry = server.core.value.hub.runners["ann"] else { return }
                 let at = LocationCommand(latitude: 51.51, longitude: -0.13, accuracy: 5, timestamp: time,
                                          timestampText: String(Int(time)))
-                server.core.value.hub.raiseAlarm("sos", at: at, for: entry, now: time)
-                server.core.value.hub.noteBattery(14, at: time, for: entry, now: time)
+                server.core.value.decide { $0.raiseAlarm("sos", at: at, for: entry, now: time) }
+                server.core.value.decide { $0.noteBattery(14, at: time, for: entry, now: time) }
             }
             for recorder in [coached, watched] {
                 let sos = try await recorder.first("the SOS") {
