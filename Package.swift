@@ -46,14 +46,19 @@ let package = Package(
         // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C
         // client), so the binary builds and runs with nothing of Redis installed.
         .target(name: "ClusterBus", dependencies: ["Reactor", "Locking"]),
-        // Release builds skip the run-time exclusivity checks here (the compiler still proves what it can): the
-        // hub's class properties are touched several times for every fix, and the checks cost ~3% of a flood.
-        // Loop-thread-only state is the design (each loop owns its hub); the debug builds and the sanitizer jobs
-        // keep the checks. Not a product, so packages using the client library never see the flag.
-        // The server: the Hub (sessions, runs, who hears what), ServerCore (a loop's connections, HTTP, event
-        // streams, loops, the cluster relay) and Server (the Sendable handle: start, stop, ports).
-        .target(name: "Broadcaster", dependencies: ["RunCore", "Wire", "RunStore", "Reactor", "HTTP", "WebAssets",
-                                                   "WebRoutes", "ClusterBus"],
+        // The live core, no I/O: the Hub (sessions, runs, who hears what) decides and records its effects
+        // (HubEffect) for whoever drives it; the server's configuration. Tested without sockets.
+        // Release builds skip the run-time exclusivity checks here and in Broadcaster (the compiler still proves
+        // what it can): the hub's and the peers' class properties are touched several times for every fix, and
+        // the checks cost ~3% of a flood. Loop-thread-only state is the design (each loop owns its hub); the
+        // debug builds and the sanitizer jobs keep the checks. Not products, so packages using the client
+        // library never see the flag.
+        .target(name: "LiveCore", dependencies: ["RunCore", "Wire", "RunStore", "HTTP", "WebAssets"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
+        // The server's transport: ServerCore (a loop's connections, HTTP, event streams, loops, the cluster
+        // relay) carries out the hub's effects; Server is the Sendable handle (start, stop, ports).
+        .target(name: "Broadcaster", dependencies: ["LiveCore", "RunCore", "Wire", "RunStore", "Reactor", "HTTP",
+                                                   "WebAssets", "WebRoutes", "ClusterBus"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The client library (delegate and AsyncSequence APIs). On Linux, Foundation has no socket streams: the
         // client's own streams sit on the Reactor's sockets.
@@ -73,7 +78,7 @@ let package = Package(
             dependencies: ["RunCore", "Wire", "RunStore", "PostgresRunStore", "Reactor", "ToolSupport", "ClusterBus",
                            "Locking"]),
         // Shared by the network test targets: a line client with deadlines, and server/process fixtures.
-        .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "Reactor", "RunStore", "PostgresRunStore",
+        .target(name: "MoonRunnerTestSupport", dependencies: ["Broadcaster", "LiveCore", "Reactor", "RunStore", "PostgresRunStore",
                                                               "Wire", "ClusterBus"],
                 path: "Tests/Support"),
         // One test target per library target (and the CLI's), each beside what it tests.
@@ -87,7 +92,8 @@ let package = Package(
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
-        .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "Wire", "RunCore", "RunStore", "Reactor",
+        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore", "Wire", "RunCore", "RunStore", "MoonRunnerTestSupport"]),
+        .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "LiveCore", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "WebAssets", "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",
                                                           "Reactor", "MoonRunnerTestSupport"]),

@@ -1,3 +1,4 @@
+import LiveCore
 import ClusterBus
 import Foundation
 import RunCore
@@ -16,7 +17,7 @@ import RunStore
 /// Anything else (connection moves, counters) stays inside a node.
 enum ClusterCoding {
     /// The runner and fields of a message that goes on the bus; nil for one that does not.
-    static func fields(of message: RelayMessage) -> (runner: String, fields: [(String, [UInt8])])? {
+    static func fields(of message: HubNews) -> (runner: String, fields: [(String, [UInt8])])? {
         switch message {
         case .event(let event):
             var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
@@ -66,7 +67,7 @@ enum ClusterCoding {
 
     /// The message an entry carries, numbered by its stream id; nil for an entry that is not one (never from a
     /// node of this version: a newer node's kinds are skipped, not misread).
-    static func message(of entry: BusEntry) -> RelayMessage? {
+    static func message(of entry: BusEntry) -> HubNews? {
         guard let type = entry["m"].map(text), let runner = entry["r"].map(text), !runner.isEmpty else { return nil }
         switch type {
         case "e":

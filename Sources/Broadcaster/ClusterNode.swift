@@ -1,3 +1,4 @@
+import LiveCore
 import ClusterBus
 import Foundation
 import RunStore
@@ -88,7 +89,7 @@ final class ClusterNode: Sendable {
     // MARK: Out and in
 
     /// A loop's relays of one turn, onto the bus (events and runner changes; the rest is for this node's loops).
-    func publish(_ messages: [RelayMessage]) {
+    func publish(_ messages: [HubNews]) {
         for message in messages {
             guard let (runner, fields) = ClusterCoding.fields(of: message) else { continue }
             if !bus.publish(stream: ClusterStreams.runner(runner), fields: fields, alsoTo: ClusterStreams.allRuns) {

@@ -1,3 +1,4 @@
+import LiveCore
 import Glibc
 import Reactor
 

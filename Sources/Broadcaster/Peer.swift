@@ -1,3 +1,4 @@
+import LiveCore
 import Reactor
 
 /// What every client socket of the server has, line protocol and HTTP alike: its id, socket, lifecycle and

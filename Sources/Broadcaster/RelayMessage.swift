@@ -1,21 +1,15 @@
+import LiveCore
 import HTTP
 import Reactor
 import RunCore
 import RunStore
 import Wire
 
-/// What one loop of a sharded server tells another (see ``ShardRouter``).
+/// What one loop of a sharded server tells another (see ``ShardRouter``): the hub's news, and what only the
+/// loops themselves deal in.
 enum RelayMessage: Sendable {
-    /// A runner's broadcast event, from the loop that owns the runner (or a cheer from any loop).
-    case event(RelayedEvent)
-    /// A runner was claimed, started a run, changed its privacy, or its badge history changed at the end of a
-    /// run, on the loop that owns it.
-    case runner(name: String, keyHash: String, history: BadgeHistory, privacy: RunnerPrivacy)
-    /// A share token was issued or revoked on the runner's loop: every loop checks followers' tokens.
-    case shares(runner: String, added: ShareToken?, removed: [String])
-    /// A device token was issued or revoked on the runner's loop: every loop answers the apps' posts.
-    case deviceAdded(DeviceToken)
-    case devicesRemoved(hashes: [String])
+    /// What a hub tells the other loops (and, in a cluster, the other nodes).
+    case news(HubNews)
     /// An inbox drained below its low-water mark: loops that stopped reading fixes for it go on.
     case inboxDrained
     /// A connection moving to the loop that owns the runner it named.
@@ -23,41 +17,6 @@ enum RelayMessage: Sendable {
     /// `stats:` on loop `from`: each other loop answers with its own counters.
     case countersWanted(request: Int, from: Int)
     case counters(request: Int, [(String, Int)])
-}
-
-/// One broadcast event as the other loops need it: the line to deliver, who hears it, its number, and what a
-/// loop keeps of it to show late followers the run so far (``RemoteRun``).
-struct RelayedEvent: Sendable {
-    /// What the event is, with what a mirror of the run keeps of it.
-    enum Kind: Sendable {
-        /// `run:`: a run began.
-        case started(runID: Int64, started: Double, startHistory: BadgeHistory)
-        /// `pace:`, with the figures `runs:`, `badges:` and the overview show for a live run.
-        /// `course`: the course the run follows, if any (its place along it is in the line).
-        case pace(distance: Double, elapsed: Double, movingTime: Double, rejections: [FixRejection: Int], goal: Double?,
-                  course: String? = nil)
-        /// `badge:`.
-        case badge
-        /// `point:` (a course point passed: kept for late followers and the course's passing times).
-        case point
-        /// A cheer (kept for a late web viewer).
-        case cheer
-        /// `end:`.
-        case ended(runID: Int64)
-        /// A phone's alert (`alert:` of kind `sos`, `battery`, `battery_low`): the event's line is what those
-        /// without the runner's share token see, `fullLine` what the runner and its share tokens' holders see.
-        case deviceAlert(fullLine: [UInt8])
-        /// Anything else (`split:`).
-        case other
-    }
-
-    let runner: String
-    let line: [UInt8]
-    let audience: Hub.Audience
-    let sequence: UInt64
-    let kind: Kind
-    /// A recovered or taken-over run's story so far, for the mirrors only: its followers heard it already.
-    var isCatchUp = false
 }
 
 /// A connection on its way to another loop: its socket and everything its ``Peer`` held, so the new loop

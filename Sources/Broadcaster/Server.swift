@@ -1,3 +1,6 @@
+// A program that embeds the server imports Broadcaster alone: LiveCore's public part is the server's
+// configuration (``ServerConfiguration``), which the server takes.
+@_exported import LiveCore
 import Foundation
 import Reactor
 import RunStore

@@ -1,3 +1,4 @@
+import LiveCore
 import Reactor
 import RunStore
 

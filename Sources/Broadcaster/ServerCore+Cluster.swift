@@ -1,3 +1,4 @@
+import LiveCore
 import ClusterBus
 import Foundation
 import Reactor
@@ -51,18 +52,10 @@ extension ClusterNode {
 
 /// A node of a cluster: relays onto the bus, the bus's messages in, and runs taken over from dead nodes.
 extension ServerCore {
-    /// True for the messages the other nodes hear (events and runner changes).
-    static func goesOnTheBus(_ message: RelayMessage) -> Bool {
-        switch message {
-        case .event, .runner, .deviceAdded, .devicesRemoved, .shares: true
-        default: false
-        }
-    }
-
     /// A relay this loop made, for the bus (sent at the end of the turn). A run that starts here is leased;
     /// one that ends here gives its lease up.
-    func queueForCluster(_ message: RelayMessage) {
-        guard let cluster, Self.goesOnTheBus(message) else { return }
+    func queueForCluster(_ message: HubNews) {
+        guard let cluster else { return }
         clusterOutbox.append(message)
         if case .event(let event) = message {
             switch event.kind {
@@ -91,10 +84,10 @@ extension ServerCore {
     }
 
     /// Another node's messages, on this loop: handled as another loop's.
-    func receiveFromCluster(_ messages: [RelayMessage]) {
+    func receiveFromCluster(_ messages: [HubNews]) {
         loop.assertLoopThread()
         let now = Self.now()
-        for message in messages { _ = tellHub(message, now: now) }
+        for news in messages { decide { $0.hear(news, now: now) } }
     }
 
     /// In a cluster, `iam:` goes off the loop first (a claim in the shared store, or a look for a run a dead

@@ -1,3 +1,4 @@
+import LiveCore
 import Synchronization
 import Dispatch
 import Reactor

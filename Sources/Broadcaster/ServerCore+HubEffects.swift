@@ -1,3 +1,4 @@
+import LiveCore
 import RunStore
 import Wire
 
@@ -47,8 +48,8 @@ extension ServerCore {
             sendOnceStored(lines, to: id, as: role)
         case .log(let message):
             logger.write(message)
-        case .relay(let message):
-            queueRelay(message)
+        case .relay(let news):
+            queueRelay(news)
         case .wrongGuess(let id, let target, let answer):
             wrongGuess(id, target: target, answer: answer)
         case .loadReplay(let id, let read, let deliver):

@@ -1,3 +1,4 @@
+import LiveCore
 import Reactor
 
 /// Why a newcomer is turned away as it is accepted: it hears `err:busy REASON` (line protocol) or 503.

@@ -1,3 +1,4 @@
+import LiveCore
 import Foundation
 import HTTP
 import WebAssets

@@ -1,3 +1,4 @@
+import LiveCore
 import Reactor
 import RunStore
 import Wire
@@ -37,14 +38,14 @@ extension ServerCore {
         return owner == shard.index ? nil : owner
     }
 
-    /// Queues a message for every other loop (sent at the end of the turn).
-    func queueRelay(_ message: RelayMessage) {
-        queueForCluster(message)
+    /// Queues the hub's news for every other loop and node (sent at the end of the turn).
+    func queueRelay(_ news: HubNews) {
+        queueForCluster(news)
         guard let shard else { return }
         let isEvent: Bool
-        if case .event = message { isEvent = true } else { isEvent = false }
+        if case .event = news { isEvent = true } else { isEvent = false }
         for index in 0..<shard.router.count where index != shard.index {
-            relayOutbox[index].append(message)
+            relayOutbox[index].append(.news(news))
             if isEvent { relayOutboxEvents[index] += 1 }
         }
     }
@@ -69,9 +70,8 @@ extension ServerCore {
         guard let shard else { return }
         let now = Self.now()
         for message in messages {
-            if tellHub(message, now: now) { continue }
             switch message {
-            case .event, .runner, .deviceAdded, .devicesRemoved, .shares: break
+            case .news(let news): decide { $0.hear(news, now: now) }
             case .inboxDrained: resumeIfStoreCaughtUp()
             case .adopt(let peer): adopt(peer, now: now)
             case .countersWanted(let request, let from):
@@ -88,21 +88,6 @@ extension ServerCore {
                 shard.router.post([.inboxDrained], events: 0, to: index)
             }
         }
-    }
-
-    /// Hands the hub a message about runners (an event, a claim, device tokens), from another loop or node;
-    /// false for the other kinds.
-    func tellHub(_ message: RelayMessage, now: Double) -> Bool {
-        switch message {
-        case .event(let event): decide { $0.receiveRelayed(event, now: now) }
-        case .runner(let name, let keyHash, let history, let privacy):
-            decide { $0.relayedRunner(name, keyHash: keyHash, history: history, privacy: privacy) }
-        case .shares(let runner, let added, let removed): decide { $0.relayedShares(of: runner, added: added, removed: removed) }
-        case .deviceAdded(let token): decide { $0.relayedDevices(added: token, removed: []) }
-        case .devicesRemoved(let hashes): decide { $0.relayedDevices(added: nil, removed: hashes) }
-        default: return false
-        }
-        return true
     }
 
     /// True while another loop's inbox is over its high-water mark (this loop then reads no fixes).

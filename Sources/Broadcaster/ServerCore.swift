@@ -1,3 +1,4 @@
+import LiveCore
 import Foundation
 import Reactor
 import RunCore
@@ -99,7 +100,7 @@ final class ServerCore {
     /// The cluster this server is a node of (set by ``ServerGroup/joinCluster(_:)`` before the loop runs), and
     /// this turn's messages for it. Loop thread only once running.
     var cluster: ClusterNode?
-    var clusterOutbox: [RelayMessage] = []
+    var clusterOutbox: [HubNews] = []
     var nextCountersRequest = 1
     /// The store's way back to this loop (a server outside a group only); detached when the loop stops.
     /// Loop thread only.

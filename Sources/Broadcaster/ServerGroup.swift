@@ -1,3 +1,4 @@
+import LiveCore
 import ClusterBus
 import Foundation
 import Reactor

@@ -1,3 +1,4 @@
+import LiveCore
 import Foundation
 
 /// One line per happening, to stderr, with a UTC timestamp. Safe from any thread (each line is one write).

@@ -1,3 +1,4 @@
+import LiveCore
 import Synchronization
 
 /// What the loops of one server (`serve --loops N`) share: who owns which runner, the event numbering, and

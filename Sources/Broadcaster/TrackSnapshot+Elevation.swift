@@ -1,3 +1,4 @@
+import LiveCore
 import RunCore
 import RunStore
 import Wire

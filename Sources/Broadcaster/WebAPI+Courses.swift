@@ -1,3 +1,4 @@
+import LiveCore
 import HTTP
 import RunCore
 import RunStore

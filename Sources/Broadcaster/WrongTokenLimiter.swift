@@ -1,3 +1,4 @@
+import LiveCore
 import Synchronization
 
 /// Wrong device tokens, runner keys and share tokens in the current minute, per source address and per target

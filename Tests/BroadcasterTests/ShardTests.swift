@@ -1,4 +1,5 @@
 @testable import Broadcaster
+@testable import LiveCore
 import Dispatch
 import Foundation
 import MoonRunnerTestSupport

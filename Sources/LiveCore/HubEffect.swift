@@ -1,0 +1,119 @@
+import RunStore
+import Wire
+
+/// One thing the hub decided should happen outside it: a line to a connection, a close, a store read, a relay
+/// to the other loops. The hub only records its effects (``HubEffects``); whoever drives it (the server's loop,
+/// or a test) carries them out after each input, in order. So the hub holds no reference to its driver, and
+/// is never re-entered from inside one of its own decisions.
+package enum HubEffect {
+    /// Queues one event line (with its newline) for a connection; `role` says what a slow reader may go
+    /// without (a runner's position, a cheer) and which runner's order it keeps.
+    case send([UInt8], to: ConnectionID, as: LineRole)
+    /// The sends up to ``broadcastEnds`` are one broadcast: event number `sequence` (an event stream's `id:`),
+    /// with the typed event it was made from when an event stream may hear it (its JSON is written from the
+    /// event, not parsed back from the line).
+    case broadcastBegins(sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?)
+    /// The broadcast begun last is over.
+    case broadcastEnds
+    /// Closes a connection once what is queued for it is written.
+    case close(ConnectionID, reason: String)
+    /// An `err:` reply went to the connection: the driver closes a connection that floods.
+    case errorSent(to: ConnectionID)
+    /// Runs a history read off the loop, after every write submitted so far is on disk (so a runner sees the
+    /// run it just stopped), then sends the lines it made to the connection together, in order; the
+    /// connection's later commands wait for them.
+    case answerFromStore(to: ConnectionID, read: @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
+    /// Sends lines that say a change was stored once everything submitted so far is committed (`err:storage`
+    /// instead when some of it could not be); the connection's later commands wait, as for a history answer.
+    case sendOnceStored([[UInt8]], to: ConnectionID, as: LineRole)
+    /// One log line for operators.
+    case log(String)
+    /// Tells the other loops' and nodes' hubs (a sharded server or a cluster only): an event, a runner's change,
+    /// a share or device token change.
+    case relay(HubNews)
+    /// A wrong key or share token tried for runner `target`: the driver counts it (per connection, source
+    /// address and target) and sends `answer`, the hub's `err:` line, at once or later, or refuses and closes.
+    case wrongGuess(ConnectionID, target: String, answer: [UInt8])
+    /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
+    /// result to `deliver` on the loop; the connection's later commands wait for it.
+    case loadReplay(for: ConnectionID,
+                    read: @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    deliver: (Result<ReplaySource, WireError>) -> Void)
+    /// Reads a replay's next page off the loop (no flush: the run is finished and was read once already),
+    /// then hands it to `deliver` on the loop. The connection's commands do not wait for it.
+    case readReplayFixes(read: @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         deliver: (Result<ReplayPage, StoreError>) -> Void)
+    /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
+    case scheduleReplays(at: Double?)
+    /// `stats:`: the driver answers with the hub's counters (``Hub/statisticsCounters(connections:)``) and what
+    /// only it counts (connections accepted, refused, slow; with several loops, the other loops' counters).
+    case answerStatistics(to: ConnectionID)
+}
+
+/// The hub's effects not yet carried out, in the order it decided them.
+///
+/// The hub's helpers are named as what they ask for (`effects.send`, `effects.close`, …), so a decision reads
+/// the same as a call would; the driver ``take()``s the list after each input.
+package struct HubEffects {
+    private var list: [HubEffect] = []
+    /// A list already carried out, kept for its capacity: a broadcast to thousands reuses it.
+    private var spare: [HubEffect] = []
+
+    /// True when nothing waits.
+    package var isEmpty: Bool { list.isEmpty }
+
+    /// The oldest effect waiting (for a diagnosis).
+    package var first: HubEffect? { list.first }
+
+    /// The effects decided so far, oldest first; the hub starts a new list (reusing the capacity of the list
+    /// handed back with ``recycle(_:)``).
+    package mutating func take() -> [HubEffect] {
+        var taken: [HubEffect] = []
+        swap(&taken, &spare)
+        swap(&taken, &list)
+        return taken
+    }
+
+    /// Gives back a list ``take()`` handed out, once carried out, for its capacity (up to 64 Ki effects: a
+    /// burst's larger list goes back to the allocator).
+    package mutating func recycle(_ done: inout [HubEffect]) {
+        guard spare.capacity < done.capacity else { return }
+        done.removeAll(keepingCapacity: done.capacity <= 65_536)
+        swap(&spare, &done)
+    }
+
+    mutating func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
+        list.append(.send(line, to: connection, as: role))
+    }
+    mutating func broadcastBegins(sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?) {
+        list.append(.broadcastBegins(sequence: sequence, typed: typed))
+    }
+    mutating func broadcastEnds() { list.append(.broadcastEnds) }
+    mutating func close(_ connection: ConnectionID, reason: String) {
+        list.append(.close(connection, reason: reason))
+    }
+    mutating func errorSent(to connection: ConnectionID) { list.append(.errorSent(to: connection)) }
+    mutating func answerFromStore(to connection: ConnectionID,
+                                  _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+        list.append(.answerFromStore(to: connection, read: read))
+    }
+    mutating func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole) {
+        list.append(.sendOnceStored(lines, to: connection, as: role))
+    }
+    mutating func log(_ message: String) { list.append(.log(message)) }
+    mutating func relay(_ news: HubNews) { list.append(.relay(news)) }
+    mutating func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
+        list.append(.wrongGuess(connection, target: target, answer: answer))
+    }
+    mutating func loadReplay(for connection: ConnectionID,
+                             _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                             then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
+        list.append(.loadReplay(for: connection, read: read, deliver: deliver))
+    }
+    mutating func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                                  then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
+        list.append(.readReplayFixes(read: read, deliver: deliver))
+    }
+    mutating func scheduleReplays(at time: Double?) { list.append(.scheduleReplays(at: time)) }
+    mutating func answerStatistics(to connection: ConnectionID) { list.append(.answerStatistics(to: connection)) }
+}

@@ -1,0 +1,128 @@
+import LiveCore
+import RunCore
+import RunStore
+import Wire
+
+/// What a test of the hub alone puts where the server's connections would be: told each effect the hub
+/// decided, in order, by a ``HubDriver``. Its defaults answer as a server of one loop with no limits would.
+package protocol TestHubOutput: AnyObject {
+    func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole)
+    func close(_ connection: ConnectionID, reason: String)
+    func answerFromStore(to connection: ConnectionID,
+                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]])
+    func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole)
+    func errorSent(to connection: ConnectionID)
+    func log(_ message: String)
+    func relay(_ news: HubNews)
+    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8])
+    func loadReplay(for connection: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void)
+    func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
+    func scheduleReplays(at time: Double?)
+}
+
+extension TestHubOutput {
+    /// Without a store thread: at once.
+    package func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole) {
+        for line in lines { send(line, to: connection, as: role) }
+    }
+    /// One loop: nothing to tell.
+    package func relay(_ news: HubNews) {}
+    /// No limit: answered at once.
+    package func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
+        send(answer, to: connection, as: .reply)
+    }
+    /// Tests without a store thread do not replay.
+    package func loadReplay(for connection: ConnectionID,
+                    _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                    then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {}
+    /// Tests without a store thread do not replay.
+    package func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                         then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {}
+    /// Tests without a timer do not replay.
+    package func scheduleReplays(at time: Double?) {}
+}
+
+/// Drives a hub as the server's loop does: each input, then every effect it decided carried out by `output`
+/// (and the hub's answers to what the output hands back, like a replay's run read). The hub's state reads
+/// through (`driver.runners`, `driver.sessions`).
+@dynamicMemberLookup
+package final class HubDriver {
+    package let hub: Hub
+    package let output: any TestHubOutput
+
+    package init(configuration: ServerConfiguration, store: any RunStore, output: any TestHubOutput) {
+        hub = Hub(configuration: configuration, store: store)
+        self.output = output
+    }
+
+    package subscript<Value>(dynamicMember path: ReferenceWritableKeyPath<Hub, Value>) -> Value {
+        get { hub[keyPath: path] }
+        set { hub[keyPath: path] = newValue }
+    }
+
+    package subscript<Value>(dynamicMember path: KeyPath<Hub, Value>) -> Value { hub[keyPath: path] }
+
+    /// Calls one of the hub's entry points, then carries out what it decided.
+    @discardableResult
+    package func decide<Answer>(_ input: (Hub) -> Answer) -> Answer {
+        let answer = input(hub)
+        carryOut()
+        return answer
+    }
+
+    package func connected(_ id: ConnectionID, now: Double) { decide { $0.connected(id, now: now) } }
+    package func disconnected(_ id: ConnectionID, now: Double) { decide { $0.disconnected(id, now: now) } }
+    package func received(_ command: Command, from id: ConnectionID, now: Double) {
+        decide { $0.received(command, from: id, now: now) }
+    }
+    package func tick(now: Double) { decide { $0.tick(now: now) } }
+    package func advanceReplays(now: Double) { decide { $0.advanceReplays(now: now) } }
+    package func receiveRelayed(_ event: RelayedEvent, now: Double) { decide { $0.hear(.event(event), now: now) } }
+    package func committed(_ receipt: CommitReceipt) { decide { $0.committed(receipt) } }
+    package func learnedCourse(_ course: Course?, named name: String) { decide { $0.learnedCourse(course, named: name) } }
+    package func raiseAlarm(_ alarm: String, at location: LocationCommand, for entry: RunnerEntry, now: Double) {
+        decide { $0.raiseAlarm(alarm, at: location, for: entry, now: now) }
+    }
+    package func noteBattery(_ level: Double, at time: Double, for entry: RunnerEntry, now: Double) {
+        decide { $0.noteBattery(level, at: time, for: entry, now: now) }
+    }
+    package func deviceReported(token: String, runner: String, app: String, battery: Double?, now: Double) {
+        decide { $0.deviceReported(token: token, runner: runner, app: app, battery: battery, now: now) }
+    }
+    package func deviceSentEncrypted(token: String, now: Double) { decide { $0.deviceSentEncrypted(token: token, now: now) } }
+    package func loadDevices() { decide { $0.loadDevices() } }
+
+    /// Questions that change nothing, asked straight.
+    package func courseProgress(of name: String) -> CourseProgressView? { hub.courseProgress(of: name) }
+    package func runnerName(forDeviceToken token: String) -> String? { hub.runnerName(forDeviceToken: token) }
+
+    /// Carries out every effect decided so far, in order.
+    package func carryOut() {
+        while !hub.effects.isEmpty {
+            for effect in hub.effects.take() { perform(effect) }
+        }
+    }
+
+    private func perform(_ effect: HubEffect) {
+        switch effect {
+        case .send(let line, let id, let role): output.send(line, to: id, as: role)
+        case .broadcastBegins, .broadcastEnds: break
+        case .close(let id, let reason): output.close(id, reason: reason)
+        case .errorSent(let id): output.errorSent(to: id)
+        case .answerFromStore(let id, let read): output.answerFromStore(to: id, read)
+        case .sendOnceStored(let lines, let id, let role): output.sendOnceStored(lines, to: id, as: role)
+        case .log(let message): output.log(message)
+        case .relay(let message): output.relay(message)
+        case .wrongGuess(let id, let target, let answer): output.wrongGuess(id, target: target, answer: answer)
+        case .loadReplay(let id, let read, let deliver):
+            output.loadReplay(for: id, read) { [self] result in decide { _ in deliver(result) } }
+        case .readReplayFixes(let read, let deliver):
+            output.readReplayFixes(read) { [self] result in decide { _ in deliver(result) } }
+        case .scheduleReplays(let time): output.scheduleReplays(at: time)
+        case .answerStatistics(let id): hub.send(StatsEvent(hub.statisticsCounters(connections: [])), to: id)
+        }
+    }
+}
