@@ -23,14 +23,10 @@ extension ServerCore {
         guard !isCarryingOutHubEffects else { return }
         isCarryingOutHubEffects = true
         defer { isCarryingOutHubEffects = false }
-        while !hub.effects.isEmpty {
-            var batch = hub.effects.take()
-            for effect in batch { carryOut(effect) }
-            hub.effects.recycle(&batch)
-        }
+        while let effect = hub.effects.next() { carryOut(effect) }
     }
 
-    private func carryOut(_ effect: HubEffect) {
+    private func carryOut(_ effect: consuming HubEffect) {
         switch effect {
         case .send(let line, let id, let role):
             send(line, to: id, as: role)
@@ -48,8 +44,8 @@ extension ServerCore {
             sendOnceStored(lines, to: id, as: role)
         case .log(let message):
             logger.write(message)
-        case .relay(let news):
-            queueRelay(news)
+        case .relay(let index):
+            queueRelay(hub.effects.takeNews(index))
         case .wrongGuess(let id, let target, let answer):
             wrongGuess(id, target: target, answer: answer)
         case .loadReplay(let id, let read, let deliver):

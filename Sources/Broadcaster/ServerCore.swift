@@ -72,7 +72,7 @@ final class ServerCore {
     var storeWaiters: [Connection] = []
     /// The hub's broadcast being carried out: its event number and typed event (see
     /// ``HubEffect/broadcastBegins(sequence:typed:)``); nil between broadcasts. Loop thread only.
-    var currentBroadcast: (sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?)?
+    var currentBroadcast: (sequence: UInt64, typed: TypedBroadcast?)?
     /// Hub inputs being fed now (``decide(_:)``), to check that none is fed around it. Loop thread only.
     var decisions = 0
     /// True while the hub's effects are being carried out (``carryOutHubEffects()`` is not re-entered).

@@ -105,8 +105,8 @@ extension Hub {
         let name = entry.name
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
-        effects.broadcastBegins(sequence: sequence, typed: nil)
-        defer { effects.broadcastEnds() }
+        let begun = beginBroadcast(sequence)
+        defer { endBroadcast(begun) }
         if entry.run != nil { keep(line, sequence: sequence, as: .event(about: name), inBacklogOf: name) }
         deliverDeviceAlert(line, fullLine: fullLine, about: name, own: entry.connection)
         if sharedSequence != nil {
@@ -142,9 +142,9 @@ extension Hub {
             return
         }
         for alert in alerts.compactMap(\.self).sorted(by: { $0.sequence < $1.sequence }) {
-            effects.broadcastBegins(sequence: alert.sequence, typed: nil)
+            let begun = beginBroadcast(alert.sequence)
             send(seesThroughZone(name, id) ? alert.fullLine : alert.line, to: id, as: .event(about: name))
-            effects.broadcastEnds()
+            endBroadcast(begun)
         }
     }
 }

@@ -111,8 +111,8 @@ extension Hub {
         assertOnLoop()
         let name = event.runner
         eventSequence = max(eventSequence, event.sequence)
-        effects.broadcastBegins(sequence: event.sequence, typed: nil)
-        defer { effects.broadcastEnds() }
+        let begun = beginBroadcast(event.sequence)
+        defer { endBroadcast(begun) }
         let local = runners[name]?.run
         var isPace = false
         switch event.kind {

@@ -285,6 +285,20 @@ package final class Hub {
         }
     }
 
+    /// Marks the sends that follow as broadcast event `sequence` for the event streams here (their `id:`, and
+    /// `typed`, the event their JSON is written from); with no stream here nothing is marked, and a flood of
+    /// line-protocol fixes pays nothing for it. True when marked: ``endBroadcast(_:)`` takes it.
+    func beginBroadcast(_ sequence: UInt64, typed: @autoclosure () -> TypedBroadcast? = nil) -> Bool {
+        guard eventStreams > 0 else { return false }
+        effects.broadcastBegins(sequence: sequence, typed: typed())
+        return true
+    }
+
+    /// Ends the broadcast ``beginBroadcast(_:typed:)`` marked (`begun`).
+    func endBroadcast(_ begun: Bool) {
+        if begun { effects.broadcastEnds() }
+    }
+
     /// Sends a runner's event to the runner's connection and its audience, each connection once (and never to
     /// `sender`), remembers it for event streams that resume, and with several loops relays it to the others.
     /// `ownLine`: what the runner's own connection gets instead (the whole truth, where a privacy zone hides
@@ -294,10 +308,8 @@ package final class Hub {
                    relaying kind: RelayedEvent.Kind = .other, event: @autoclosure () -> ServerEvent? = nil) {
         let sequence = sharedSequence?() ?? eventSequence + 1
         eventSequence = max(eventSequence, sequence)
-        // The typed event is made only where an event stream may hear it: a flood of line-protocol fixes pays
-        // nothing for it.
-        effects.broadcastBegins(sequence: sequence, typed: eventStreams > 0 ? event().map { (line, $0) } : nil)
-        defer { effects.broadcastEnds() }
+        let begun = beginBroadcast(sequence, typed: event().map { TypedBroadcast(line: line, event: $0) })
+        defer { endBroadcast(begun) }
         let runnerEntry = entry ?? runners[runner]
         // Only runs are remembered: a cheer to a name that never ran must not make a backlog appear.
         // Alerts are for coaches: a resuming spectator's stream must not replay them.

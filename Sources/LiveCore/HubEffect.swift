@@ -12,7 +12,7 @@ package enum HubEffect {
     /// The sends up to ``broadcastEnds`` are one broadcast: event number `sequence` (an event stream's `id:`),
     /// with the typed event it was made from when an event stream may hear it (its JSON is written from the
     /// event, not parsed back from the line).
-    case broadcastBegins(sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?)
+    case broadcastBegins(sequence: UInt64, typed: TypedBroadcast?)
     /// The broadcast begun last is over.
     case broadcastEnds
     /// Closes a connection once what is queued for it is written.
@@ -29,14 +29,14 @@ package enum HubEffect {
     /// One log line for operators.
     case log(String)
     /// Tells the other loops' and nodes' hubs (a sharded server or a cluster only): an event, a runner's change,
-    /// a share or device token change.
-    case relay(HubNews)
+    /// a share or device token change; the news is ``HubEffects/takeNews(_:)``'s.
+    case relay(_ news: Int)
     /// A wrong key or share token tried for runner `target`: the driver counts it (per connection, source
     /// address and target) and sends `answer`, the hub's `err:` line, at once or later, or refuses and closes.
     case wrongGuess(ConnectionID, target: String, answer: [UInt8])
     /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
     /// result to `deliver` on the loop; the connection's later commands wait for it.
-    case loadReplay(for: ConnectionID,
+    indirect case loadReplay(for: ConnectionID,
                     read: @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     deliver: (Result<ReplaySource, WireError>) -> Void)
     /// Reads a replay's next page off the loop (no flush: the run is finished and was read once already),
@@ -50,42 +50,68 @@ package enum HubEffect {
     case answerStatistics(to: ConnectionID)
 }
 
+/// A broadcast's line with the event it was made from, for the event streams' JSON. A reference, so the effect
+/// that carries it stays small: every effect is as large as the largest, and a flood makes several per fix.
+package final class TypedBroadcast {
+    package let line: [UInt8]
+    package let event: ServerEvent
+
+    init(line: [UInt8], event: ServerEvent) {
+        self.line = line
+        self.event = event
+    }
+}
+
 /// The hub's effects not yet carried out, in the order it decided them.
 ///
 /// The hub's helpers are named as what they ask for (`effects.send`, `effects.close`, …), so a decision reads
-/// the same as a call would; the driver ``take()``s the list after each input.
+/// the same as a call would; the driver takes them one by one (``next()``) after each input. Effects decided
+/// while the driver carries out earlier ones (an answer that feeds the hub again) join the end of the same
+/// list, so they follow what was decided before them.
 package struct HubEffects {
     private var list: [HubEffect] = []
-    /// A list already carried out, kept for its capacity: a broadcast to thousands reuses it.
-    private var spare: [HubEffect] = []
+    /// The news the list's ``HubEffect/relay(_:)`` effects name by index: kept beside the list so that every
+    /// effect stays small and a relayed event costs no allocation of its own.
+    private var news: [HubNews?] = []
+    /// How many effects of `list` were taken.
+    private var taken = 0
 
     /// True when nothing waits.
-    package var isEmpty: Bool { list.isEmpty }
+    package var isEmpty: Bool { taken == list.count }
 
     /// The oldest effect waiting (for a diagnosis).
-    package var first: HubEffect? { list.first }
+    package var first: HubEffect? { isEmpty ? nil : list[taken] }
 
-    /// The effects decided so far, oldest first; the hub starts a new list (reusing the capacity of the list
-    /// handed back with ``recycle(_:)``).
-    package mutating func take() -> [HubEffect] {
-        var taken: [HubEffect] = []
-        swap(&taken, &spare)
-        swap(&taken, &list)
-        return taken
+    package init() {}
+
+    /// The oldest effect not carried out yet, moved out of the list (carrying it out costs no copy of what it
+    /// holds); nil once every one was taken, the list then emptied for the next input (its capacity kept,
+    /// unless a burst made it large: 64 Ki effects).
+    package mutating func next() -> HubEffect? {
+        guard taken < list.count else {
+            if taken > 0 {
+                list.removeAll(keepingCapacity: list.capacity <= 65_536)
+                news.removeAll(keepingCapacity: news.capacity <= 65_536)
+                taken = 0
+            }
+            return nil
+        }
+        var effect = HubEffect.broadcastEnds
+        swap(&effect, &list[taken])
+        taken += 1
+        return effect
     }
 
-    /// Gives back a list ``take()`` handed out, once carried out, for its capacity (up to 64 Ki effects: a
-    /// burst's larger list goes back to the allocator).
-    package mutating func recycle(_ done: inout [HubEffect]) {
-        guard spare.capacity < done.capacity else { return }
-        done.removeAll(keepingCapacity: done.capacity <= 65_536)
-        swap(&spare, &done)
+    /// The news a ``HubEffect/relay(_:)`` effect names, moved out of the list (once).
+    package mutating func takeNews(_ index: Int) -> HubNews {
+        guard let taken = news[index].take() else { preconditionFailure("news \(index) was taken already") }
+        return taken
     }
 
     mutating func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
         list.append(.send(line, to: connection, as: role))
     }
-    mutating func broadcastBegins(sequence: UInt64, typed: (line: [UInt8], event: ServerEvent)?) {
+    mutating func broadcastBegins(sequence: UInt64, typed: TypedBroadcast?) {
         list.append(.broadcastBegins(sequence: sequence, typed: typed))
     }
     mutating func broadcastEnds() { list.append(.broadcastEnds) }
@@ -101,7 +127,10 @@ package struct HubEffects {
         list.append(.sendOnceStored(lines, to: connection, as: role))
     }
     mutating func log(_ message: String) { list.append(.log(message)) }
-    mutating func relay(_ news: HubNews) { list.append(.relay(news)) }
+    mutating func relay(_ news: HubNews) {
+        self.news.append(news)
+        list.append(.relay(self.news.count - 1))
+    }
     mutating func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
         list.append(.wrongGuess(connection, target: target, answer: answer))
     }
@@ -115,5 +144,7 @@ package struct HubEffects {
         list.append(.readReplayFixes(read: read, deliver: deliver))
     }
     mutating func scheduleReplays(at time: Double?) { list.append(.scheduleReplays(at: time)) }
-    mutating func answerStatistics(to connection: ConnectionID) { list.append(.answerStatistics(to: connection)) }
+    mutating func answerStatistics(to connection: ConnectionID) {
+        list.append(.answerStatistics(to: connection))
+    }
 }

@@ -101,9 +101,7 @@ package final class HubDriver {
 
     /// Carries out every effect decided so far, in order.
     package func carryOut() {
-        while !hub.effects.isEmpty {
-            for effect in hub.effects.take() { perform(effect) }
-        }
+        while let effect = hub.effects.next() { perform(effect) }
     }
 
     private func perform(_ effect: HubEffect) {
@@ -115,7 +113,7 @@ package final class HubDriver {
         case .answerFromStore(let id, let read): output.answerFromStore(to: id, read)
         case .sendOnceStored(let lines, let id, let role): output.sendOnceStored(lines, to: id, as: role)
         case .log(let message): output.log(message)
-        case .relay(let message): output.relay(message)
+        case .relay(let index): output.relay(hub.effects.takeNews(index))
         case .wrongGuess(let id, let target, let answer): output.wrongGuess(id, target: target, answer: answer)
         case .loadReplay(let id, let read, let deliver):
             output.loadReplay(for: id, read) { [self] result in decide { _ in deliver(result) } }
