@@ -108,9 +108,7 @@ extension ServerCore {
     /// True when `iam:` with a key must first look for the runner's run on another node: in a cluster, for a
     /// runner with no run here.
     func needsTakeoverCheck(_ command: Command, on connection: Connection) -> Bool {
-        guard cluster != nil, case .identify(let name, let key) = command, key != nil,
-              hub.sessions[connection.id]?.name == nil else { return false }
-        return hub.runners[name]?.run == nil
+        cluster != nil && hub.resumesRunNotHere(command, from: connection.id)
     }
 
     /// `iam:NAME KEY` in a cluster, for a runner with no run here: off the loop, the store and the lease say
@@ -137,7 +135,7 @@ extension ServerCore {
             if let runner { decide { $0.know(runner) } }
         case .adopt(let record, let runner, let fixes):
             // A run that started here meanwhile (another connection) is not replaced.
-            if hub.runners[name]?.run == nil {
+            if !hub.hasRunHere(name) {
                 decide { $0.takeOver(record, runner: runner, fixes: fixes, now: now) }
                 cluster?.adoptedRun(of: name)
             }
@@ -156,9 +154,7 @@ extension ServerCore {
     /// True for `iam:NAME` (no key) in a cluster, of a name this node does not know: the claim goes to the
     /// shared store first, so two nodes never give the same name out.
     func needsClusterClaim(_ command: Command, on connection: Connection) -> Bool {
-        guard cluster != nil, case .identify(let name, nil) = command, hub.sessions[connection.id]?.name == nil
-        else { return false }
-        return hub.runners[name] == nil
+        cluster != nil && hub.claimsUnknownName(command, from: connection.id)
     }
 
     /// `iam:NAME` in a cluster: the name is claimed with one unique insert in the shared store (off the loop);
@@ -184,12 +180,12 @@ extension ServerCore {
         guard let connection = connections[id] as? Connection else { return }
         let now = Self.now()
         switch claimed {
-        case .success(.claimed) where hub.runners[name] == nil && hub.sessions[id]?.name == nil:
+        case .success(.claimed) where !hub.isKnownHere(name) && !hub.isIdentified(id):
             decide { $0.claimed(id, name: name, key: key) }
         case .success(let outcome):
             // Another node (or connection) was first: asked again, the name wants its key.
-            if case .taken(let record?) = outcome { decide { $0.know(record) } }
-            hub.unknownNames.remove(name)
+            let record: RunnerRecord? = if case .taken(let record?) = outcome { record } else { nil }
+            decide { $0.nameTaken(name, record: record) }
             decide { $0.received(command, from: id, now: now) }
         case .failure(let error):
             logger.write("cluster: claim of \(name) failed: \(error)")

@@ -177,10 +177,10 @@ extension ServerCore {
                     let command = try Command.parse(bytes)
                     // `iam:` of a runner another loop owns: the connection moves there and goes on there.
                     if case .identify(let name, _) = command, let owner = otherOwner(of: name),
-                       hub.sessions[connection.id]?.name == nil {
+                       !hub.isIdentified(connection.id) {
                         move(connection, to: owner, .line(framer: connection.framer, lineBudget: connection.lineBudget,
                                                           budgetCheckedAt: connection.budgetCheckedAt,
-                                                          follows: hub.sessions[connection.id] ?? Session(connectedAt: now),
+                                                          follows: hub.session(of: connection.id) ?? Session(connectedAt: now),
                                                           command: command))
                         return
                     }

@@ -171,7 +171,7 @@ extension ServerCore {
     func errorSent(to id: ConnectionID) {
         guard let connection = connections[id] as? Connection, connection.state == .open else { return }
         if connection.countError(now: Self.now()) {
-            hub.statistics.errorsSent += 1
+            decide { $0.counted(errors: 1) }
             var line: [UInt8] = []
             ErrorEvent(code: .flood, reason: "more than \(configuration.errorsPerSecond) errors in a second: closing")
                 .append(to: &line)
@@ -194,7 +194,7 @@ extension ServerCore {
             }
         }) { [unowned self] lines in
             for line in lines { send(line, to: id, as: .reply) }
-            hub.statistics.eventsSent += lines.count
+            decide { $0.counted(events: lines.count) }
             answered(id)
         }
     }
@@ -207,7 +207,7 @@ extension ServerCore {
             } else {
                 for line in lines { send(line, to: id, as: role) }
             }
-            hub.statistics.eventsSent += failure == nil ? lines.count : 1
+            decide { $0.counted(events: failure == nil ? lines.count : 1) }
             answered(id)
         }
     }

@@ -49,7 +49,7 @@ extension ServerCore {
         case .cheer(let runner, let text):
             answer(cheer(text, to: runner, visible: visible(runner), from: Self.address(of: connection), now: now))
         case .overview:
-            answer(.json(hub.overviewJSON()))
+            answer(.json(WebAPI.overviewJSON(hub.overview())))
         case .badgeCatalogue:
             answer(WebAPI.catalogue)
         case .mapSettings:
@@ -64,12 +64,12 @@ extension ServerCore {
             answer(response)
         case .runner(let name):
             // A run on another loop of this server: answered there, where its course's passing times are.
-            if hub.remoteRuns[name]?.course != nil, let owner = otherOwner(of: name) {
+            if hub.isRemoteOnCourse(name), let owner = otherOwner(of: name) {
                 return move(connection, to: owner, .http(parser: connection.parser, idleSince: connection.idleSince,
                                                          request: request))
             }
             let visible = visible(name), hidden = hub.isPrivate(name) && !visible.contains(name)
-            let known = hub.runners[name] != nil || hub.remoteRuns[name] != nil
+            let known = hub.isKnownAnywhere(name)
             let snapshot = hidden ? nil : hub.trackSnapshotSource(for: name)
             let course = hidden ? nil : hub.courseProgress(of: name)
             fromStore { store throws(StoreError) in
@@ -79,12 +79,12 @@ extension ServerCore {
         case .course(let name):
             // A course no runner on this loop asked for is read from the store (and built) off the loop; its
             // runners (on any loop) are known from their paces.
-            let known = hub.courses[name], runners = hub.runners(onCourse: name)
+            let known = hub.course(named: name), runners = hub.runners(onCourse: name)
             fromStore { store throws(StoreError) in
                 try WebAPI.course(name, known: known, runners: runners, store: store)
             }
         case .badgeBoard(let name):
-            let visible = visible(name), live = hub.isPrivate(name) && !visible.contains(name) ? nil : hub.liveRunner(name)
+            let visible = visible(name), live = hub.isPrivate(name) && !visible.contains(name) ? nil : hub.standing(of: name).map { WebAPI.LiveRunner(history: $0.history, distance: $0.distance) }
             fromStore { store throws(StoreError) in try WebAPI.badges(name, live: live, visible: visible, store: store) }
         case .runs(let name, let offset, let limit):
             let visible = visible(name), live = hub.liveRun(of: name)

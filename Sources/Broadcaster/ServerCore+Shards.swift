@@ -27,8 +27,8 @@ extension ServerCore {
         let router = shard.router
         relayOutbox = Array(repeating: [], count: router.count)
         relayOutboxEvents = Array(repeating: 0, count: router.count)
-        hub.sharedSequence = { router.nextSequence() }
-        hub.ownsRunner = { router.owner(of: $0) == shard.index }
+        hub.share(sequence: { router.nextSequence() }, owns: { router.owner(of: $0) == shard.index },
+                  cheerLimits: router.cheerLimits)
     }
 
     /// The loop that owns a runner when it is another one than this; nil when it is this one (or one loop).
@@ -156,7 +156,7 @@ extension ServerCore {
     /// closing its socket, and `kind` carries what the new loop needs to go on where this one stopped.
     func move(_ peer: Peer, to owner: Int, _ kind: MigratingPeer.Kind) {
         guard let shard else { return }
-        let connectedAt = hub.sessions[peer.id]?.connectedAt ?? Self.now()
+        let connectedAt = hub.connectedAt(peer.id) ?? Self.now()
         peer.state = .closed  // timers and turn lists holding it skip it from now on
         loop.deregister(peer.socket.fileDescriptor)
         connections[peer.id] = nil

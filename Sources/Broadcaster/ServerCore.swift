@@ -135,11 +135,10 @@ final class ServerCore {
         }
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         hub = Hub(configuration: configuration, store: store)
-        hub.assertOnLoop = { [unowned self, loop = self.loop] in
+        hub.checkInputs { [unowned self, loop = self.loop] in
             loop.assertLoopThread()
             assert(decisions > 0, "a hub input outside `decide`: its effects would wait for the turn's end")
         }
-        if let shared = shard?.router.cheerLimits { hub.cheerLimits = shared }
         if let shard { joinShards(shard) }
     }
 

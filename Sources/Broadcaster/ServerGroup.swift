@@ -145,7 +145,7 @@ public final class ServerGroup: Sendable {
         for server in servers {
             // Before the loops run: this thread may still set them up.
             server.core.value.cluster = node
-            server.core.value.hub.sharedSequence = { node.nextSequence() }
+            server.core.value.hub.share(sequence: { node.nextSequence() })
         }
         clusterNode.withLock { $0 = node }
         servers[0].logger.write("cluster node \(settings.node) on \(node.bus.endpoint)")
