@@ -60,16 +60,42 @@ public enum WebAssets {
         }
     }
 
+    /// Reads every file of `Resources/` once. A file whose name starts with `_` is a part of pages, not served:
+    /// a page's line `<!-- include _NAME -->` stands for it (every page's head and header are written once).
     private static func load() -> [String: WebAsset] {
         guard let directory = Bundle.module.url(forResource: "Resources", withExtension: nil),
               let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [:] }
-        var assets: [String: WebAsset] = [:]
+        var files: [String: [UInt8]] = [:]
         for name in names where !name.hasPrefix(".") {
-            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
-                continue
+            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) {
+                files[name] = Array(data)
             }
-            assets[name] = WebAsset(name: name, contentType: contentType(forFileNamed: name), bytes: Array(data))
+        }
+        var assets: [String: WebAsset] = [:]
+        for (name, bytes) in files where !name.hasPrefix("_") {
+            let page = name.hasSuffix(".html") ? including(files, in: bytes) : bytes
+            assets[name] = WebAsset(name: name, contentType: contentType(forFileNamed: name), bytes: page)
         }
         return assets
+    }
+
+    /// `page` with each of its lines `<!-- include _NAME -->` replaced by the part of that name.
+    static func including(_ parts: [String: [UInt8]], in page: [UInt8]) -> [UInt8] {
+        let opening = Array("<!-- include ".utf8), closing = Array(" -->".utf8), newline = UInt8(ascii: "\n")
+        var lines = page.split(separator: newline, omittingEmptySubsequences: false)
+        let endsWithNewline = page.last == newline
+        if endsWithNewline { lines.removeLast() }
+        var result: [UInt8] = []
+        result.reserveCapacity(page.count + 2048)
+        for (index, line) in lines.enumerated() {
+            if line.starts(with: opening), line.reversed().starts(with: closing.reversed()),
+               let part = parts[String(decoding: line.dropFirst(opening.count).dropLast(closing.count), as: UTF8.self)] {
+                result += part  // a part ends with its own newline
+                continue
+            }
+            result += line
+            if endsWithNewline || index < lines.count - 1 { result.append(newline) }
+        }
+        return result
     }
 }

@@ -18,6 +18,30 @@ import Testing
         #expect(WebAssets.asset(named: "nope.js") == nil)
     }
 
+    /// Every page's head and header are written once (`_head.html`, `_header.html`) and included in each: a
+    /// page is served whole, with its own title, and a part is never served on its own.
+    @Test func everyPageIsServedWithItsHeadAndHeaderIncluded() throws {
+        for page in Self.pages {
+            let html = try text(page)
+            #expect(!html.contains("<!-- include"), "\(page) kept an include")
+            let charset = try #require(html.range(of: "<meta charset=\"utf-8\">"), "\(page) has no charset")
+            let title = try #require(html.range(of: "<title>MoonRunner Live"), "\(page) has no title")
+            #expect(charset.upperBound <= title.lowerBound && html.distance(from: html.startIndex, to: charset.lowerBound) < 1024,
+                    "\(page): the charset comes first, within the first 1,024 bytes")
+            #expect(html.contains("<link rel=\"stylesheet\" href=\"/assets/app.css\">"))
+            #expect(html.contains("id=\"unit-km\"") && html.contains("id=\"unit-mi\""), "\(page) lacks the unit switch")
+            #expect(html.hasSuffix("</html>\n"))
+        }
+        #expect(WebAssets.asset(named: "_head.html") == nil && WebAssets.asset(named: "_header.html") == nil)
+    }
+
+    @Test func anIncludeOfAnUnknownPartStaysAndTheLastLineKeepsItsEnding() {
+        let parts = ["_a.html": Array("A\n".utf8)]
+        let page = Array("x\n<!-- include _a.html -->\n<!-- include _b.html -->\ny".utf8)
+        #expect(String(decoding: WebAssets.including(parts, in: page), as: UTF8.self)
+                == "x\nA\n<!-- include _b.html -->\ny")
+    }
+
     @Test func nothingIsFetchedFromAnotherHost() throws {
         for (name, asset) in WebAssets.all {
             let content = String(decoding: asset.bytes, as: UTF8.self)
