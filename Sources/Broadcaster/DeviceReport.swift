@@ -410,15 +410,3 @@ struct DeviceReport: Equatable {
         return base + fraction - offset
     }
 }
-
-/// One position of a ``DeviceReport``, with what the app said beside it.
-struct DevicePosition: Equatable {
-    /// The fix (timestamp text: the unix seconds as a plain decimal).
-    var location: LocationCommand
-    /// True when the app gave no time and the position carries the time of receipt (as Traccar's server does).
-    var stampedOnReceipt = false
-    /// The alarm the app raised with this position, lowercased (`sos`, …); nil for none.
-    var alarm: String?
-    /// The phone's battery level in percent (0...100), when the app sent it.
-    var battery: Double?
-}

@@ -3,19 +3,10 @@ import HTTP
 import RunStore
 import Wire
 
-/// `/osmand` and `/owntracks`: phone apps posting positions, one per request or a batch. A request is answered
-/// 200 only once the store committed every position in it (as `ack:` is), so the app's own retry queue and the
-/// store lose nothing between them; a request whose positions were all refused before a run started is answered
-/// at once (retrying would not help).
+/// `/osmand` and `/owntracks`: phone apps posting positions, one per request or a batch. The request is
+/// decoded here (``DeviceReport``) and its token checked; the hub takes the positions and decides the answer
+/// (``PhoneAnswer``), at once or once they are on disk.
 extension ServerCore {
-    /// One app's answer waiting for a commit: the run's fix `sequence` (its request's highest) must be on disk.
-    struct PendingDeviceAnswer {
-        let connection: ConnectionID
-        let sequence: Int64
-        let keepAlive: Bool
-        let isOwnTracks: Bool
-    }
-
     /// The apps' formats.
     enum DeviceFormat {
         case osmAnd
@@ -56,31 +47,24 @@ extension ServerCore {
                 .text(.forbidden, "the user is not this device token's runner: set the runner's name as the user\n"),
                 to: connection, keepAlive: request.keepAlive, target: report.user, now: now)
         }
-        let battery = report.positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
-        decide { $0.deviceReported(token: report.token, runner: entry.name, app: report.app, battery: battery?.battery, now: now) }
-        // An alarm first: an SOS is never held behind the positions it came with.
-        for position in report.positions {
-            if let alarm = position.alarm { decide { $0.raiseAlarm(alarm, at: position.location, for: entry, now: now) } }
-        }
-        let placements = decide { $0.placeDevicePositions(report.positions.map(\.location), for: entry, now: now) }
-        if let battery, let level = battery.battery {
-            decide { $0.noteBattery(level, at: battery.location.timestamp, for: entry, now: now) }
-        }
-        let isOwnTracks = format == .ownTracks
-        if placements.contains(.failed) {
-            return write(.text(.serviceUnavailable, "storage is failing: send it again later\n"), to: connection,
-                         keepAlive: request.keepAlive)
-        }
-        var waiting: (runID: Int64, sequence: Int64)?
-        for case .recorded(let runID, let sequence) in placements where sequence > waiting?.sequence ?? 0 {
-            waiting = (runID, sequence)
-        }
-        guard let waiting, waiting.sequence > hub.committedSequence(ofRun: waiting.runID) ?? .max else {
-            return write(Self.deviceAnswer(isOwnTracks), to: connection, keepAlive: request.keepAlive)
-        }
         connection.isAwaitingResponse = true
-        pendingDeviceAnswers[waiting.runID, default: []].append(PendingDeviceAnswer(
-            connection: connection.id, sequence: waiting.sequence, keepAlive: request.keepAlive, isOwnTracks: isOwnTracks))
+        connection.phoneRequest = (request.keepAlive, format == .ownTracks, true)
+        decide { $0.phonePositions(report.positions, token: report.token, app: report.app, for: entry, from: connection.id,
+                                   now: now) }
+        connection.phoneRequest?.isDeciding = false
+    }
+
+    /// The hub's answer to a phone app's request: written at once when it came while the hub took the request;
+    /// later (once its positions are on disk) the connection's next requests go on too, after the effects being
+    /// carried out (never from inside them).
+    func answerPhone(_ id: ConnectionID, _ answer: PhoneAnswer) {
+        guard let connection = connections[id] as? HTTPConnection, let request = connection.phoneRequest else { return }
+        connection.phoneRequest = nil
+        let response = answer == .taken ? Self.deviceAnswer(request.isOwnTracks)
+            : .text(.serviceUnavailable, "storage is failing: send it again later\n")
+        guard request.isDeciding else { return resumeAfterEffects.append((id, response, request.keepAlive)) }
+        connection.isAwaitingResponse = false
+        write(response, to: connection, keepAlive: request.keepAlive)
     }
 
     /// What an app gets for positions taken: OwnTracks expects a JSON array (of messages for it), OsmAnd an object.
@@ -98,27 +82,6 @@ extension ServerCore {
                          keepAlive: request.keepAlive)
         }
         respondOnceStored(.json(Array(#"{"run":\#(runID)}"#.utf8)), to: connection, keepAlive: request.keepAlive)
-    }
-
-    /// A batch reached the disk (or failed): the apps whose positions it covers get their answer.
-    func answerDevices(after receipt: CommitReceipt) {
-        guard !pendingDeviceAnswers.isEmpty else { return }
-        // A failure first: a request with a write that was not stored is never answered 200 (the app sends it
-        // again, and what was stored is recognised).
-        for runID in receipt.affectedRuns {
-            guard let waiting = pendingDeviceAnswers.removeValue(forKey: runID) else { continue }
-            for answer in waiting { finish(answer, with: .text(.serviceUnavailable, "storage is failing: send it again later\n")) }
-        }
-        for (runID, committed) in receipt.committedSequences {
-            guard let waiting = pendingDeviceAnswers[runID] else { continue }
-            let (done, left) = (waiting.filter { $0.sequence <= committed }, waiting.filter { $0.sequence > committed })
-            pendingDeviceAnswers[runID] = left.isEmpty ? nil : left
-            for answer in done { finish(answer, with: Self.deviceAnswer(answer.isOwnTracks)) }
-        }
-    }
-
-    private func finish(_ answer: PendingDeviceAnswer, with response: HTTPResponse) {
-        resume(answer.connection, with: response, keepAlive: answer.keepAlive)
     }
 
     /// Answers a request that says a change was stored (a device token made, a run stopped) once everything

@@ -22,8 +22,13 @@ extension ServerCore {
     func carryOutHubEffects() {
         guard !isCarryingOutHubEffects else { return }
         isCarryingOutHubEffects = true
-        defer { isCarryingOutHubEffects = false }
         while let effect = hub.effects.next() { carryOut(effect) }
+        isCarryingOutHubEffects = false
+        // Each a fresh turn of its connection's requests (which may feed the hub again), in the order decided.
+        while !resumeAfterEffects.isEmpty {
+            let (id, response, keepAlive) = resumeAfterEffects.removeFirst()
+            resume(id, with: response, keepAlive: keepAlive)
+        }
     }
 
     private func carryOut(_ effect: consuming HubEffect) {
@@ -54,6 +59,8 @@ extension ServerCore {
             readReplayFixes(read) { [unowned self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time):
             scheduleReplays(at: time)
+        case .answerPhone(let id, let answer):
+            answerPhone(id, answer)
         case .answerStatistics(let id):
             answerStatistics(to: id, local: statisticsCounters())
         }

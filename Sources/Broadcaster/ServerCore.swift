@@ -1,5 +1,6 @@
 import LiveCore
 import Foundation
+import HTTP
 import Reactor
 import RunCore
 import RunStore
@@ -37,8 +38,9 @@ final class ServerCore {
     var stalledRunners: [ConnectionID: (written: Int, since: Double)] = [:]
     /// The one copy of the line being broadcast, queued by every line-protocol recipient (see ``SharedLine``).
     var sharedLines = SharedLineCache()
-    /// Phone apps' answers waiting for their position to be committed, by run.
-    var pendingDeviceAnswers: [Int64: [PendingDeviceAnswer]] = [:]
+    /// Requests whose answer the hub gave while carrying out other effects (a phone's, once its positions are
+    /// on disk): written, and their connections' next requests taken, once those effects are all carried out.
+    var resumeAfterEffects: [(ConnectionID, HTTPResponse, keepAlive: Bool)] = []
     /// Wrong device tokens per source address in the current minute (shared by a group's loops).
     let wrongTokens: WrongTokenLimiter
     /// Open connections per source address (shared by a group's loops).
@@ -218,7 +220,6 @@ final class ServerCore {
     func committed(_ receipt: CommitReceipt) {
         decide { $0.committed(receipt) }
         resumeIfStoreCaughtUp()
-        answerDevices(after: receipt)
         metrics.record(receipt, now: Self.now())
     }
 

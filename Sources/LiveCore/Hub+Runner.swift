@@ -433,6 +433,7 @@ extension Hub {
                 send(AckEvent(runner: name, timestamp: text), to: connection)
             }
         }
+        answerPhones(after: receipt)
         guard let failure = receipt.failure else { return }
         effects.log("store: batch failed: \(failure)")
         for runID in receipt.affectedRuns {

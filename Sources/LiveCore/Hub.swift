@@ -74,6 +74,8 @@ package final class Hub {
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []
+    /// Phone apps' requests waiting for their positions to be on disk, by run.
+    var pendingPhoneAnswers: [Int64: [PendingPhoneAnswer]] = [:]
     /// Alarms raised lately, so a resent one alerts once (see ``Hub/raiseAlarm(_:at:for:now:)``).
     var recentAlarms = RecentAlarms()
 

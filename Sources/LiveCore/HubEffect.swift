@@ -45,6 +45,8 @@ package enum HubEffect {
                          deliver: (Result<ReplayPage, StoreError>) -> Void)
     /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
     case scheduleReplays(at: Double?)
+    /// Answers a phone app's request of positions (``Hub/phonePositions(_:token:app:for:from:now:)``).
+    case answerPhone(ConnectionID, PhoneAnswer)
     /// `stats:`: the driver answers with the hub's counters (``Hub/statisticsCounters(connections:)``) and what
     /// only it counts (connections accepted, refused, slow; with several loops, the other loops' counters).
     case answerStatistics(to: ConnectionID)
@@ -142,6 +144,9 @@ package struct HubEffects {
     mutating func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
                                   then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
         list.append(.readReplayFixes(read: read, deliver: deliver))
+    }
+    mutating func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {
+        list.append(.answerPhone(connection, answer))
     }
     mutating func scheduleReplays(at time: Double?) { list.append(.scheduleReplays(at: time)) }
     mutating func answerStatistics(to connection: ConnectionID) {

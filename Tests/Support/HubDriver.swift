@@ -21,6 +21,7 @@ package protocol TestHubOutput: AnyObject {
     func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
                          then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
     func scheduleReplays(at time: Double?)
+    func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer)
 }
 
 extension TestHubOutput {
@@ -43,6 +44,8 @@ extension TestHubOutput {
                          then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {}
     /// Tests without a timer do not replay.
     package func scheduleReplays(at time: Double?) {}
+    /// Tests without phones hear no phone answers.
+    package func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {}
 }
 
 /// Drives a hub as the server's loop does: each input, then every effect it decided carried out by `output`
@@ -92,6 +95,10 @@ package final class HubDriver {
     package func deviceReported(token: String, runner: String, app: String, battery: Double?, now: Double) {
         decide { $0.deviceReported(token: token, runner: runner, app: app, battery: battery, now: now) }
     }
+    package func phonePositions(_ positions: [DevicePosition], token: String, app: String, for entry: RunnerEntry,
+                                from id: ConnectionID, now: Double) {
+        decide { $0.phonePositions(positions, token: token, app: app, for: entry, from: id, now: now) }
+    }
     package func deviceSentEncrypted(token: String, now: Double) { decide { $0.deviceSentEncrypted(token: token, now: now) } }
     package func loadDevices() { decide { $0.loadDevices() } }
 
@@ -120,6 +127,7 @@ package final class HubDriver {
         case .readReplayFixes(let read, let deliver):
             output.readReplayFixes(read) { [self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time): output.scheduleReplays(at: time)
+        case .answerPhone(let id, let answer): output.answerPhone(id, answer)
         case .answerStatistics(let id): hub.send(StatsEvent(hub.statisticsCounters(connections: [])), to: id)
         }
     }

@@ -7,8 +7,12 @@ import Wire
 package final class RecordingOutput: TestHubOutput {
     package var lines: [(ConnectionID, String, role: LineRole)] = []
     package var closed: [ConnectionID] = []
+    /// The phone answers the hub gave, in order.
+    package var phoneAnswers: [(ConnectionID, PhoneAnswer)] = []
 
     package init() {}
+
+    package func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) { phoneAnswers.append((connection, answer)) }
 
     package func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
         lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self), role))
