@@ -16,8 +16,8 @@ import RunStore
 ///
 /// Anything else (connection moves, counters) stays inside a node.
 enum ClusterCoding {
-    /// The runner and fields of a message that goes on the bus; nil for one that does not.
-    static func fields(of message: HubNews) -> (runner: String, fields: [(String, [UInt8])])? {
+    /// The runner (its stream) and the fields of a piece of news on the bus.
+    static func fields(of message: HubNews) -> (runner: String, fields: [(String, [UInt8])]) {
         switch message {
         case .event(let event):
             var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
@@ -60,8 +60,6 @@ enum ClusterCoding {
         case .devicesRemoved(let hashes):
             // Revocations name no runner: they go on a stream of their own (also added to the all-runs one).
             return (revokedDevices, [("m", bytes("u")), ("r", bytes(revokedDevices)), ("h", bytes(hashes.joined(separator: " ")))])
-        default:
-            return nil
         }
     }
 

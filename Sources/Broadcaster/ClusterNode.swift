@@ -91,7 +91,7 @@ final class ClusterNode: Sendable {
     /// A loop's relays of one turn, onto the bus (events and runner changes; the rest is for this node's loops).
     func publish(_ messages: [HubNews]) {
         for message in messages {
-            guard let (runner, fields) = ClusterCoding.fields(of: message) else { continue }
+            let (runner, fields) = ClusterCoding.fields(of: message)
             if !bus.publish(stream: ClusterStreams.runner(runner), fields: fields, alsoTo: ClusterStreams.allRuns) {
                 dropped.add(1, ordering: .relaxed)
             }

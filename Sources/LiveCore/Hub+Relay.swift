@@ -111,8 +111,6 @@ extension Hub {
         assertOnLoop()
         let name = event.runner
         eventSequence = max(eventSequence, event.sequence)
-        let begun = beginBroadcast(event.sequence)
-        defer { endBroadcast(begun) }
         let local = runners[name]?.run
         var isPace = false
         switch event.kind {
@@ -162,6 +160,9 @@ extension Hub {
             }
         }
         if event.isCatchUp { return }
+        // Numbered around the event's own deliveries only: a checkpoint alert it led to above is another event.
+        let begun = beginBroadcast(event.sequence)
+        defer { endBroadcast(begun) }
         if local != nil || remoteRuns[name] != nil || isEnd(event.kind) {
             backlogs[name, default: EventBacklog(capacity: configuration.eventBacklog)]
                 .append(event.sequence, event.line, as: LineRole.of(event.line, about: name, droppable: isPace))

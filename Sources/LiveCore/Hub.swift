@@ -95,7 +95,8 @@ package final class Hub {
     /// stream says so (`eventStream`).
     package func connected(_ id: ConnectionID, address: String = "local", eventStream: Bool = false, now: Double) {
         assertOnLoop()
-        sessions[id] = Session(connectedAt: now, address: address, isEventStream: eventStream)
+        let replaced = sessions.updateValue(Session(connectedAt: now, address: address, isEventStream: eventStream), forKey: id)
+        if replaced?.isEventStream == true { eventStreams -= 1 }
         if eventStream { eventStreams += 1 }
     }
 

@@ -74,6 +74,7 @@ public enum WebAssets {
         var assets: [String: WebAsset] = [:]
         for (name, bytes) in files where !name.hasPrefix("_") {
             let page = name.hasSuffix(".html") ? including(files, in: bytes) : bytes
+            assert(!page.contains(Array("<!-- include ".utf8)), "\(name) includes a part that is not there")
             assets[name] = WebAsset(name: name, contentType: contentType(forFileNamed: name), bytes: page)
         }
         return assets
@@ -88,8 +89,9 @@ public enum WebAssets {
         var result: [UInt8] = []
         result.reserveCapacity(page.count + 2048)
         for (index, line) in lines.enumerated() {
-            if line.starts(with: opening), line.reversed().starts(with: closing.reversed()),
-               let part = parts[String(decoding: line.dropFirst(opening.count).dropLast(closing.count), as: UTF8.self)] {
+            let partName = String(decoding: line.dropFirst(opening.count).dropLast(closing.count), as: UTF8.self)
+            if line.starts(with: opening), line.reversed().starts(with: closing.reversed()), partName.hasPrefix("_"),
+               let part = parts[partName] {
                 result += part  // a part ends with its own newline
                 continue
             }

@@ -102,6 +102,39 @@ import Wire
                 "the stream gone: nothing numbered again")
     }
 
+    /// Another loop's pace numbers only its own deliveries: a checkpoint alert it leads to here is another
+    /// event, never sent under the pace's number (a stream that both watches and coaches would see one id twice).
+    @Test func aRelayedPaceNumbersItsOwnDeliveriesOnly() throws {
+        let hub = Hub(configuration: ServerConfiguration(), store: store)
+        hub.connected(stream, address: "10.0.0.9", eventStream: true, now: start)
+        hub.received(.watch(.runner("zed")), from: stream, now: start)
+        hub.received(.coach(.runner("zed"), every: 1_000), from: stream, now: start)
+        hub.receiveRelayed(RelayedEvent(runner: "zed", line: Array("run:zed id=900 ts=\(Int(start))\n".utf8),
+                                        audience: .everyone, sequence: 5,
+                                        kind: .started(runID: 900, started: start, startHistory: BadgeHistory())), now: start)
+        hub.receiveRelayed(RelayedEvent(runner: "zed", line: Array("pace:zed d=900 t=300\n".utf8), audience: .spectators,
+                                        sequence: 6, kind: .pace(distance: 900, elapsed: 300, movingTime: 300,
+                                                                 rejections: [:], goal: nil)), now: start + 300)
+        _ = effects(of: hub)
+        hub.receiveRelayed(RelayedEvent(runner: "zed", line: Array("pace:zed d=1100 t=360\n".utf8), audience: .spectators,
+                                        sequence: 7, kind: .pace(distance: 1_100, elapsed: 360, movingTime: 360,
+                                                                 rejections: [:], goal: nil)), now: start + 360)
+        var numbered: UInt64?
+        var sent: [(String, UInt64?)] = []
+        for effect in effects(of: hub) {
+            switch effect {
+            case .broadcastBegins(let sequence, _): numbered = sequence
+            case .broadcastEnds: numbered = nil
+            case .send(let line, stream, _): sent.append((String(decoding: line.prefix(while: { $0 != 32 }), as: UTF8.self), numbered))
+            default: break
+            }
+        }
+        let pace = try #require(sent.first { $0.0 == "pace:zed" }, "\(sent)")
+        let checkpoint = try #require(sent.first { $0.0 == "alert:zed" }, "the coach's checkpoint at 1 km: \(sent)")
+        #expect(pace.1 == 7, "the pace under its own number")
+        #expect(checkpoint.1 != 7, "the checkpoint alert is not the pace: \(sent)")
+    }
+
     /// The source address comes with the connection: limits per address are the hub's to apply.
     @Test func theAddressAConnectionCameFromLimitsItsCheers() {
         var configuration = ServerConfiguration()
