@@ -197,11 +197,11 @@ public struct HelpEvent: WireEvent {
 
     /// The standard help lines, one per command, in protocol.md order.
     public static let standard: [HelpEvent] = [
-        HelpEvent(command: "iam", text: "iam:NAME [KEY] - become runner NAME; the reply ok:iam carries your key, keep it to resume"),
+        HelpEvent(command: "iam", text: "iam:NAME or iam:NAME KEY - become runner NAME; the reply ok:iam carries your key, keep it to resume"),
         HelpEvent(command: "loc", text: "loc:LAT,LON,ACC,TS - one GPS fix: degrees, degrees, metres, unix seconds"),
         HelpEvent(command: "stop", text: "stop: saves your run, stop:discard throws it away"),
         HelpEvent(command: "watch", text: "watch:NAME [TOKEN] or watch:* - every event of a runner (a private one with its share token) or of everyone"),
-        HelpEvent(command: "coach", text: "coach:NAME or coach:* [every=M] - run, badge, end and alert events only; a checkpoint alert every M metres"),
+        HelpEvent(command: "coach", text: "coach:NAME [TOKEN] or coach:* [every=M] - run, badge, end and alert events only (a private runner's with its share token); a checkpoint alert every M metres"),
         HelpEvent(command: "unwatch", text: "unwatch:NAME or unwatch:* - stop watching or coaching"),
         HelpEvent(command: "msg", text: "msg:TEXT - cheer the runners you follow (or your own audience when running), up to 280 characters"),
         HelpEvent(command: "ping", text: "ping: - answered by ok:ping"),
@@ -214,7 +214,7 @@ public struct HelpEvent: WireEvent {
         HelpEvent(command: "device", text: "device: or device:LABEL - a token for a phone app posting positions over HTTP (OsmAnd, Traccar, OwnTracks); device:list - your phones"),
         HelpEvent(command: "undevice", text: "undevice:TOKEN, undevice:ID or undevice:* - revoke a device token (or the id device:list shows), or all of yours"),
         HelpEvent(command: "goal", text: "goal:DISTANCE_M [TARGET_S [MARGIN_PCT]] or goal:off - your goal: predicted finish on every pace, off-pace alerts"),
-        HelpEvent(command: "leaders", text: "leaders: or leaders:GOAL_M - the live runners ranked by distance"),
+        HelpEvent(command: "leaders", text: "leaders:, leaders:GOAL_M or leaders:course=NAME - the live runners ranked by distance (on a course: by how far along it)"),
         HelpEvent(command: "private", text: "private:on or private:off - only you and your share links see your runs, or everyone"),
         HelpEvent(command: "privacy", text: "privacy:METRES - hide the first and last METRES (0-1000) of your runs from others"),
         HelpEvent(command: "share", text: "share: or share:SECONDS - a share link's token for watch:NAME TOKEN and the page (default 24 h)"),

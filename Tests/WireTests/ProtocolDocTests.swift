@@ -82,6 +82,20 @@ import Testing
         }
     }
 
+    /// `help:` names every form of a command that the command table of §2 gives (`coach:NAME [TOKEN]`,
+    /// `leaders:course=NAME`, …), so an operator reading the help is told no less than the document.
+    @Test func everyFormTheTableGivesIsInTheHelp() throws {
+        for row in Self.section("## 2. Commands").split(separator: "\n") where row.hasPrefix("| `") {
+            let forms = String(row.dropFirst(2).prefix { $0 != "|" }).split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map(\.element)
+            guard let word = forms.first?.prefix(while: { $0 != ":" }),
+                  let help = HelpEvent.standard.first(where: { $0.command == String(word) }) else { continue }
+            for form in forms where form.hasPrefix(word + ":") {
+                #expect(help.text.contains(form), "help:\(word) lacks \(form): \(help.text)")
+            }
+        }
+    }
+
     @Test func everyCommandWordIsDocumented() {
         for word in Command.words {
             #expect(Self.section("## 2. Commands").contains("| `\(word):"), "command \(word): not in the command table")
