@@ -141,8 +141,12 @@ final class ServerCore {
             loop.assertLoopThread()
             assert(decisions > 0, "a hub input outside `decide`: its effects would wait for the turn's end")
         }
-        if let shard { joinShards(shard) }
+        if let shard { joinShards(shard) } else { hub.numberEvents(after: Self.clockEventNumber()) }
     }
+
+    /// The clock in microseconds: where event numbers start, so they go on rising across restarts (as a
+    /// cluster node's do).
+    static func clockEventNumber() -> UInt64 { UInt64(max(0, now() * 1e6)) }
 
     /// Binds the configuration's ports; the failed call is the error (this init's callers catch `IOError`).
     private static func listen(_ configuration: ServerConfiguration) throws(IOError) -> ServerListeners {

@@ -22,7 +22,7 @@ final class ShardRouter: Sendable {
     private let inboxDepths: [InboxDepth]
     /// Numbers every broadcast event across the loops (an event stream's `id:`), so a browser that
     /// reconnects to another loop resumes with the same numbers.
-    private let sequence = Atomic<UInt64>(0)
+    private let sequence = Atomic<UInt64>(ServerCore.clockEventNumber())
     /// Open line-protocol and HTTP connections across the loops (each kind has one limit for the whole server).
     let lineConnections = Atomic<Int>(0)
     let httpConnections = Atomic<Int>(0)

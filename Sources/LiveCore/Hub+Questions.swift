@@ -54,6 +54,13 @@ extension Hub {
         if let cheerLimits { self.cheerLimits = cheerLimits }
     }
 
+    /// Events are numbered after `first` (an event stream's `id:`). The driver seeds it from the clock, so a
+    /// browser that resumes with a `Last-Event-ID` from before a restart is never taken for one that saw newer
+    /// events (it gets a snapshot, as for an id too old).
+    package func numberEvents(after first: UInt64) {
+        eventSequence = max(eventSequence, first)
+    }
+
     /// `check` runs at every input: the driver checks there that it feeds the hub on its loop, through itself.
     package func checkInputs(with check: @escaping () -> Void) {
         assertOnLoop = check

@@ -38,6 +38,26 @@ import Wire
         }
     }
 
+    /// A browser that comes back after a restart with the id it had must not be taken for one that saw newer
+    /// events: the numbers go on rising from one server's life to the next.
+    @Test func eventIDsGoOnRisingAcrossARestart() async throws {
+        try await onItsOwnThread {
+            var last: UInt64 = 0
+            for round in 0..<2 {
+                try withServer { server in
+                    let web = try http(server)
+                    _ = try web.openStream("watch=ann")
+                    let (ann, _) = try connectRunner("ann", to: server)
+                    for line in straightRun(count: 3) { try ann.send(line) }
+                    try ann.send("stop:")
+                    let ids = try web.events(until: "end").compactMap { $0.id.flatMap(UInt64.init) }
+                    #expect((ids.first ?? 0) > last, "round \(round): \(ids) after \(last)")
+                    last = ids.last ?? last
+                }
+            }
+        }
+    }
+
     @Test func aLateJoinerGetsTheWholeRunSoFarAsATrack() async throws {
         try await onItsOwnThread {
             try withServer { server in
