@@ -31,8 +31,6 @@ final class Connection: Peer {
     /// Errors answered in the current one-second window (flood protection).
     var errorWindowStart: Double = 0
     var errorsInWindow = 0
-    /// Wrong keys and share tokens this connection gave (it is closed at the limit).
-    var wrongGuesses = 0
 
     init(id: ConnectionID, socket: StreamSocket, server: ServerCore, now: Double) {
         framer = LineFramer(maximumLineLength: server.configuration.maximumLineLength)

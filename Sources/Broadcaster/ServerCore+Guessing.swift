@@ -2,38 +2,22 @@ import LiveCore
 import HTTP
 import Wire
 
-/// Wrong keys and tokens: counted per connection, source address and target (``WrongTokenLimiter``), and
-/// answered at once, later or not at all, but only ever after the key or token was checked, so a right one is
-/// accepted whatever a guesser behind the same address (a venue's Wi-Fi, a carrier's NAT) has done.
+/// Wrong keys and tokens: counted per connection, source address and target (``WrongTokenLimiter``, shared
+/// with the hub, which decides for the line protocol), and answered at once, later or not at all, but only
+/// ever after the key or token was checked, so a right one is accepted whatever a guesser behind the same
+/// address (a venue's Wi-Fi, a carrier's NAT) has done.
 extension ServerCore {
-    /// The hub's answer to a wrong key or share token on the line protocol: now, after the limiter's delay (the
-    /// connection's later commands wait), or a refusal; a connection that gave the limit of them is closed.
-    func wrongGuess(_ id: ConnectionID, target: String, answer: [UInt8]) {
-        guard let connection = connections[id] as? Connection else {
-            // An event stream's token was counted as the stream opened.
-            return send(answer, to: id, as: .reply)
+    /// A wrong key's answer the hub slowed for a guesser: sent after `seconds` (the connection's later commands
+    /// wait), then the connection closed when `thenClose`.
+    func answerLater(_ line: [UInt8], to id: ConnectionID, after seconds: Double, thenClose: Bool) {
+        guard let connection = connections[id] as? Connection else { return }
+        connection.awaitAnswer()
+        _ = loop.schedule(after: seconds) { [unowned self] in
+            guard connections[id] is Connection else { return }
+            send(line, to: id, as: .reply)
+            if thenClose { close(id, reason: "guessing keys or tokens") }
+            answered(id)
         }
-        connection.wrongGuesses += 1
-        let verdict = wrongTokens.wrong(from: Self.address(of: connection), target: target, now: Self.now())
-        let closes = connection.wrongGuesses >= configuration.deviceFailuresPerMinute || verdict == .refuse
-        switch verdict {
-        case .answer:
-            send(answer, to: id, as: .reply)
-            errorSent(to: id)
-        case .slow(let seconds):
-            connection.awaitAnswer()
-            _ = loop.schedule(after: seconds) { [unowned self] in
-                guard connections[id] is Connection else { return }
-                send(answer, to: id, as: .reply)
-                if closes { close(id, reason: "guessing keys or tokens") }
-                answered(id)
-            }
-            return
-        case .refuse:
-            send(Hub.line(ErrorEvent(code: .wrongKey, reason: "too many wrong keys or tokens: wait a minute")),
-                 to: id, as: .reply)
-        }
-        if closes { close(id, reason: "guessing keys or tokens") }
     }
 
     /// Answers an HTTP request that brought a wrong key or token tried for `target` (nil: a token naming

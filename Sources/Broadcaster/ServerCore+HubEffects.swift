@@ -51,8 +51,8 @@ extension ServerCore {
             logger.write(message)
         case .relay(let index):
             queueRelay(hub.effects.takeNews(index))
-        case .wrongGuess(let id, let target, let answer):
-            wrongGuess(id, target: target, answer: answer)
+        case .answerLater(let line, let id, let seconds, let thenClose):
+            answerLater(line, to: id, after: seconds, thenClose: thenClose)
         case .loadReplay(let id, let read, let deliver):
             loadReplay(for: id, read) { [unowned self] result in decide { _ in deliver(result) } }
         case .readReplayFixes(let read, let deliver):

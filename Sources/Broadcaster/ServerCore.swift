@@ -141,6 +141,7 @@ final class ServerCore {
             loop.assertLoopThread()
             assert(decisions > 0, "a hub input outside `decide`: its effects would wait for the turn's end")
         }
+        hub.share(sequence: nil, wrongTokens: wrongTokens)
         if let shard { joinShards(shard) } else { hub.numberEvents(after: Self.clockEventNumber()) }
     }
 

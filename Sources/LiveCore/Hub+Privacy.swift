@@ -47,7 +47,7 @@ extension Hub {
     /// follower is told, as for any wrong token whatever the runner, and the guess is counted.
     func grant(_ token: String, of name: String, to id: ConnectionID, now: Double) -> Bool {
         guard let hash = shareHash(token, of: name, now: now) else {
-            guessedWrong(id, target: name, "no valid share link of \(name) with that token")
+            guessedWrong(id, target: name, "no valid share link of \(name) with that token", now: now)
             return false
         }
         sessions[id]?.grants[name] = hash

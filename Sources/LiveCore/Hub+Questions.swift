@@ -47,11 +47,13 @@ extension Hub {
 /// Inputs that set the hub up or count what the driver sent for it.
 extension Hub {
     /// With several loops or nodes: `sequence` numbers events across them (nil: this hub counts alone), and
-    /// `owns` says which runners this hub owns.
-    package func share(sequence: (() -> UInt64)?, owns: ((String) -> Bool)? = nil, cheerLimits: CheerLimits? = nil) {
+    /// `owns` says which runners this hub owns; the limits shared with the other loops (and the HTTP side).
+    package func share(sequence: (() -> UInt64)?, owns: ((String) -> Bool)? = nil, cheerLimits: CheerLimits? = nil,
+                       wrongTokens: WrongTokenLimiter? = nil) {
         sharedSequence = sequence
         if let owns { ownsRunner = owns }
         if let cheerLimits { self.cheerLimits = cheerLimits }
+        if let wrongTokens { self.wrongTokens = wrongTokens }
     }
 
     /// Events are numbered after `first` (an event stream's `id:`). The driver seeds it from the clock, so a

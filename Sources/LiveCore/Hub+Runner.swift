@@ -16,7 +16,7 @@ extension Hub {
         }
         guard let key, RunnerKey.verify(key, against: entry.keyHash) else {
             if key == nil { fail(id, .wrongKey, "\(name) is claimed: give its key") }
-            else { guessedWrong(id, target: name, "wrong key for \(name)") }
+            else { guessedWrong(id, target: name, "wrong key for \(name)", now: now) }
             return
         }
         if let previous = entry.connection, previous != id {

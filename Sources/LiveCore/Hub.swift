@@ -74,6 +74,8 @@ package final class Hub {
     /// Coaches with a checkpoint interval (`coach:NAME every=M`, `coach:* every=M`).
     var checkpointCoaches: [String: Set<ConnectionID>] = [:]
     var everyoneCheckpointCoaches: Set<ConnectionID> = []
+    /// Wrong keys and tokens per source address and target (shared by a group's loops and the HTTP side).
+    var wrongTokens: WrongTokenLimiter
     /// Phone apps' requests waiting for their positions to be on disk, by run.
     var pendingPhoneAnswers: [Int64: [PendingPhoneAnswer]] = [:]
     /// Alarms raised lately, so a resent one alerts once (see ``Hub/raiseAlarm(_:at:for:now:)``).
@@ -87,6 +89,7 @@ package final class Hub {
         self.store = store
         leaderboard = Leaderboard(reportedPlaces: configuration.leaderboardPlaces)
         cheerLimits = CheerLimits(configuration)
+        wrongTokens = WrongTokenLimiter(perMinute: configuration.deviceFailuresPerMinute)
     }
 
     // MARK: Connections
@@ -251,12 +254,30 @@ package final class Hub {
         return entry
     }
 
-    /// Answers a wrong key or share token tried for `target`: the driver decides when (see
-    /// ``HubEffect/wrongGuess(_:target:answer:)``); a right one is never held up by it.
-    func guessedWrong(_ id: ConnectionID, target: String, _ reason: String) {
-        statistics.errorsSent += 1
-        statistics.eventsSent += 1
-        effects.wrongGuess(id, target: target, answer: Self.line(ErrorEvent(code: .wrongKey, reason: reason)))
+    /// Answers a wrong key or share token tried for `target`, counted per connection, source address and
+    /// target (``WrongTokenLimiter``): at once, after the limiter's delay (the connection's later commands
+    /// wait), or refused; a connection that gave the limit of them, or was refused, is closed. Only ever after
+    /// the key or token was checked: a right one is never held up by a guesser behind the same address.
+    func guessedWrong(_ id: ConnectionID, target: String, _ reason: String, now: Double) {
+        guard let index = sessions.index(forKey: id) else { return }
+        let answer = Self.line(ErrorEvent(code: .wrongKey, reason: reason))
+        // An event stream's token was counted as the stream opened.
+        guard !sessions.values[index].isEventStream else { return fail(id, .wrongKey, reason) }
+        sessions.values[index].wrongGuesses += 1
+        let verdict = wrongTokens.wrong(from: sessions.values[index].address, target: target, now: now)
+        let closes = sessions.values[index].wrongGuesses >= configuration.deviceFailuresPerMinute || verdict == .refuse
+        switch verdict {
+        case .answer:
+            fail(id, .wrongKey, reason)
+        case .slow(let seconds):
+            statistics.errorsSent += 1
+            statistics.eventsSent += 1
+            effects.answerLater(answer, to: id, after: seconds, thenClose: closes)
+            return
+        case .refuse:
+            fail(id, .wrongKey, "too many wrong keys or tokens: wait a minute")
+        }
+        if closes { effects.close(id, reason: "guessing keys or tokens") }
     }
 
     /// Answers a connection with `err:CODE "reason"`.

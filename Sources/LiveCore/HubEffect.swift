@@ -31,9 +31,9 @@ package enum HubEffect {
     /// Tells the other loops' and nodes' hubs (a sharded server or a cluster only): an event, a runner's change,
     /// a share or device token change; the news is ``HubEffects/takeNews(_:)``'s.
     case relay(_ news: Int)
-    /// A wrong key or share token tried for runner `target`: the driver counts it (per connection, source
-    /// address and target) and sends `answer`, the hub's `err:` line, at once or later, or refuses and closes.
-    case wrongGuess(ConnectionID, target: String, answer: [UInt8])
+    /// Sends `line` after `seconds` (a wrong key's answer, slowed for a guesser), then closes the connection
+    /// when `thenClose`; the connection's later commands wait for it.
+    case answerLater([UInt8], to: ConnectionID, after: Double, thenClose: Bool)
     /// Reads a saved run for `replay:` off the loop (after everything submitted is on disk), then hands the
     /// result to `deliver` on the loop; the connection's later commands wait for it.
     indirect case loadReplay(for: ConnectionID,
@@ -133,8 +133,8 @@ package struct HubEffects {
         self.news.append(news)
         list.append(.relay(self.news.count - 1))
     }
-    mutating func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
-        list.append(.wrongGuess(connection, target: target, answer: answer))
+    mutating func answerLater(_ line: [UInt8], to connection: ConnectionID, after seconds: Double, thenClose: Bool) {
+        list.append(.answerLater(line, to: connection, after: seconds, thenClose: thenClose))
     }
     mutating func loadReplay(for connection: ConnectionID,
                              _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,

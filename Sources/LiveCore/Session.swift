@@ -51,6 +51,8 @@ package struct Session {
     var checkpointMarks: [String: CheckpointMark] = [:]
     /// Private runners this connection follows with a share token: the token's hash, per runner.
     var grants: [String: String] = [:]
+    /// Wrong keys and share tokens this connection gave (it is closed at the limit).
+    var wrongGuesses = 0
     /// True for an HTTP event stream (dropped, not told, when its share token is revoked).
     var isEventStream = false
 

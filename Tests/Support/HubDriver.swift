@@ -14,7 +14,7 @@ package protocol TestHubOutput: AnyObject {
     func errorSent(to connection: ConnectionID)
     func log(_ message: String)
     func relay(_ news: HubNews)
-    func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8])
+    func answerLater(_ line: [UInt8], to connection: ConnectionID, after seconds: Double, thenClose: Bool)
     func loadReplay(for connection: ConnectionID,
                     _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
                     then deliver: @escaping (Result<ReplaySource, WireError>) -> Void)
@@ -31,9 +31,10 @@ extension TestHubOutput {
     }
     /// One loop: nothing to tell.
     package func relay(_ news: HubNews) {}
-    /// No limit: answered at once.
-    package func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
-        send(answer, to: connection, as: .reply)
+    /// No clock: a slowed answer is sent at once (then the close).
+    package func answerLater(_ line: [UInt8], to connection: ConnectionID, after seconds: Double, thenClose: Bool) {
+        send(line, to: connection, as: .reply)
+        if thenClose { close(connection, reason: "guessing keys or tokens") }
     }
     /// Tests without a store thread do not replay.
     package func loadReplay(for connection: ConnectionID,
@@ -121,7 +122,8 @@ package final class HubDriver {
         case .sendOnceStored(let lines, let id, let role): output.sendOnceStored(lines, to: id, as: role)
         case .log(let message): output.log(message)
         case .relay(let index): output.relay(hub.effects.takeNews(index))
-        case .wrongGuess(let id, let target, let answer): output.wrongGuess(id, target: target, answer: answer)
+        case .answerLater(let line, let id, let seconds, let thenClose):
+            output.answerLater(line, to: id, after: seconds, thenClose: thenClose)
         case .loadReplay(let id, let read, let deliver):
             output.loadReplay(for: id, read) { [self] result in decide { _ in deliver(result) } }
         case .readReplayFixes(let read, let deliver):

@@ -34,8 +34,6 @@ package final class AnsweringOutput: TestHubOutput {
     package let store: any RunStore
     package var lines: [(ConnectionID, String)] = []
     package var closed: [ConnectionID] = []
-    /// Wrong keys and share tokens the hub reported, per connection, with the runner each was tried for.
-    package var wrongGuesses: [ConnectionID: [String]] = [:]
 
     package init(store: any RunStore) { self.store = store }
 
@@ -88,10 +86,5 @@ package final class AnsweringOutput: TestHubOutput {
         for read in reads { read() }
     }
     package func scheduleReplays(at time: Double?) { replaysDue = time }
-    package func wrongGuess(_ connection: ConnectionID, target: String, answer: [UInt8]) {
-        wrongGuesses[connection, default: []].append(target)
-        send(answer, to: connection, as: .reply)
-    }
-
     package func of(_ id: ConnectionID) -> [String] { lines.filter { $0.0 == id }.map(\.1) }
 }

@@ -1,14 +1,14 @@
-import LiveCore
 import Synchronization
 
 /// Wrong device tokens, runner keys and share tokens in the current minute, per source address and per target
 /// (the runner a key or token was tried for). It never stands between anyone and a right answer: the server
-/// checks a key or token first and asks here only about a wrong one, which is answered at once, later, or
+/// checks a key or token first and asks here only about a wrong one (the hub for the line protocol, the
+/// server for HTTP requests), which is answered at once, later, or
 /// refused (see ``Verdict``). One per server, shared by the loops of a ``ServerGroup`` (a guesser's connections
 /// land on every loop), so any loop thread may use it; its tables are bounded whatever the traffic.
-final class WrongTokenLimiter: Sendable {
+package final class WrongTokenLimiter: Sendable {
     /// What becomes of the answer to one wrong key or token.
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable {
         /// Answered now: under the limit.
         case answer
         /// Answered after this many seconds: the source address (a venue's Wi-Fi may be one) or the target has
@@ -33,13 +33,13 @@ final class WrongTokenLimiter: Sendable {
     /// Most addresses and targets remembered each; past it the minute's expired entries go, then all.
     static let capacity = 10_000
 
-    init(perMinute limit: Int) {
+    package init(perMinute limit: Int) {
         self.limit = limit
     }
 
     /// Counts one wrong key or token from `address`, tried for `target` (a runner's name; nil when a token names
     /// nobody), and says what becomes of its answer.
-    func wrong(from address: String, target: String?, now: Double) -> Verdict {
+    package func wrong(from address: String, target: String?, now: Double) -> Verdict {
         tables.withLock { tables in
             let fromAddress = Self.count(address, in: &tables.addresses, now: now)
             let forTarget = target.map { Self.count($0, in: &tables.targets, now: now) } ?? 0
