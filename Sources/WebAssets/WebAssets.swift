@@ -89,9 +89,9 @@ public enum WebAssets {
         var result: [UInt8] = []
         result.reserveCapacity(page.count + 2048)
         for (index, line) in lines.enumerated() {
-            let partName = String(decoding: line.dropFirst(opening.count).dropLast(closing.count), as: UTF8.self)
-            if line.starts(with: opening), line.reversed().starts(with: closing.reversed()), partName.hasPrefix("_"),
-               let part = parts[partName] {
+            if line.starts(with: opening), line.reversed().starts(with: closing.reversed()),
+               case let name = String(decoding: line.dropFirst(opening.count).dropLast(closing.count), as: UTF8.self),
+               name.hasPrefix("_"), let part = parts[name] {
                 result += part  // a part ends with its own newline
                 continue
             }
