@@ -322,28 +322,29 @@ extension ServerCore {
         return connection
     }
 
-    /// Hands a parsed command to the hub, or first to what it needs off the loop (a cluster's claim or takeover,
-    /// a name or a course read from the store), the connection's later lines waiting for it meanwhile. True
-    /// when the hub took it now.
+    /// Hands a parsed command to the hub, or first to a cluster's claim or takeover; the connection's later
+    /// lines wait for what the hub asked to read first (``HubEffect/lookUp(_:then:from:)``). True when the
+    /// connection can go on now.
     @discardableResult
     func dispatch(_ command: Command, on connection: Connection, now: Double) -> Bool {
         if identifiesThroughCluster(command, on: connection) { return false }
-        if let name = hub.nameToLookUp(in: command, from: connection.id) {
-            lookUpThenHandle(connection, command, name: name)
-            return false
-        }
-        if let course = hub.courseToLookUp(in: command) {
-            lookUpCourseThenHandle(connection, command, name: course)
-            return false
-        }
         decide { $0.received(command, from: connection.id, now: now) }
         return true
+    }
+
+    /// What the hub asked to read before it decides `command` (``HubEffect/lookUp(_:then:from:)``).
+    func lookUp(_ what: StoreLookUp, then command: Command, from id: ConnectionID) {
+        guard let connection = connections[id] as? Connection else { return }
+        switch what {
+        case .runner(let name): lookUpThenHandle(connection, command, name: name)
+        case .course(let name): lookUpCourseThenHandle(connection, command, name: name)
+        }
     }
 
     /// A command naming a runner the hub does not know: the store is asked off the loop, then the hub decides
     /// with the answer. The connection's later lines wait meanwhile, as for a history answer; everyone else
     /// goes on (a lookup on the loop stalled every connection of the loop for a round trip to the database).
-    func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
+    private func lookUpThenHandle(_ connection: Connection, _ command: Command, name: String) {
         readThenHandle(connection, command, what: "runner \(name)", { store throws(StoreError) in
             try store.runner(named: name)
         }) { [unowned self] record in decide { $0.learned(record, named: name) } }
@@ -351,7 +352,7 @@ extension ServerCore {
 
     /// `course:NAME` of a course the hub has not read yet: read and built off the loop (a marathon's track is
     /// thousands of points), then the hub answers with it.
-    func lookUpCourseThenHandle(_ connection: Connection, _ command: Command, name: String) {
+    private func lookUpCourseThenHandle(_ connection: Connection, _ command: Command, name: String) {
         let logger = self.logger
         readThenHandle(connection, command, what: "course \(name)", { store throws(StoreError) -> Course? in
             guard let stored = try store.course(named: name) else { return nil }

@@ -61,6 +61,8 @@ extension ServerCore {
             scheduleReplays(at: time)
         case .answerPhone(let id, let answer):
             answerPhone(id, answer)
+        case .lookUp(let what, let command, let id):
+            lookUp(what, then: command, from: id)
         case .answerStatistics(let id):
             answerStatistics(to: id, local: statisticsCounters())
         }

@@ -8,7 +8,7 @@ import Wire
 extension Hub {
     /// The course a `course:NAME` command needs read from the store first (the server reads it off the loop and
     /// hands it to ``learnedCourse(_:named:)``); nil when the hub can answer now.
-    package func courseToLookUp(in command: Command) -> String? {
+    func courseToLookUp(in command: Command) -> String? {
         guard case .course(let name?) = command, courses[name] == nil, !unknownCourses.contains(name),
               configuration.raceCourse?.name != name else { return nil }
         return name

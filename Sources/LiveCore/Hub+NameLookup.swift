@@ -2,11 +2,21 @@ import RunStore
 import Wire
 
 extension Hub {
+    /// What a command needs read from the store before the hub can decide it (a name, a course); nil when the
+    /// hub can decide now. The hub asks for it as an effect and hears the command again once it has the answer.
+    func storeLookUp(for command: Command, from id: ConnectionID) -> StoreLookUp? {
+        switch command {
+        case .location: nil
+        case .course: courseToLookUp(in: command).map(StoreLookUp.course)
+        default: nameToLookUp(in: command, from: id).map(StoreLookUp.runner)
+        }
+    }
+
     /// The runner name a command needs looked up in the store before the hub can decide it: `iam:`, `runs:` and
-    /// `badges:` of a name that is neither in memory nor known (this second) to be nobody's. The server reads it
+    /// `badges:` of a name that is neither in memory nor known (this second) to be nobody's. The driver reads it
     /// off the loop and hands the answer to ``learned(_:named:)`` first, so the hub never waits for the disk
     /// or the network on its loop (a PostgreSQL store is a round trip away). Nil when the hub can decide now.
-    package func nameToLookUp(in command: Command, from id: ConnectionID) -> String? {
+    func nameToLookUp(in command: Command, from id: ConnectionID) -> String? {
         let name: String
         switch command {
         case .identify(let named, _) where sessions[id]?.name == nil: name = named

@@ -8,7 +8,7 @@ import Wire
 /// (``effects``), which its driver carries out after each input: so it is tested without a network, and holds
 /// no reference to the server. Loop thread only: nothing here is touched from another thread.
 package final class Hub {
-    let configuration: ServerConfiguration
+    package let configuration: ServerConfiguration
     let store: any RunStore
     /// What the hub decided should happen outside it, not yet carried out (its driver takes them after each
     /// input).
@@ -135,6 +135,10 @@ package final class Hub {
     package func received(_ command: Command, from id: ConnectionID, now: Double) {
         assertOnLoop()
         guard !isShuttingDown, let index = sessions.index(forKey: id) else { return }
+        if let lookUp = storeLookUp(for: command, from: id) {
+            effects.lookUp(lookUp, then: command, from: id)
+            return
+        }
         // In place: reading `sessions.values[index]` copies the whole session (its sets and dictionaries
         // retained and released) twice for every fix.
         let runner = Self.activate(&sessions.values[index])

@@ -47,9 +47,22 @@ package enum HubEffect {
     case scheduleReplays(at: Double?)
     /// Answers a phone app's request of positions (``Hub/phonePositions(_:token:app:for:from:now:)``).
     case answerPhone(ConnectionID, PhoneAnswer)
+    /// The command needs something only the store knows first (a runner the hub has not met, a course it has
+    /// not built): the driver reads it off the loop, hands it to the hub (``Hub/learned(_:named:)``,
+    /// ``Hub/learnedCourse(_:named:)``), then gives the hub the command again. The connection's later commands
+    /// wait meanwhile; everyone else goes on.
+    indirect case lookUp(StoreLookUp, then: Command, from: ConnectionID)
     /// `stats:`: the driver answers with the hub's counters (``Hub/statisticsCounters(connections:)``) and what
     /// only it counts (connections accepted, refused, slow; with several loops, the other loops' counters).
     case answerStatistics(to: ConnectionID)
+}
+
+/// What a command waits to learn from the store (``HubEffect/lookUp(_:then:from:)``).
+package enum StoreLookUp: Equatable, Sendable {
+    /// A runner's record, by name (nil when nobody has the name).
+    case runner(String)
+    /// A stored course, by name, to be built (nil when there is none, or it no longer builds).
+    case course(String)
 }
 
 /// A broadcast's line with the event it was made from, for the event streams' JSON. A reference, so the effect
@@ -147,6 +160,9 @@ package struct HubEffects {
     }
     mutating func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {
         list.append(.answerPhone(connection, answer))
+    }
+    mutating func lookUp(_ what: StoreLookUp, then command: Command, from connection: ConnectionID) {
+        list.append(.lookUp(what, then: command, from: connection))
     }
     mutating func scheduleReplays(at time: Double?) { list.append(.scheduleReplays(at: time)) }
     mutating func answerStatistics(to connection: ConnectionID) {

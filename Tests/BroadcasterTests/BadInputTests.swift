@@ -25,9 +25,9 @@ import Wire
     @Test(arguments: 0..<cases.count)
     func badLineIsAnsweredAndTheRunGoesOn(_ index: Int) throws {
         let (label, bytes, code) = Self.cases[index]
-        try withServer { server in
+        try withPureServer { server in
             let (runner, _) = try connectRunner("ann", to: server)
-            let watcher = try TestClient(port: server.port)
+            let watcher = server.connect()
             try watcher.send("watch:ann")
             try watcher.expectNext("ok:watch")
             let run = straightRun(count: 4)
@@ -48,8 +48,8 @@ import Wire
     }
 
     @Test func locationBeforeIdentifyingIsRefused() throws {
-        try withServer { server in
-            let client = try TestClient(port: server.port)
+        try withPureServer { server in
+            let client = server.connect()
             try client.send(straightRun(count: 1)[0])
             #expect(try client.expectNext("err:").hasPrefix("err:not_identified"))
             try client.send("stop:")
@@ -60,16 +60,16 @@ import Wire
     }
 
     @Test func aClaimedNameNeedsItsKey() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (_, key) = try connectRunner("ann", to: server)
-            let impostor = try TestClient(port: server.port)
+            let impostor = server.connect()
             try impostor.send("iam:ann")
             #expect(try impostor.expectNext("err:").hasPrefix("err:wrong_key"))
             try impostor.send("iam:ann 0123456789abcdef0123456789abcdef")
             #expect(try impostor.expectNext("err:").hasPrefix("err:wrong_key"))
             try impostor.send(straightRun(count: 1)[0])
             #expect(try impostor.expectNext("err:").hasPrefix("err:not_identified"))
-            let owner = try TestClient(port: server.port)
+            let owner = server.connect()
             try owner.send("iam:ann \(key)")
             let ok = try OkEvent(event: Event.parse(owner.expectNext("ok:iam")))
             #expect(ok["name"] == "ann" && ok["key"] == nil)
@@ -95,16 +95,16 @@ import Wire
     }
 
     @Test func blankLinesAndCRLFAreFine() throws {
-        try withServer { server in
-            let client = try TestClient(port: server.port)
+        try withPureServer { server in
+            let client = server.connect()
             try client.write(Array("\r\n\nping:\r\n".utf8))
             try client.expectNext("ok:ping")
         }
     }
 
     @Test func blankLinesAreIgnoredSilentlyAndNeverCountAsAFlood() throws {
-        try withServer { server in
-            let client = try TestClient(port: server.port)
+        try withPureServer { server in
+            let client = server.connect()
             // More blank lines than the flood limit allows errors, then a real command.
             try client.write(Array(String(repeating: "  \t \r\n\n", count: 300).utf8) + Array("ping:\n".utf8))
             #expect(try client.nextLine() == "ok:ping", "no reply to blank lines, and still connected")

@@ -12,7 +12,7 @@ import Wire
     static let longText = String(repeating: "Allez ! ", count: 34)
 
     /// Sends `count` cheers at once; their answers (`ok:msg` or `err:`), in order.
-    static func cheer(_ count: Int, from fan: TestClient) throws -> [String] {
+    static func cheer(_ count: Int, from fan: some LineClient) throws -> [String] {
         for _ in 0..<count { try fan.send("msg:go") }
         var answers: [String] = []
         while answers.count < count {
@@ -23,7 +23,7 @@ import Wire
     }
 
     /// Reads a fan's replies until its 20,000 cheers are all answered `ok:msg`.
-    static func awaitReplies(of fan: TestClient) throws {
+    static func awaitReplies(of fan: some LineClient) throws {
         var answered = 0
         while answered < 20_000 {
             let line = try fan.nextLine(timeout: 60)
@@ -119,7 +119,7 @@ import Wire
     /// A private runner is a name nobody has to whoever may not see it: the per-runner share must not tell them
     /// apart (only runners one may see, with a run going, have a share to use up).
     @Test func cheersLimitAPrivateRunnerExactlyAsANameNobodyHas() throws {
-        try withServer({
+        try withPureServer({
             $0.cheersPerSecond = 1e6
             $0.cheersPerSecondPerAddress = 1e6
             $0.cheersPerSecondPerRunner = 1
@@ -134,7 +134,7 @@ import Wire
                 }
             }
             func busyAnswers(watching name: String) throws -> Int {
-                let fan = try TestClient(port: server.port)
+                let fan = server.connect()
                 _ = try fan.ask("watch:\(name)", expecting: "ok:watch")
                 return try Self.cheer(30, from: fan).filter { $0.hasPrefix("err:busy") }.count
             }

@@ -26,15 +26,15 @@ import Wire
     }
 
     @Test func theOwnersKeyWorksRightAfterTwentyWrongOnesFromTheSameAddress() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (runner, key) = try connectRunner("ann", to: server)
             runner.close()
             // 20 wrong keys from 127.0.0.1 over four connections (a connection is closed at its 20th).
             for _ in 0..<4 {
-                let guesser = try TestClient(port: server.port)
+                let guesser = server.connect()
                 for _ in 0..<5 { _ = try guesser.ask("iam:ann \(Self.wrongKey)", expecting: "err:wrong_key") }
             }
-            let owner = try TestClient(port: server.port)
+            let owner = server.connect()
             let ok = try OkEvent(line: owner.ask("iam:ann \(key)", expecting: "ok:iam", timeout: 2))
             #expect(ok["name"] == "ann")
         }

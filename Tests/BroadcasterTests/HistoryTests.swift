@@ -9,24 +9,24 @@ import Wire
 /// `runs:`, `run:` and `badges:` over the wire, answered as event lines ended by `done:`.
 @Suite(.mayBlock) struct HistoryTests {
     /// Runs `count` fixes at 3 m/s for `runner` and stops; returns the run id.
-    func run(_ client: TestClient, _ runner: String, fixes count: Int, speed: Double = 3) throws -> Int64 {
+    func run(_ client: some LineClient, _ runner: String, fixes count: Int, speed: Double = 3) throws -> Int64 {
         for line in straightRun(count: count, speed: speed) { try client.send(line) }
         try client.send("stop:")
         return try RunEndedEvent(event: Event.parse(client.expect("end:\(runner)", timeout: 20))).runID
     }
 
-    func answer(_ client: TestClient, to command: String) throws -> [ServerEvent] {
+    func answer(_ client: some LineClient, to command: String) throws -> [ServerEvent] {
         try client.send(command)
         return try client.lines(until: "done:", timeout: 10) { $0.hasPrefix("done:") || $0.hasPrefix("err:") }
             .map { try ServerEvent(line: $0) }
     }
 
     @Test func runsAreListedNewestFirstInPages() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             var ids: [Int64] = []
             for count in [5, 8, 11] { ids.append(try run(ann, "ann", fixes: count)) }
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let firstPage = try answer(asker, to: "runs:ann 0 2")
             let items = firstPage.compactMap { if case .runListItem(let item) = $0 { item } else { nil } }
             #expect(items.map(\.runID) == [ids[2], ids[1]])
@@ -43,12 +43,12 @@ import Wire
     }
 
     @Test func aLiveRunIsListedWithItsMeasurementsSoFar() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             for line in straightRun(count: 60, speed: 3) { try ann.send(line) }
             try ann.send("ping:")
             _ = try ann.expect("ok:ping", timeout: 20)  // replies keep order: every fix has been measured
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let items = try answer(asker, to: "runs:ann").compactMap { if case .runListItem(let item) = $0 { item } else { nil } }
             let item = try #require(items.first)
             let summary = try answer(asker, to: "run:\(item.runID)").compactMap {
@@ -61,11 +61,11 @@ import Wire
     }
 
     @Test func oneRunHasItsSummarySplitsCheckpointsAndBadges() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             // 1.1 km at 3.7 m/s: one km split, Earth and the Atmosphere badges.
             let id = try run(ann, "ann", fixes: 300, speed: 3.7)
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let lines = try answer(asker, to: "run:\(id)")
             guard case .runSummary(let summary) = lines.first else { Issue.record("no summary: \(lines)"); return }
             #expect(summary.runID == id && summary.status == "saved" && summary.distance > 1000)
@@ -122,10 +122,10 @@ import Wire
     }
 
     @Test func theBadgeBoardHasAll33Badges() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             _ = try run(ann, "ann", fixes: 300, speed: 3.7)
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let lines = try answer(asker, to: "badges:ann")
             let board = lines.compactMap { if case .board(let line) = $0 { line } else { nil } }
             #expect(board.map(\.badgeID) == Badges.all.map(\.id))
@@ -138,11 +138,11 @@ import Wire
     }
 
     @Test func aBetterSecondRunEarnsSilverAndTheBoardShowsIt() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             _ = try run(ann, "ann", fixes: 300, speed: 3.0)
             let second = try run(ann, "ann", fixes: 260, speed: 3.5)
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let lines = try answer(asker, to: "run:\(second)")
             let tiers = lines.compactMap { if case .badge(let badge) = $0, badge.badgeID == "atmosphere" { badge.tier } else { nil } }
             #expect(tiers == ["silver", "gold", "best"])
@@ -161,7 +161,7 @@ import Wire
         do {
             let store = try SQLiteRunStore(path: database)
             defer { store.close() }
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let (ann, claimed) = try connectRunner("ann", to: server)
                 key = claimed
                 for line in straightRun(count: 300, speed: 3.0) { try ann.send(line) }
@@ -171,8 +171,8 @@ import Wire
         }
         let store = try SQLiteRunStore(path: database)
         defer { store.close() }
-        try withServer(store: store) { server in
-            let ann = try TestClient(port: server.port)
+        try withPureServer(store: store) { server in
+            let ann = server.connect()
             try ann.send("iam:ann \(key)")
             try ann.expectNext("ok:iam")
             // Slower than the first run: nothing but the run itself.

@@ -37,9 +37,9 @@ import Wire
     }
 
     @Test func aSilentUnidentifiedConnectionIsClosedAfterTheTimeout() throws {
-        try withServer({ $0.idleTimeout = 0.5 }) { server in
-            let silent = try TestClient(port: server.port)
-            let talker = try TestClient(port: server.port)
+        try withPureServer({ $0.idleTimeout = 0.5 }) { server in
+            let silent = server.connect()
+            let talker = server.connect()
             try talker.send("watch:*")
             try talker.expectNext("ok:watch")
             let lines = try silent.awaitClose(timeout: 5)

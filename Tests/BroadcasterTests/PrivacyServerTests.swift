@@ -161,16 +161,16 @@ import Wire
 
     @Test func aConnectionGuessingKeysIsStoppedAndClosed() async throws {
         try await onItsOwnThread {
-            try withServer({ $0.deviceFailuresPerMinute = 1 }) { server in
+            try withPureServer({ $0.deviceFailuresPerMinute = 1 }) { server in
                 _ = try connectRunner("ann", to: server)
-                let guesser = try TestClient(port: server.port)
+                let guesser = server.connect()
                 try guesser.send("iam:ann 0123456789abcdef0123456789abcdef")
                 try guesser.expect("err:wrong_key \"wrong key for ann\"")
                 _ = try guesser.awaitClose(timeout: 5)  // a connection's limit
                 // The address is slowed (each answer later), then refused for the minute, on new connections too.
                 var answers: [String] = []
                 while answers.last?.contains("too many") != true, answers.count < 20 {
-                    let again = try TestClient(port: server.port)
+                    let again = server.connect()
                     try again.send("watch:ann 0123456789abcdef0123456789abcdef")
                     answers.append(try again.expect("err:wrong_key", timeout: 10))
                 }

@@ -20,6 +20,7 @@ import Wire
         let hub = Hub(configuration: configuration, store: store)
         let owner = ConnectionID(1)
         hub.connected(owner, address: "10.9.9.9", now: start)
+        hub.learned(nil, named: "ann")  // what the store said of the name (nobody's)
         hub.received(.identify(name: "ann", key: nil), from: owner, now: start)
         var key: String?
         while let effect = hub.effects.next() {

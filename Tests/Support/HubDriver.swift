@@ -56,10 +56,14 @@ extension TestHubOutput {
 package final class HubDriver {
     package let hub: Hub
     package let output: any TestHubOutput
+    package let store: any RunStore
+    /// The time of the latest input (a command that waited for a store read is decided at it).
+    package private(set) var now = 0.0
 
     package init(configuration: ServerConfiguration, store: any RunStore, output: any TestHubOutput) {
         hub = Hub(configuration: configuration, store: store)
         self.output = output
+        self.store = store
     }
 
     package subscript<Value>(dynamicMember path: ReferenceWritableKeyPath<Hub, Value>) -> Value {
@@ -77,12 +81,13 @@ package final class HubDriver {
         return answer
     }
 
-    package func connected(_ id: ConnectionID, now: Double) { decide { $0.connected(id, now: now) } }
-    package func disconnected(_ id: ConnectionID, now: Double) { decide { $0.disconnected(id, now: now) } }
+    package func connected(_ id: ConnectionID, now: Double) { self.now = now; decide { $0.connected(id, now: now) } }
+    package func disconnected(_ id: ConnectionID, now: Double) { self.now = now; decide { $0.disconnected(id, now: now) } }
     package func received(_ command: Command, from id: ConnectionID, now: Double) {
+        self.now = now
         decide { $0.received(command, from: id, now: now) }
     }
-    package func tick(now: Double) { decide { $0.tick(now: now) } }
+    package func tick(now: Double) { self.now = now; decide { $0.tick(now: now) } }
     package func advanceReplays(now: Double) { decide { $0.advanceReplays(now: now) } }
     package func receiveRelayed(_ event: RelayedEvent, now: Double) { decide { $0.hear(.event(event), now: now) } }
     package func committed(_ receipt: CommitReceipt) { decide { $0.committed(receipt) } }
@@ -130,6 +135,21 @@ package final class HubDriver {
             output.readReplayFixes(read) { [self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time): output.scheduleReplays(at: time)
         case .answerPhone(let id, let answer): output.answerPhone(id, answer)
+        case .lookUp(let what, let command, let id):
+            // As the server does off the loop, here at once: read, tell the hub, then the command again.
+            do throws(StoreError) {
+                switch what {
+                case .runner(let name):
+                    let record = try store.runner(named: name)
+                    decide { $0.learned(record, named: name) }
+                case .course(let name):
+                    let course = try store.course(named: name).flatMap { try? $0.course() }
+                    decide { $0.learnedCourse(course, named: name) }
+                }
+                received(command, from: id, now: now)
+            } catch {
+                decide { $0.fail(id, .storage, "storage: \(error.message)") }
+            }
         case .answerStatistics(let id): hub.send(StatsEvent(hub.statisticsCounters(connections: [])), to: id)
         }
     }

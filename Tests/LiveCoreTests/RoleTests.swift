@@ -1,12 +1,12 @@
-import Broadcaster
+import LiveCore
 import MoonRunnerTestSupport
 import Testing
 import Wire
 
 /// Two runners, spectators and coaches at once: each role gets exactly its events.
-@Suite(.mayBlock) struct RoleTests {
+@Suite struct RoleTests {
     /// Everything a client received up to its answer to a final `ping:`.
-    func drain(_ client: TestClient) throws -> [String] {
+    func drain(_ client: PureClient) throws -> [String] {
         try client.send("ping:")
         try client.lines(until: "ok:ping") { $0 == "ok:ping" }
         return client.received
@@ -20,11 +20,11 @@ import Wire
     }
 
     @Test func eachRoleGetsExactlyItsEvents() throws {
-        try withServer { server in
-            let spectatorOfAnn = try TestClient(port: server.port)
-            let spectatorOfAll = try TestClient(port: server.port)
-            let coachOfAnn = try TestClient(port: server.port)
-            let coachOfAll = try TestClient(port: server.port)
+        try withPureServer { server in
+            let spectatorOfAnn = try server.connect()
+            let spectatorOfAll = try server.connect()
+            let coachOfAnn = try server.connect()
+            let coachOfAll = try server.connect()
             try spectatorOfAnn.send("watch:ann")
             try spectatorOfAnn.expectNext("ok:watch")
             try spectatorOfAll.send("watch:*")
@@ -76,13 +76,13 @@ import Wire
     }
 
     @Test func aLateSpectatorGetsTheRunItsBadgesAndLatestPaceAtOnce() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             let run = straightRun(count: 5)
             for line in run { try ann.send(line) }
             let lastTimestamp = run.last!.split(separator: ",").last!
             try ann.lines(until: "pace of the last fix") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(lastTimestamp)") }
-            let late = try TestClient(port: server.port)
+            let late = try server.connect()
             try late.send("watch:ann")
             try late.expectNext("ok:watch")
             try late.expectNext("run:ann")
@@ -93,8 +93,8 @@ import Wire
     }
 
     @Test func aWatcherAlsoWatchingEveryoneGetsEachEventOnce() throws {
-        try withServer { server in
-            let spectator = try TestClient(port: server.port)
+        try withPureServer { server in
+            let spectator = try server.connect()
             try spectator.send("watch:ann")
             try spectator.expectNext("ok:watch")
             try spectator.send("watch:*")
@@ -113,16 +113,16 @@ import Wire
     }
 
     @Test func cheersReachTheRunnerAndItsWatchersTaggedWithTheSender() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             for line in straightRun(count: 2) { try ann.send(line) }
             try ann.expect("pace:ann")
-            let fan = try TestClient(port: server.port)
+            let fan = try server.connect()
             try fan.send("iam:fan")
             try fan.expect("ok:iam")
             try fan.send("watch:ann")
             try fan.expect("ok:watch")
-            let other = try TestClient(port: server.port)
+            let other = try server.connect()
             try other.send("watch:ann")
             try other.expect("ok:watch")
             try fan.send("msg:go ann go!")
@@ -132,7 +132,7 @@ import Wire
             #expect(toOther.from == "fan")
             try fan.expect("ok:msg")
 
-            let anonymous = try TestClient(port: server.port)
+            let anonymous = try server.connect()
             try anonymous.send("watch:ann")
             try anonymous.expect("ok:watch")
             try anonymous.send("msg:hi")
@@ -143,7 +143,7 @@ import Wire
             try ann.expect("ok:msg")
             #expect(!ann.received.contains { $0.hasPrefix("msg:ann from=ann") }, "no echo to the sender")
 
-            let nobody = try TestClient(port: server.port)
+            let nobody = try server.connect()
             try nobody.send("msg:hello?")
             #expect(try nobody.expectNext("err:").hasPrefix("err:not_found"))
         }

@@ -1,16 +1,15 @@
-import Broadcaster
+import LiveCore
 import Foundation
 import RunStore
 import MoonRunnerTestSupport
-import Foundation
 import Testing
 import Wire
 
 /// A runner who drops off the network comes back with the key and the run goes on.
-@Suite(.mayBlock) struct ResumeTests {
+@Suite struct ResumeTests {
     @Test func aRunnerResumesTheSameRunWithTheKey() throws {
-        try withServer { server in
-            let watcher = try TestClient(port: server.port)
+        try withPureServer { server in
+            let watcher = server.connect()
             try watcher.send("watch:ann")
             try watcher.expectNext("ok:watch")
             let (phone, key) = try connectRunner("ann", to: server)
@@ -20,7 +19,7 @@ import Wire
             try phone.lines(until: "tenth pace") { $0.hasPrefix("pace:ann") && $0.contains("ts=\(fixes[9].split(separator: ",").last!) ") }
             phone.close()
 
-            let again = try TestClient(port: server.port)
+            let again = server.connect()
             try again.send("iam:ann \(key)")
             let ok = try OkEvent(event: Event.parse(again.expectNext("ok:iam")))
             #expect(ok["resumed"] == String(started.runID))
@@ -42,8 +41,8 @@ import Wire
     }
 
     @Test func aRunWhoseRunnerNeverComesBackEndsAfterTheWindow() throws {
-        try withServer({ $0.resumeWindow = 0.5 }) { server in
-            let coach = try TestClient(port: server.port)
+        try withPureServer({ $0.resumeWindow = 0.5 }) { server in
+            let coach = server.connect()
             try coach.send("coach:ann")
             try coach.expectNext("ok:coach")
             let (phone, _) = try connectRunner("ann", to: server)
@@ -56,11 +55,11 @@ import Wire
     }
 
     @Test func aNewConnectionWithTheKeyReplacesAStaleOne() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (old, key) = try connectRunner("ann", to: server)
             try old.send(straightRun(count: 1)[0])
             try old.expect("run:ann")
-            let fresh = try TestClient(port: server.port)
+            let fresh = server.connect()
             try fresh.send("iam:ann \(key)")
             try fresh.expectNext("ok:iam")
             #expect(try old.awaitClose().contains { $0.hasPrefix("err:replaced") })
@@ -70,7 +69,7 @@ import Wire
     }
 
     @Test func acksFollowCommitsAndCoverTheNewestFix() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (phone, _) = try connectRunner("ann", to: server)
             let fixes = straightRun(count: 8)
             for line in fixes { try phone.send(line) }
@@ -81,10 +80,10 @@ import Wire
 }
 
 /// Resending everything after a reconnect stores nothing twice, filtered fixes included.
-@Suite(.mayBlock) struct ResendTests {
+@Suite struct ResendTests {
     @Test func aResentFilteredFixIsNotStoredTwice() throws {
         let store = MemoryRunStore()
-        try withServer(store: store) { server in
+        try withPureServer(store: store) { server in
             let (phone, key) = try connectRunner("ann", to: server)
             var fixes = straightRun(count: 12)
             // Fix 6 is a 2 km jump: filtered, stored with its reason, and acked once its batch commits.
@@ -94,7 +93,7 @@ import Wire
             for line in fixes[..<7] { try phone.send(line) }
             try phone.lines(until: "ack of the filtered fix") { $0 == "ack:ann ts=\(fixes[6].split(separator: ",")[3])" }
             phone.close()
-            let again = try TestClient(port: server.port)
+            let again = server.connect()
             try again.send("iam:ann \(key)")
             let runID = try #require(try OkEvent(event: Event.parse(again.expectNext("ok:iam")))["resumed"].flatMap { Int64($0) })
             for line in fixes { try again.send(line) }
@@ -110,7 +109,7 @@ import Wire
     }
 
     @Test func aFarFutureFixNeitherHidesLaterFixesNorIsAcked() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (phone, _) = try connectRunner("ann", to: server)
             let fixes = straightRun(count: 10)
             let future = Int(Date().timeIntervalSince1970) + 10 * 86_400

@@ -1,0 +1,347 @@
+import Foundation
+import LiveCore
+import RunCore
+import RunStore
+import Synchronization
+import Wire
+
+/// A server without sockets, for tests of what the live core decides: a hub driven as the server's loop
+/// drives it (each line parsed, fed, its effects carried out in order), connections that are lists of lines,
+/// a store whose commits are fed back as they happen, and a clock that moves only when the test says.
+///
+/// Its clients read as ``TestClient`` does (`send`, `expect`, `expectNext`, `ask`, `lines(until:)`), so a test of
+/// a decision reads as the conversation it is; what it does not have is the transport (framing, budgets,
+/// back-pressure, sockets), which the server's own tests keep. A client waiting for a line moves the clock
+/// (``PureClient/nextLine(timeout:)``): time is the only thing that can bring a line nobody sent for.
+package final class PureServer {
+    package let driver: HubDriver
+    package let store: any RunStore
+    /// The server's clock (unix seconds): every input is decided at it; ``advance(by:)`` moves it.
+    package private(set) var now: Double
+    private let sink: Sink
+    private var nextConnection = 1
+    private let receipts: Receipts
+
+    /// Commit receipts from the store's writer thread, handed to the hub by ``settle()``.
+    private final class Receipts: Sendable {
+        let waiting = Mutex<[CommitReceipt]>([])
+    }
+
+    /// A server at `now` (default: the wall clock, as the fixes of ``straightRun(count:from:speed:latitude:longitude:)``
+    /// are), having recovered what `store` holds, as the server does before it accepts anyone.
+    package init(configuration: ServerConfiguration = ServerConfiguration(), store: any RunStore = MemoryRunStore(),
+                 now: Double = Date().timeIntervalSince1970) {
+        self.store = store
+        self.now = now
+        let receipts = Receipts()
+        self.receipts = receipts
+        store.setCommitHandler { receipt in receipts.waiting.withLock { $0.append(receipt) } }
+        sink = Sink()
+        driver = HubDriver(configuration: configuration, store: store, output: sink)
+        sink.server = self
+        driver.hub.numberEvents(after: 0)
+        driver.decide { $0.recoverLiveRuns(now: now) }
+        driver.decide { $0.loadDevices() }
+        driver.decide { $0.loadShares(now: now) }
+        settle()
+    }
+
+    /// A new connection (a runner, a spectator, a coach: what it sends says which).
+    package func connect(address: String = "127.0.0.1") -> PureClient {
+        let client = PureClient(id: ConnectionID(nextConnection), server: self)
+        nextConnection += 1
+        sink.clients[client.id] = client
+        driver.decide { $0.connected(client.id, address: address, now: now) }
+        settle()
+        return client
+    }
+
+    /// Every write submitted so far committed, and the hub told (acks, answers waiting for the disk).
+    package func settle() {
+        store.flush()
+        while true {
+            let taken = receipts.waiting.withLock { waiting in
+                defer { waiting = [] }
+                return waiting
+            }
+            guard !taken.isEmpty else { return }
+            for receipt in taken { driver.committed(receipt) }
+        }
+    }
+
+    /// The clock moves on by `seconds`: the server's one-second ticks, slowed answers and replays that fall due
+    /// on the way, in time order.
+    package func advance(by seconds: Double) {
+        let end = now + seconds
+        while true {
+            let tick = (now + 1).rounded(.down)
+            let due = [tick, sink.replaysDue, sink.later.map(\.due).min()].compactMap { $0 }.filter { $0 <= end }.min()
+            guard let due else { break }
+            now = max(now, due)
+            if due == tick { driver.tick(now: now) }
+            if let replays = sink.replaysDue, replays <= now {
+                sink.replaysDue = nil
+                driver.advanceReplays(now: now)
+            }
+            let ready = sink.later.filter { $0.due <= now }
+            sink.later.removeAll { $0.due <= now }
+            for answer in ready { sink.deliver(answer) }
+            settle()
+        }
+        now = end
+    }
+
+    /// Feeds one line from `client` as the server's loop does: blank lines ignored, a bad one answered `err:`.
+    fileprivate func receive<Bytes: Collection<UInt8>>(_ bytes: Bytes, from client: PureClient) {
+        guard !bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) else { return }
+        do {
+            driver.received(try Command.parse(bytes), from: client.id, now: now)
+        } catch {
+            driver.decide { $0.fail(client.id, error.code, error.reason) }
+        }
+        settle()
+    }
+
+    fileprivate func refuseTooLong(from client: PureClient) {
+        let limit = driver.hub.configuration.maximumLineLength
+        driver.decide { $0.fail(client.id, .lineTooLong, "line longer than \(limit) bytes: discarded") }
+        settle()
+    }
+
+    fileprivate func disconnect(_ client: PureClient) {
+        driver.disconnected(client.id, now: now)
+        settle()
+    }
+
+    /// Where the hub's effects land: the clients' lines, and what the clock will bring.
+    private final class Sink: TestHubOutput {
+        unowned var server: PureServer!
+        var clients: [ConnectionID: PureClient] = [:]
+        var replaysDue: Double?
+        var later: [(due: Double, line: [UInt8], to: ConnectionID, thenClose: Bool)] = []
+
+        func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
+            clients[connection]?.hear(String(decoding: line.dropLast(), as: UTF8.self))
+        }
+        func close(_ connection: ConnectionID, reason: String) {
+            guard let client = clients.removeValue(forKey: connection) else { return }
+            client.isClosed = true
+            server.driver.disconnected(connection, now: server.now)
+        }
+        func answerFromStore(to connection: ConnectionID,
+                             _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> [[UInt8]]) {
+            server.settle()
+            let lines: [[UInt8]]
+            do throws(StoreError) {
+                lines = try read(server.store)
+            } catch {
+                lines = [Hub.line(ErrorEvent(code: .storage, reason: "storage: \(error.message)"))]
+            }
+            for line in lines { send(line, to: connection, as: .reply) }
+            server.driver.decide { $0.counted(events: lines.count) }
+        }
+        func sendOnceStored(_ lines: [[UInt8]], to connection: ConnectionID, as role: LineRole) {
+            server.settle()
+            for line in lines { send(line, to: connection, as: role) }
+            server.driver.decide { $0.counted(events: lines.count) }
+        }
+        func errorSent(to connection: ConnectionID) {}
+        func log(_ message: String) {}
+        func answerLater(_ line: [UInt8], to connection: ConnectionID, after seconds: Double, thenClose: Bool) {
+            later.append((server.now + seconds, line, connection, thenClose))
+        }
+        func deliver(_ answer: (due: Double, line: [UInt8], to: ConnectionID, thenClose: Bool)) {
+            send(answer.line, to: answer.to, as: .reply)
+            if answer.thenClose { close(answer.to, reason: "guessing keys or tokens") }
+        }
+        func loadReplay(for connection: ConnectionID,
+                        _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
+                        then deliver: @escaping (Result<ReplaySource, WireError>) -> Void) {
+            server.settle()
+            deliver((try? read(server.store)) ?? .failure(WireError(.storage, "read failed")))
+        }
+        func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
+                             then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
+            do throws(StoreError) { deliver(.success(try read(server.store))) } catch { deliver(.failure(error)) }
+        }
+        func scheduleReplays(at time: Double?) { replaysDue = time }
+        func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {
+            clients[connection]?.phoneAnswers.append(answer)
+        }
+    }
+}
+
+/// One connection of a ``PureServer``: what it sent was decided by the time `send` returns, and every line the
+/// hub sent it is in ``received``.
+package final class PureClient {
+    package let id: ConnectionID
+    private unowned let server: PureServer
+    /// Every line received so far, in order.
+    package private(set) var received: [String] = []
+    /// The phone answers the hub gave this connection, in order.
+    package fileprivate(set) var phoneAnswers: [PhoneAnswer] = []
+    /// True once the hub closed it (or the test did).
+    package fileprivate(set) var isClosed = false
+    private var readIndex = 0
+    /// Frames what ``write(_:)`` sends into lines, as the server's connection does.
+    private var framer: LineFramer
+
+    fileprivate init(id: ConnectionID, server: PureServer) {
+        framer = LineFramer(maximumLineLength: server.driver.hub.configuration.maximumLineLength)
+        self.id = id
+        self.server = server
+    }
+
+    fileprivate func hear(_ line: String) { received.append(line) }
+
+    /// A line that is not there, or of another kind than the test expected.
+    package struct Missing: Error, CustomStringConvertible {
+        let waitingFor: String
+        let seen: [String]
+        package var description: String { "no \(waitingFor) came; saw \(seen.suffix(10))" }
+    }
+
+    /// Sends one line; the hub has decided it (and the store committed what it wrote) when this returns.
+    package func send(_ line: String) throws {
+        guard !isClosed else { throw Missing(waitingFor: "open connection to send \(line)", seen: received) }
+        server.receive(Array(line.utf8), from: self)
+    }
+
+    /// Sends raw bytes as they are: each complete line in them is decided in turn (a line too long answered
+    /// `err:line_too_long`, as the server does), a partial one waits for the rest.
+    package func write(_ bytes: [UInt8]) throws {
+        guard !isClosed else { throw Missing(waitingFor: "open connection to write to", seen: received) }
+        framer.append(bytes)
+        while !isClosed, let framed = framer.nextLine() {
+            switch framed {
+            case .line(let line): server.receive(line, from: self)
+            case .tooLong: server.refuseTooLong(from: self)
+            }
+        }
+    }
+
+    /// Waits for `ready`: while it is false, the server's clock moves on in steps of a tenth of a second (its
+    /// ticks, timers and slowed answers falling due on the way), for at most `timeout` seconds of it. A line
+    /// that only time brings (an idle close, a resume window's end) comes as it would over a socket; nothing
+    /// else can, so a line that is not there after the wait never came.
+    private func wait(_ timeout: Double, until ready: () -> Bool) -> Bool {
+        var waited = 0.0
+        while !ready() {
+            guard waited < timeout else { return false }
+            server.advance(by: 0.1)
+            waited += 0.1
+        }
+        return true
+    }
+
+    /// The next line not yet returned, waiting up to `timeout` seconds of the server's clock.
+    package func nextLine(timeout: Double = 5) throws -> String {
+        guard wait(timeout, until: { readIndex < received.count }) else { throw Missing(waitingFor: "line", seen: received) }
+        defer { readIndex += 1 }
+        return received[readIndex]
+    }
+
+    /// Lines until (and including) the first that satisfies `predicate`.
+    @discardableResult
+    package func lines(until description: String, timeout: Double = 5, _ predicate: (String) -> Bool) throws -> [String] {
+        var collected: [String] = []
+        var found = false
+        _ = wait(timeout) {
+            while !found, readIndex < received.count {
+                let line = received[readIndex]
+                readIndex += 1
+                collected.append(line)
+                found = predicate(line)
+            }
+            return found
+        }
+        guard found else { throw Missing(waitingFor: description, seen: received) }
+        return collected
+    }
+
+    /// The first line (skipping others) that starts with `prefix`.
+    @discardableResult
+    package func expect(_ prefix: String, timeout: Double = 5) throws -> String {
+        try lines(until: prefix, timeout: timeout) { $0.hasPrefix(prefix) }.last!
+    }
+
+    /// The next line, which must start with `prefix`.
+    @discardableResult
+    package func expectNext(_ prefix: String, timeout: Double = 5) throws -> String {
+        let line = try nextLine(timeout: timeout)
+        guard line.hasPrefix(prefix) else { throw TestClient.Unexpected(expected: prefix, got: line) }
+        return line
+    }
+
+    /// Sends `line` and returns the answer, which must be the next line and start with `prefix`.
+    @discardableResult
+    package func ask(_ line: String, expecting prefix: String, timeout: Double = 5) throws -> String {
+        try send(line)
+        return try expectNext(prefix, timeout: timeout)
+    }
+
+    /// The lines not read yet of a connection the hub closed; fails if it is still open.
+    package func awaitClose(timeout: Double = 5) throws -> [String] {
+        guard wait(timeout, until: { isClosed }) else { throw Missing(waitingFor: "close", seen: received) }
+        defer { readIndex = received.count }
+        return Array(received[readIndex...])
+    }
+
+    /// The connection goes away (the hub hears it at once).
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        server.disconnect(self)
+    }
+}
+
+/// A pure server for the body (see ``PureServer``), configured as `withServer` configures a socket one.
+package func withPureServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _ in },
+                               store: (any RunStore)? = nil, now: Double = Date().timeIntervalSince1970,
+                               _ body: (PureServer) throws -> T) rethrows -> T {
+    var configuration = ServerConfiguration()
+    configure(&configuration)
+    return try body(PureServer(configuration: configuration, store: store ?? MemoryRunStore(), now: now))
+}
+
+/// A runner connection of a pure server that has claimed `name`; returns the client and its key.
+package func connectRunner(_ name: String, to server: PureServer) throws -> (PureClient, String) {
+    let client = server.connect()
+    try client.send("iam:\(name)")
+    let reply = try ServerEvent(line: client.expect("ok:iam"))
+    guard case .ok(let ok) = reply, let key = ok["key"] else { throw TestClient.Unexpected(expected: "key", got: reply.line) }
+    return (client, key)
+}
+
+/// What a test says to a connection, over a socket (``TestClient``) or to the live core alone (``PureClient``):
+/// helpers written against it serve both.
+package protocol LineClient: AnyObject {
+    /// Every line received so far, in order.
+    var received: [String] { get }
+    func send(_ line: String) throws
+    func nextLine(timeout: Double) throws -> String
+    func lines(until description: String, timeout: Double, _ predicate: (String) -> Bool) throws -> [String]
+    func expect(_ prefix: String, timeout: Double) throws -> String
+    func expectNext(_ prefix: String, timeout: Double) throws -> String
+    func ask(_ line: String, expecting prefix: String, timeout: Double) throws -> String
+    func awaitClose(timeout: Double) throws -> [String]
+    func close()
+}
+
+extension LineClient {
+    package func nextLine() throws -> String { try nextLine(timeout: 5) }
+    @discardableResult
+    package func lines(until description: String, _ predicate: (String) -> Bool) throws -> [String] {
+        try lines(until: description, timeout: 5, predicate)
+    }
+    @discardableResult
+    package func expect(_ prefix: String) throws -> String { try expect(prefix, timeout: 5) }
+    @discardableResult
+    package func expectNext(_ prefix: String) throws -> String { try expectNext(prefix, timeout: 5) }
+    @discardableResult
+    package func ask(_ line: String, expecting prefix: String) throws -> String { try ask(line, expecting: prefix, timeout: 5) }
+    package func awaitClose() throws -> [String] { try awaitClose(timeout: 5) }
+}
+
+extension TestClient: LineClient {}
+extension PureClient: LineClient {}
