@@ -53,7 +53,7 @@ let package = Package(
         // the checks cost ~3% of a flood. Loop-thread-only state is the design (each loop owns its hub); the
         // debug builds and the sanitizer jobs keep the checks. Not products, so packages using the client
         // library never see the flag.
-        .target(name: "LiveCore", dependencies: ["RunCore", "Wire", "RunStore", "HTTP", "WebAssets"],
+        .target(name: "LiveCore", dependencies: ["RunCore", "Wire", "RunStore", "HTTP", "WebAssets", "WebRoutes"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The server's transport: ServerCore (a loop's connections, HTTP, event streams, loops, the cluster
         // relay) carries out the hub's effects; Server is the Sendable handle (start, stop, ports).
@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
-        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore", "Wire", "RunCore", "RunStore", "MoonRunnerTestSupport"]),
+        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore", "Wire", "RunCore", "RunStore", "HTTP", "MoonRunnerTestSupport"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "LiveCore", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "WebAssets", "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",

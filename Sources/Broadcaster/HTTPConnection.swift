@@ -14,10 +14,10 @@ final class HTTPConnection: Peer {
     var idleSince: Double
     /// True while a response is being made off the loop: later requests wait in the parser.
     var isAwaitingResponse = false
-    /// A phone app's request of positions waiting for the hub's answer: how it is written (OwnTracks wants a
-    /// JSON array, OsmAnd an object) and whether the connection stays open; `isDeciding` while the hub takes the
-    /// request (an answer then is written at once, and the request loop goes on by itself).
-    var phoneRequest: (keepAlive: Bool, isOwnTracks: Bool, isDeciding: Bool)?
+    /// The request the hub decides or will answer (one at a time: the later ones wait in the parser), which says
+    /// how its answer is written; `isDeciding` while the hub takes it (an answer then is written at once, and the
+    /// request loop goes on by itself).
+    var answering: (request: HTTPRequest, isDeciding: Bool)?
     /// The event stream this connection became (`GET /events`), nil for ordinary requests.
     var stream: EventStream?
 

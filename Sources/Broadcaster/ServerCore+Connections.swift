@@ -332,12 +332,17 @@ extension ServerCore {
         return true
     }
 
-    /// What the hub asked to read before it decides `command` (``HubEffect/lookUp(_:then:from:)``).
-    func lookUp(_ what: StoreLookUp, then command: Command, from id: ConnectionID) {
-        guard let connection = connections[id] as? Connection else { return }
-        switch what {
-        case .runner(let name): lookUpThenHandle(connection, command, name: name)
-        case .course(let name): lookUpCourseThenHandle(connection, command, name: name)
+    /// What the hub asked to read before it decides a command or a request again (``HubEffect/lookUp(_:then:from:)``).
+    func lookUp(_ what: StoreLookUp, then next: AfterLookUp, from id: ConnectionID) {
+        switch next {
+        case .command(let command):
+            guard let connection = connections[id] as? Connection else { return }
+            switch what {
+            case .runner(let name): lookUpThenHandle(connection, command, name: name)
+            case .course(let name): lookUpCourseThenHandle(connection, command, name: name)
+            }
+        case .request(let route, let request, _):
+            lookUpThenDecide(what, route, request, on: id)
         }
     }
 
@@ -355,13 +360,7 @@ extension ServerCore {
     private func lookUpCourseThenHandle(_ connection: Connection, _ command: Command, name: String) {
         let logger = self.logger
         readThenHandle(connection, command, what: "course \(name)", { store throws(StoreError) -> Course? in
-            guard let stored = try store.course(named: name) else { return nil }
-            do {
-                return try stored.course()
-            } catch {
-                logger.write("course \(name) in the store does not build: \(error)")
-                return nil
-            }
+            Self.readCourse(name, from: store, logger: logger)
         }) { [unowned self] course in decide { $0.learnedCourse(course, named: name) } }
     }
 
@@ -387,6 +386,17 @@ extension ServerCore {
                 answerError(id, WireError(code: .storage, reason: "storage: \(error.message)"))
             }
             answered(id)
+        }
+    }
+
+    /// A stored course, built (nil: none of that name, or one that no longer builds, which is logged).
+    static func readCourse(_ name: String, from store: any RunStore, logger: ServerLog) -> Course? {
+        guard let stored = try? store.course(named: name) else { return nil }
+        do {
+            return try stored.course()
+        } catch {
+            logger.write("course \(name) in the store does not build: \(error)")
+            return nil
         }
     }
 

@@ -141,21 +141,14 @@ extension ServerCore {
         if let typed = currentBroadcast?.typed, typed.line == line {
             // Written from the event the line was made from: nothing parsed back.
             typed.event.appendJSON(to: &json)
-            assert(json == Self.eventJSON(line), "an event's JSON says other than its line: \(String(decoding: line, as: UTF8.self))")
+            assert(json == WebAPI.eventJSON(line), "an event's JSON says other than its line: \(String(decoding: line, as: UTF8.self))")
         } else {
-            json = Self.eventJSON(line)
+            json = WebAPI.eventJSON(line)
         }
         streamJSONCache = (line, json)
         return json
     }
 
-    /// The JSON object of one event line (with or without its newline), through Wire's one formatter.
-    static func eventJSON(_ line: [UInt8]) -> [UInt8] {
-        var json: [UInt8] = []
-        let text = String(decoding: line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...], as: UTF8.self)
-        if let event = try? ServerEvent(line: text) { event.appendJSON(to: &json) } else { json = Array("{}".utf8) }
-        return json
-    }
 
     /// Sends what was held (after the snapshot), then lets events flow straight through.
     private func releaseHeld(_ connection: HTTPConnection) {

@@ -26,8 +26,8 @@ extension ServerCore {
         isCarryingOutHubEffects = false
         // Each a fresh turn of its connection's requests (which may feed the hub again), in the order decided.
         while !resumeAfterEffects.isEmpty {
-            let (id, response, keepAlive) = resumeAfterEffects.removeFirst()
-            resume(id, with: response, keepAlive: keepAlive)
+            let (id, response, close) = resumeAfterEffects.removeFirst()
+            resume(id, with: response, close: close)
         }
     }
 
@@ -59,10 +59,18 @@ extension ServerCore {
             readReplayFixes(read) { [unowned self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time):
             scheduleReplays(at: time)
-        case .answerPhone(let id, let answer):
-            answerPhone(id, answer)
-        case .lookUp(let what, let command, let id):
-            lookUp(what, then: command, from: id)
+        case .respond(let id, let response, let close):
+            respond(id, response, close: close)
+        case .respondFromStore(let id, let make):
+            respondFromStore(id, make)
+        case .respondOnceStored(let id, let response):
+            respondOnceStored(id, response)
+        case .respondLater(let id, let response, let seconds):
+            respondLater(id, response, after: seconds)
+        case .handOver(let id, let runner):
+            handOver(id, runner: runner)
+        case .lookUp(let what, let next, let id):
+            lookUp(what, then: next, from: id)
         case .answerStatistics(let id):
             answerStatistics(to: id, local: statisticsCounters())
         }

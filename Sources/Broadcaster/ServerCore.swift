@@ -40,7 +40,7 @@ final class ServerCore {
     var sharedLines = SharedLineCache()
     /// Requests whose answer the hub gave while carrying out other effects (a phone's, once its positions are
     /// on disk): written, and their connections' next requests taken, once those effects are all carried out.
-    var resumeAfterEffects: [(ConnectionID, HTTPResponse, keepAlive: Bool)] = []
+    var resumeAfterEffects: [(ConnectionID, HTTPResponse, close: Bool)] = []
     /// Wrong device tokens per source address in the current minute (shared by a group's loops).
     let wrongTokens: WrongTokenLimiter
     /// Open connections per source address (shared by a group's loops).

@@ -34,6 +34,8 @@ package enum PhoneAnswer: Equatable, Sendable {
 struct PendingPhoneAnswer {
     let connection: ConnectionID
     let sequence: Int64
+    /// How the answer is written.
+    let format: Hub.PhoneFormat
 }
 
 /// Positions from phone apps: one per request, or a batch (a queue sent at once), through the same engine,
@@ -42,9 +44,9 @@ extension Hub {
     /// One request's positions from the phone of device token `token` (the driver checked it names `entry`'s
     /// runner): the phone is noted (app, battery), an alarm raised first (an SOS is never held behind the
     /// positions it came with), the positions placed in time order; then the request is answered
-    /// (``HubEffect/answerPhone(_:_:)``) at once or once its positions are on disk (``committed(_:)``).
+    /// (its HTTP response in `format`) at once or once its positions are on disk (``committed(_:)``).
     package func phonePositions(_ positions: [DevicePosition], token: String, app: String, for entry: RunnerEntry,
-                                from id: ConnectionID, now: Double) {
+                                from id: ConnectionID, now: Double, format: PhoneFormat = .osmAnd) {
         assertOnLoop()
         let battery = positions.filter { $0.battery != nil }.max { $0.location.timestamp < $1.location.timestamp }
         deviceReported(token: token, runner: entry.name, app: app, battery: battery?.battery, now: now)
@@ -55,15 +57,16 @@ extension Hub {
         if let battery, let level = battery.battery {
             noteBattery(level, at: battery.location.timestamp, for: entry, now: now)
         }
-        if placements.contains(.failed) { return effects.answerPhone(id, .storageFailing) }
+        if placements.contains(.failed) { return answerPhone(id, .storageFailing, format: format) }
         var waiting: (runID: Int64, sequence: Int64)?
         for case .recorded(let runID, let sequence) in placements where sequence > waiting?.sequence ?? 0 {
             waiting = (runID, sequence)
         }
         guard let waiting, waiting.sequence > committedSequence(ofRun: waiting.runID) ?? .max else {
-            return effects.answerPhone(id, .taken)
+            return answerPhone(id, .taken, format: format)
         }
-        pendingPhoneAnswers[waiting.runID, default: []].append(PendingPhoneAnswer(connection: id, sequence: waiting.sequence))
+        pendingPhoneAnswers[waiting.runID, default: []].append(
+            PendingPhoneAnswer(connection: id, sequence: waiting.sequence, format: format))
     }
 
     /// A batch reached the disk (or failed): the phones whose positions it covers get their answer. A failure
@@ -72,15 +75,20 @@ extension Hub {
         guard !pendingPhoneAnswers.isEmpty else { return }
         for runID in receipt.affectedRuns {
             for answer in pendingPhoneAnswers.removeValue(forKey: runID) ?? [] {
-                effects.answerPhone(answer.connection, .storageFailing)
+                answerPhone(answer.connection, .storageFailing, format: answer.format)
             }
         }
         for (runID, committed) in receipt.committedSequences {
             guard let waiting = pendingPhoneAnswers[runID] else { continue }
             let (done, left) = (waiting.filter { $0.sequence <= committed }, waiting.filter { $0.sequence > committed })
             pendingPhoneAnswers[runID] = left.isEmpty ? nil : left
-            for answer in done { effects.answerPhone(answer.connection, .taken) }
+            for answer in done { answerPhone(answer.connection, .taken, format: answer.format) }
         }
+    }
+
+    /// A phone's request answered, as its app expects.
+    private func answerPhone(_ id: ConnectionID, _ answer: PhoneAnswer, format: PhoneFormat) {
+        effects.respond(id, answer.response(for: format))
     }
 
     /// A request's positions for a runner the token proved, in time order (a batch's order is the app's; time

@@ -136,7 +136,7 @@ package final class Hub {
         assertOnLoop()
         guard !isShuttingDown, let index = sessions.index(forKey: id) else { return }
         if let lookUp = storeLookUp(for: command, from: id) {
-            effects.lookUp(lookUp, then: command, from: id)
+            effects.lookUp(lookUp, then: .command(command), from: id)
             return
         }
         // In place: reading `sessions.values[index]` copies the whole session (its sets and dictionaries

@@ -1,4 +1,6 @@
+import HTTP
 import RunStore
+import WebRoutes
 import Wire
 
 /// One thing the hub decided should happen outside it: a line to a connection, a close, a store read, a relay
@@ -45,13 +47,25 @@ package enum HubEffect {
                          deliver: (Result<ReplayPage, StoreError>) -> Void)
     /// Asks for ``Hub/advanceReplays(now:)`` at `time` (server clock; nil: no replay going).
     case scheduleReplays(at: Double?)
-    /// Answers a phone app's request of positions (``Hub/phonePositions(_:token:app:for:from:now:)``).
-    case answerPhone(ConnectionID, PhoneAnswer)
     /// The command needs something only the store knows first (a runner the hub has not met, a course it has
     /// not built): the driver reads it off the loop, hands it to the hub (``Hub/learned(_:named:)``,
     /// ``Hub/learnedCourse(_:named:)``), then gives the hub the command again. The connection's later commands
     /// wait meanwhile; everyone else goes on.
-    indirect case lookUp(StoreLookUp, then: Command, from: ConnectionID)
+    indirect case lookUp(StoreLookUp, then: AfterLookUp, from: ConnectionID)
+    /// Answers the HTTP request the connection is waiting on: the driver writes `response` (closing the
+    /// connection after it when `close`, or when the request did not keep it alive), then reads its next request.
+    indirect case respond(ConnectionID, HTTPResponse, close: Bool)
+    /// Makes the request's answer off the loop (it reads the store), then writes it (500 if the read fails); the
+    /// connection's next requests wait meanwhile.
+    case respondFromStore(ConnectionID, make: @Sendable (any RunStore) throws(StoreError) -> HTTPResponse)
+    /// Writes the request's answer once everything submitted so far is committed (503 if the store stops first):
+    /// an answer that says something was stored.
+    indirect case respondOnceStored(ConnectionID, HTTPResponse)
+    /// Writes the request's answer after `seconds` (a wrong key or token, slowed for a guesser).
+    indirect case respondLater(ConnectionID, HTTPResponse, after: Double)
+    /// The request is about a runner another loop of this server owns (whose hub has its phones and course): the
+    /// driver moves the connection there, with the request, to be decided again.
+    case handOver(ConnectionID, runner: String)
     /// `stats:`: the driver answers with the hub's counters (``Hub/statisticsCounters(connections:)``) and what
     /// only it counts (connections accepted, refused, slow; with several loops, the other loops' counters).
     case answerStatistics(to: ConnectionID)
@@ -63,6 +77,13 @@ package enum StoreLookUp: Equatable, Sendable {
     case runner(String)
     /// A stored course, by name, to be built (nil when there is none, or it no longer builds).
     case course(String)
+}
+
+/// What the hub decides once a ``HubEffect/lookUp(_:then:from:)`` is answered: the command again, or the
+/// HTTP request again (a runner's page choosing a course the hub has not read yet).
+package enum AfterLookUp {
+    case command(Command)
+    case request(WebRoute, HTTPRequest, address: String)
 }
 
 /// A broadcast's line with the event it was made from, for the event streams' JSON. A reference, so the effect
@@ -158,11 +179,24 @@ package struct HubEffects {
                                   then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {
         list.append(.readReplayFixes(read: read, deliver: deliver))
     }
-    mutating func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {
-        list.append(.answerPhone(connection, answer))
+    mutating func lookUp(_ what: StoreLookUp, then next: AfterLookUp, from connection: ConnectionID) {
+        list.append(.lookUp(what, then: next, from: connection))
     }
-    mutating func lookUp(_ what: StoreLookUp, then command: Command, from connection: ConnectionID) {
-        list.append(.lookUp(what, then: command, from: connection))
+    mutating func respond(_ connection: ConnectionID, _ response: HTTPResponse, close: Bool = false) {
+        list.append(.respond(connection, response, close: close))
+    }
+    mutating func respondFromStore(_ connection: ConnectionID,
+                                   _ make: @escaping @Sendable (any RunStore) throws(StoreError) -> HTTPResponse) {
+        list.append(.respondFromStore(connection, make: make))
+    }
+    mutating func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse) {
+        list.append(.respondOnceStored(connection, response))
+    }
+    mutating func respondLater(_ connection: ConnectionID, _ response: HTTPResponse, after seconds: Double) {
+        list.append(.respondLater(connection, response, after: seconds))
+    }
+    mutating func handOver(_ connection: ConnectionID, runner: String) {
+        list.append(.handOver(connection, runner: runner))
     }
     mutating func scheduleReplays(at time: Double?) { list.append(.scheduleReplays(at: time)) }
     mutating func answerStatistics(to connection: ConnectionID) {

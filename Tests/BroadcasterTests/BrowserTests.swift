@@ -1,4 +1,5 @@
 @testable import Broadcaster
+@testable import LiveCore
 import Foundation
 import RunCore
 import MoonRunnerTestSupport

@@ -62,15 +62,15 @@ import Wire
 
     /// The tile source the policy names for each kind of tile template.
     @Test func theImagePolicyNamesTheTileServersOrigin() {
-        #expect(ServerCore.tileSource("https://tile.openstreetmap.org/{z}/{x}/{y}.png") == "https://tile.openstreetmap.org")
-        #expect(ServerCore.tileSource("http://127.0.0.1:8081/{z}/{x}/{y}.png") == "http://127.0.0.1:8081")
-        #expect(ServerCore.tileSource("https://{s}.tile.example.org/{z}/{x}/{y}.png?key=k") == "https://*.tile.example.org")
-        #expect(ServerCore.tileSource("https://tiles-{s}.example.org/{z}/{x}/{y}.png") == "https:")
+        #expect(WebPolicy.tileSource("https://tile.openstreetmap.org/{z}/{x}/{y}.png") == "https://tile.openstreetmap.org")
+        #expect(WebPolicy.tileSource("http://127.0.0.1:8081/{z}/{x}/{y}.png") == "http://127.0.0.1:8081")
+        #expect(WebPolicy.tileSource("https://{s}.tile.example.org/{z}/{x}/{y}.png?key=k") == "https://*.tile.example.org")
+        #expect(WebPolicy.tileSource("https://tiles-{s}.example.org/{z}/{x}/{y}.png") == "https:")
         var map = StreetMapConfiguration()
-        #expect(!ServerCore.contentSecurityPolicy(for: map).contains("openstreetmap"), "no Leaflet: no tiles")
+        #expect(!WebPolicy.contentSecurityPolicy(for: map).contains("openstreetmap"), "no Leaflet: no tiles")
         map.leaflet = LeafletFiles(folder: StreetMapConfiguration.debianLeafletFolder)
         if map.leaflet != nil {
-            #expect(ServerCore.contentSecurityPolicy(for: map).contains("img-src 'self' data: https://tile.openstreetmap.org;"))
+            #expect(WebPolicy.contentSecurityPolicy(for: map).contains("img-src 'self' data: https://tile.openstreetmap.org;"))
         }
     }
 }

@@ -37,7 +37,7 @@ import Wire
         hub.received(.identify(name: "ann", key: nil), from: runner, now: start)
         // A name the hub has not met is first looked up in the store (off the loop); the hub decides with the answer.
         let asked = effects(of: hub)
-        #expect(asked.contains { if case .lookUp(.runner("ann"), .identify, runner) = $0 { true } else { false } })
+        #expect(asked.contains { if case .lookUp(.runner("ann"), .command(.identify), runner) = $0 { true } else { false } })
         #expect(!asked.contains { if case .sendOnceStored = $0 { true } else { false } }, "nothing claimed before the answer")
         #expect(lines(in: asked, to: spectator).first?.hasPrefix("ok:watch") == true)
         hub.learned(nil, named: "ann")

@@ -1,3 +1,4 @@
+import HTTP
 import LiveCore
 import RunCore
 import RunStore
@@ -21,7 +22,10 @@ package protocol TestHubOutput: AnyObject {
     func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
                          then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
     func scheduleReplays(at time: Double?)
-    func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer)
+    /// An HTTP answer to the request `connection` waits on (`later`: after the delay the hub asked for).
+    func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?)
+    /// The answer to a request that says something was stored, once it is.
+    func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse)
 }
 
 extension TestHubOutput {
@@ -45,8 +49,12 @@ extension TestHubOutput {
                          then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void) {}
     /// Tests without a timer do not replay.
     package func scheduleReplays(at time: Double?) {}
-    /// Tests without phones hear no phone answers.
-    package func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {}
+    /// Tests without HTTP hear no answers.
+    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?) {}
+    /// Without a store thread: at once.
+    package func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse) {
+        respond(connection, response, later: nil)
+    }
 }
 
 /// Drives a hub as the server's loop does: each input, then every effect it decided carried out by `output`
@@ -134,8 +142,19 @@ package final class HubDriver {
         case .readReplayFixes(let read, let deliver):
             output.readReplayFixes(read) { [self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time): output.scheduleReplays(at: time)
-        case .answerPhone(let id, let answer): output.answerPhone(id, answer)
-        case .lookUp(let what, let command, let id):
+        case .respond(let id, let response, _): output.respond(id, response, later: nil)
+        case .respondFromStore(let id, let make):
+            // As the server does off the loop (a failed read is a 500), here at once.
+            store.flush()
+            do throws(StoreError) {
+                output.respond(id, try make(store), later: nil)
+            } catch {
+                output.respond(id, .text(.internalServerError, "storage: \(error.message)\n"), later: nil)
+            }
+        case .respondOnceStored(let id, let response): output.respondOnceStored(id, response)
+        case .respondLater(let id, let response, let seconds): output.respond(id, response, later: seconds)
+        case .handOver: preconditionFailure("one loop owns every runner: nothing is handed over")
+        case .lookUp(let what, let next, let id):
             // As the server does off the loop, here at once: read, tell the hub, then the command again.
             do throws(StoreError) {
                 switch what {
@@ -146,7 +165,11 @@ package final class HubDriver {
                     let course = try store.course(named: name).flatMap { try? $0.course() }
                     decide { $0.learnedCourse(course, named: name) }
                 }
-                received(command, from: id, now: now)
+                switch next {
+                case .command(let command): received(command, from: id, now: now)
+                case .request(let route, let request, let address):
+                    decide { $0.request(route, request, from: id, address: address, now: now) }
+                }
             } catch {
                 decide { $0.fail(id, .storage, "storage: \(error.message)") }
             }

@@ -1,3 +1,4 @@
+import HTTP
 import LiveCore
 import RunStore
 import Testing
@@ -7,12 +8,18 @@ import Wire
 package final class RecordingOutput: TestHubOutput {
     package var lines: [(ConnectionID, String, role: LineRole)] = []
     package var closed: [ConnectionID] = []
-    /// The phone answers the hub gave, in order.
-    package var phoneAnswers: [(ConnectionID, PhoneAnswer)] = []
+    /// The HTTP answers the hub gave, in order.
+    package var responses: [(ConnectionID, HTTPResponse)] = []
+    /// The phone answers among them: 200 taken, 503 storage failing.
+    package var phoneAnswers: [(ConnectionID, PhoneAnswer)] {
+        responses.map { ($0.0, $0.1.status.code == 200 ? .taken : .storageFailing) }
+    }
 
     package init() {}
 
-    package func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) { phoneAnswers.append((connection, answer)) }
+    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?) {
+        responses.append((connection, response))
+    }
 
     package func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
         lines.append((connection, String(decoding: line.dropLast(), as: UTF8.self), role))

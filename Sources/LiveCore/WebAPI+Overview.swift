@@ -1,4 +1,3 @@
-import LiveCore
 import Wire
 
 extension WebAPI {
@@ -17,7 +16,7 @@ extension WebAPI {
                 json += Array("null".utf8)
             }
             json += Array(#","pace":"#.utf8)
-            json += runner.paceLine.map(ServerCore.eventJSON) ?? Array("null".utf8)
+            json += runner.paceLine.map(WebAPI.eventJSON) ?? Array("null".utf8)
             json.append(UInt8(ascii: "}"))
         }
         json += Array(#"],"ended":"#.utf8)

@@ -1,4 +1,3 @@
-import LiveCore
 import Foundation
 import HTTP
 import Wire

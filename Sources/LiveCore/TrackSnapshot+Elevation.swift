@@ -1,4 +1,3 @@
-import LiveCore
 import RunCore
 import RunStore
 import Wire

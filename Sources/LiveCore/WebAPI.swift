@@ -1,4 +1,3 @@
-import LiveCore
 import HTTP
 import RunCore
 import WebRoutes
@@ -8,7 +7,15 @@ import Wire
 
 /// The JSON API's answers, made off the loop from the store (and what the loop copied for them). Every
 /// object inside is an event's JSON from Wire, so the page reads the same fields as the line protocol.
-enum WebAPI {
+package enum WebAPI {
+    /// The JSON object of one event line (with or without its newline), through Wire's one formatter.
+    package static func eventJSON(_ line: [UInt8]) -> [UInt8] {
+        var json: [UInt8] = []
+        let text = String(decoding: line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...], as: UTF8.self)
+        if let event = try? ServerEvent(line: text) { event.appendJSON(to: &json) } else { json = Array("{}".utf8) }
+        return json
+    }
+
     /// `GET /api/map`: `{"leaflet":true,"tiles":"…"|null,"attribution":"…"|null,"attribution_url":"…"|null,
     /// "tiles_private":false}`, what the pages draw on (tiles and attribution null when there is no street map).
     static func mapSettings(_ map: StreetMapConfiguration) -> HTTPResponse {
@@ -129,7 +136,7 @@ enum WebAPI {
             record.elevationLoss = summary.elevationLoss
         }
         var json = Array(#"{"summary":"#.utf8)
-        json += ServerCore.eventJSON(Hub.line(RunSummaryEvent(record)))
+        json += eventJSON(Hub.line(RunSummaryEvent(record)))
         json += Array(#","splits":"#.utf8)
         json += TrackSnapshot.array(stored.splits.map { Hub.line(SplitEvent($0, runner: name)) })
         json += Array(#","checkpoints":"#.utf8)

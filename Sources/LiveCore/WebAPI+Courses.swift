@@ -1,4 +1,3 @@
-import LiveCore
 import HTTP
 import RunCore
 import RunStore

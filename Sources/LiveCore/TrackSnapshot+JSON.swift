@@ -1,4 +1,3 @@
-import LiveCore
 import RunCore
 import RunStore
 import Wire
@@ -7,7 +6,7 @@ import Wire
 extension TrackSnapshot {
     /// `{"kind":"track","runner":…,"run":ID,"points":[[lat,lon,dist,time],…],"badges":[…],"splits":[…],
     /// "cheers":[…],"pace":{…}|null}` (badges, splits, cheers and pace as their events' JSON).
-    func trackEvent(from store: any RunStore) -> [UInt8] {
+    package func trackEvent(from store: any RunStore) -> [UInt8] {
         let summary = (try? Hub.replay(runID, from: store, configuration: configuration, history: history))
             ?? RunTracker(configuration: configuration).finish()
         var json = Array(#"{"kind":"track","runner":"#.utf8)
@@ -21,7 +20,7 @@ extension TrackSnapshot {
         json += Array(#","cheers":"#.utf8)
         json += Self.array(cheerLines)
         json += Array(#","pace":"#.utf8)
-        json += paceLine.map(ServerCore.eventJSON) ?? Array("null".utf8)
+        json += paceLine.map(WebAPI.eventJSON) ?? Array("null".utf8)
         json.append(UInt8(ascii: "}"))
         return json
     }
@@ -59,7 +58,7 @@ extension TrackSnapshot {
         var json: [UInt8] = [UInt8(ascii: "[")]
         for (index, line) in lines.enumerated() {
             if index > 0 { json.append(UInt8(ascii: ",")) }
-            json += ServerCore.eventJSON(line)
+            json += WebAPI.eventJSON(line)
         }
         json.append(UInt8(ascii: "]"))
         return json

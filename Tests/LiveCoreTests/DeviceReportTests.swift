@@ -1,11 +1,11 @@
-@testable import Broadcaster
+@testable import LiveCore
 import HTTP
 import MoonRunnerTestSupport
 import Testing
 import Wire
 
 /// Every app's request shape read into a fix, without sockets.
-@Suite(.mayBlock) struct DeviceReportTests {
+@Suite struct DeviceReportTests {
     /// The time of receipt the tests give (2026-12-01 07:00:00 UTC).
     static let now = 1_796_108_400.0
 
