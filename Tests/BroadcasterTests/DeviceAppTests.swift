@@ -62,7 +62,7 @@ import Wire
     }
 
     /// `device:` on the runner's connection: the token.
-    static func deviceToken(_ runner: TestClient) throws -> String {
+    static func deviceToken(_ runner: some LineClient) throws -> String {
         try runner.send("device:")
         return try #require(try OkEvent(event: Event.parse(runner.expect("ok:device")))["token"])
     }
@@ -122,10 +122,10 @@ import Wire
 
     @Test func unknownWrongUserAndRevokedTokensAre403AndGuessingIsLimited() async throws {
         try await onItsOwnThread {
-            try withServer({ $0.deviceFailuresPerMinute = 1 }) { server in
+            try withPureServer({ $0.deviceFailuresPerMinute = 1 }) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
-                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let app = server.web()
                 let fix = Self.recorded[0]
                 #expect(try app.get("/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)")
                     .status == 200)
@@ -148,9 +148,9 @@ import Wire
 
     @Test func theRunnersPageConnectsAPhoneAndStopsTheRunWithTheKey() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, key) = try connectRunner("ann", to: server)
-                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                let web = server.web()
                 try web.send("POST /runners/ann/devices HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(key)\r\nContent-Length: 0\r\n\r\n")
                 let made = try web.response()
                 #expect(made.status == 201, "\(made)")
@@ -173,10 +173,10 @@ import Wire
     @Test func malformedPositionsAre400AndChangeNothing() async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
-                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let app = server.web()
                 for query in ["id=\(token)&timestamp=1&lon=2", "id=\(token)&timestamp=1&lat=abc&lon=2", "id=\(token)&timestamp=1&lat=95&lon=2"] {
                     let answer = try app.get("/osmand?\(query)")
                     #expect(answer.status == 400 && !answer.text.isEmpty, "\(query): \(answer)")

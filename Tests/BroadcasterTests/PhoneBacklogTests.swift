@@ -35,26 +35,26 @@ import Wire
     struct Field {
         let key: String
         let token: String
-        let spectator: TestClient
-        let app: HTTPTestClient
+        let spectator: PureClient
+        let app: PureWebClient
     }
 
-    static func field(_ server: Server) throws -> Field {
+    static func field(_ server: PureServer) throws -> Field {
         let (ann, key) = try connectRunner("ann", to: server)
         let token = try DeviceAppTests.deviceToken(ann)
         ann.close()  // the phone app takes over
-        let spectator = try TestClient(port: server.port)
+        let spectator = server.connect()
         try spectator.send("watch:ann")
         try spectator.expectNext("ok:watch")
         return Field(key: key, token: token, spectator: spectator,
-                     app: try HTTPTestClient(port: try #require(server.httpPort)))
+                     app: server.web())
     }
 
     /// A server with a fresh store, and the field on it.
-    static func withField(_ body: @escaping @Sendable (Server, Field, MemoryRunStore) throws -> Void) async throws {
+    static func withField(_ body: @escaping @Sendable (PureServer, Field, MemoryRunStore) throws -> Void) async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            try withServer(store: store) { server in try body(server, try Self.field(server), store) }
+            try withPureServer(store: store) { server in try body(server, try Self.field(server), store) }
         }
     }
 
@@ -80,7 +80,7 @@ import Wire
     /// The stored run has the figures of its positions measured in time order, every position is stored and
     /// exported in time order.
     static func expectMeasuredInTimeOrder(_ stored: StoredRun, _ fixes: [Fix], store: MemoryRunStore,
-                                          _ server: Server) throws {
+                                          _ server: PureServer) throws {
         let live = measuredLive(fixes)
         let record = stored.record
         #expect(record.distance == live.distance, "stored \(record.distance) m, measured live \(live.distance) m")
@@ -90,7 +90,7 @@ import Wire
         #expect(stored.awards.map(\.award) == live.awards)
         let kept = try store.fixes(ofRun: record.id)
         #expect(kept.count == fixes.count && kept.allSatisfy(\.isAccepted))
-        let web = try HTTPTestClient(port: try #require(server.httpPort))
+        let web = server.web()
         let gpx = try web.get("/runs/\(record.id).gpx").text
         let times = gpx.components(separatedBy: "<time>").dropFirst().map { $0.prefix(20) }
         #expect(times.count >= fixes.count)
@@ -200,7 +200,7 @@ extension PhoneBacklogTests {
     @Test func aPhoneJoiningARunStartedOverTCPIsAnsweredOnlyForWhatIsStored() async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try DeviceAppTests.deviceToken(ann)
                 let fixes = Self.positions(at: Array(stride(from: 0, through: 36, by: 4)), endingAgo: 4)
@@ -208,7 +208,7 @@ extension PhoneBacklogTests {
                     try ann.send("loc:\(fix.latitude),\(fix.longitude),5,\(Int64(fix.timestamp))")
                     try ann.expect("ack:ann ts=\(Int64(fix.timestamp))")
                 }
-                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let app = server.web()
                 for fix in fixes.dropFirst().dropLast() {
                     #expect(try app.get(Self.osmAnd(fix, token: token)).status == 200)
                 }

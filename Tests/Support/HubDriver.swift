@@ -22,8 +22,9 @@ package protocol TestHubOutput: AnyObject {
     func readReplayFixes(_ read: @escaping @Sendable (any RunStore) throws(StoreError) -> ReplayPage,
                          then deliver: @escaping (Result<ReplayPage, StoreError>) -> Void)
     func scheduleReplays(at time: Double?)
-    /// An HTTP answer to the request `connection` waits on (`later`: after the delay the hub asked for).
-    func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?)
+    /// An HTTP answer to the request `connection` waits on (`later`: after the delay the hub asked for), the
+    /// connection closed after it when `close`.
+    func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?, close: Bool)
     /// The answer to a request that says something was stored, once it is.
     func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse)
 }
@@ -50,10 +51,10 @@ extension TestHubOutput {
     /// Tests without a timer do not replay.
     package func scheduleReplays(at time: Double?) {}
     /// Tests without HTTP hear no answers.
-    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?) {}
+    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?, close: Bool) {}
     /// Without a store thread: at once.
     package func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse) {
-        respond(connection, response, later: nil)
+        respond(connection, response, later: nil, close: false)
     }
 }
 
@@ -142,17 +143,17 @@ package final class HubDriver {
         case .readReplayFixes(let read, let deliver):
             output.readReplayFixes(read) { [self] result in decide { _ in deliver(result) } }
         case .scheduleReplays(let time): output.scheduleReplays(at: time)
-        case .respond(let id, let response, _): output.respond(id, response, later: nil)
+        case .respond(let id, let response, let close): output.respond(id, response, later: nil, close: close)
         case .respondFromStore(let id, let make):
             // As the server does off the loop (a failed read is a 500), here at once.
             store.flush()
             do throws(StoreError) {
-                output.respond(id, try make(store), later: nil)
+                output.respond(id, try make(store), later: nil, close: false)
             } catch {
-                output.respond(id, .text(.internalServerError, "storage: \(error.message)\n"), later: nil)
+                output.respond(id, .text(.internalServerError, "storage: \(error.message)\n"), later: nil, close: false)
             }
         case .respondOnceStored(let id, let response): output.respondOnceStored(id, response)
-        case .respondLater(let id, let response, let seconds): output.respond(id, response, later: seconds)
+        case .respondLater(let id, let response, let seconds): output.respond(id, response, later: seconds, close: false)
         case .handOver: preconditionFailure("one loop owns every runner: nothing is handed over")
         case .lookUp(let what, let next, let id):
             // As the server does off the loop, here at once: read, tell the hub, then the command again.

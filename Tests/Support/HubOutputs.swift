@@ -17,7 +17,7 @@ package final class RecordingOutput: TestHubOutput {
 
     package init() {}
 
-    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?) {
+    package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?, close: Bool) {
         responses.append((connection, response))
     }
 

@@ -1,8 +1,10 @@
 import Foundation
+import HTTP
 import LiveCore
 import RunCore
 import RunStore
 import Synchronization
+import WebRoutes
 import Wire
 
 /// A server without sockets, for tests of what the live core decides: a hub driven as the server's loop
@@ -48,12 +50,23 @@ package final class PureServer {
 
     /// A new connection (a runner, a spectator, a coach: what it sends says which).
     package func connect(address: String = "127.0.0.1") -> PureClient {
-        let client = PureClient(id: ConnectionID(nextConnection), server: self)
-        nextConnection += 1
+        let client = PureClient(id: takeConnectionID(), server: self)
         sink.clients[client.id] = client
         driver.decide { $0.connected(client.id, address: address, now: now) }
         settle()
         return client
+    }
+
+    /// A browser's or a phone app's HTTP connection (its requests are answered in order, as over keep-alive).
+    package func web(address: String = "127.0.0.1") -> PureWebClient {
+        let client = PureWebClient(id: takeConnectionID(), address: address, server: self)
+        sink.webClients[client.id] = client
+        return client
+    }
+
+    private func takeConnectionID() -> ConnectionID {
+        defer { nextConnection += 1 }
+        return ConnectionID(nextConnection)
     }
 
     /// Every write submitted so far committed, and the hub told (acks, answers waiting for the disk).
@@ -85,7 +98,7 @@ package final class PureServer {
             }
             let ready = sink.later.filter { $0.due <= now }
             sink.later.removeAll { $0.due <= now }
-            for answer in ready { sink.deliver(answer) }
+            for answer in ready { answer.deliver() }
             settle()
         }
         now = end
@@ -100,6 +113,20 @@ package final class PureServer {
             driver.decide { $0.fail(client.id, error.code, error.reason) }
         }
         settle()
+    }
+
+    /// Decides one HTTP request from `client` as the server's loop does: decoded (a bad one answered with its
+    /// status), then the hub's; the routes the server serves itself (event streams, metrics, health) are not here.
+    fileprivate func receive(_ request: HTTPRequest, from client: PureWebClient) throws {
+        let route: WebRoute
+        do throws(WebRouteError) {
+            route = try WebRoute.resolve(request)
+        } catch {
+            return client.answer(error.response, close: false)
+        }
+        let own = driver.decide { $0.request(route, request, from: client.id, address: client.address, now: now) }
+        settle()
+        if let own { throw PureWebClient.NotHere(route: own) }
     }
 
     fileprivate func refuseTooLong(from client: PureClient) {
@@ -117,8 +144,10 @@ package final class PureServer {
     private final class Sink: TestHubOutput {
         unowned var server: PureServer!
         var clients: [ConnectionID: PureClient] = [:]
+        var webClients: [ConnectionID: PureWebClient] = [:]
         var replaysDue: Double?
-        var later: [(due: Double, line: [UInt8], to: ConnectionID, thenClose: Bool)] = []
+        /// What falls due when the clock reaches it: slowed answers.
+        var later: [(due: Double, deliver: () -> Void)] = []
 
         func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
             clients[connection]?.hear(String(decoding: line.dropLast(), as: UTF8.self))
@@ -148,11 +177,19 @@ package final class PureServer {
         func errorSent(to connection: ConnectionID) {}
         func log(_ message: String) {}
         func answerLater(_ line: [UInt8], to connection: ConnectionID, after seconds: Double, thenClose: Bool) {
-            later.append((server.now + seconds, line, connection, thenClose))
+            later.append((server.now + seconds, { [self] in
+                send(line, to: connection, as: .reply)
+                if thenClose { close(connection, reason: "guessing keys or tokens") }
+            }))
         }
-        func deliver(_ answer: (due: Double, line: [UInt8], to: ConnectionID, thenClose: Bool)) {
-            send(answer.line, to: answer.to, as: .reply)
-            if answer.thenClose { close(answer.to, reason: "guessing keys or tokens") }
+        func respond(_ connection: ConnectionID, _ response: HTTPResponse, later seconds: Double?, close: Bool) {
+            guard let client = webClients[connection] else { return }
+            guard let seconds else { return client.answer(response, close: close) }
+            later.append((server.now + seconds, { client.answer(response, close: close) }))
+        }
+        func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse) {
+            server.settle()
+            respond(connection, response, later: nil, close: false)
         }
         func loadReplay(for connection: ConnectionID,
                         _ read: @escaping @Sendable (any RunStore) throws(StoreError) -> Result<ReplaySource, WireError>,
@@ -165,9 +202,6 @@ package final class PureServer {
             do throws(StoreError) { deliver(.success(try read(server.store))) } catch { deliver(.failure(error)) }
         }
         func scheduleReplays(at time: Double?) { replaysDue = time }
-        func answerPhone(_ connection: ConnectionID, _ answer: PhoneAnswer) {
-            clients[connection]?.phoneAnswers.append(answer)
-        }
     }
 }
 
@@ -178,8 +212,6 @@ package final class PureClient {
     private unowned let server: PureServer
     /// Every line received so far, in order.
     package private(set) var received: [String] = []
-    /// The phone answers the hub gave this connection, in order.
-    package fileprivate(set) var phoneAnswers: [PhoneAnswer] = []
     /// True once the hub closed it (or the test did).
     package fileprivate(set) var isClosed = false
     private var readIndex = 0
@@ -345,3 +377,73 @@ extension LineClient {
 
 extension TestClient: LineClient {}
 extension PureClient: LineClient {}
+
+/// An HTTP client of a ``PureServer``: a browser's page or a phone app, its requests decided by the hub as the
+/// server's loop does (``HTTPTestClient``'s calls, the same `Response`).
+package final class PureWebClient {
+    package let id: ConnectionID
+    package let address: String
+    private unowned let server: PureServer
+    /// Answers not yet returned, in order.
+    private var answers: [HTTPResponse] = []
+    /// True once an answer closed the connection (nothing after it is read).
+    package private(set) var isClosed = false
+
+    fileprivate func answer(_ response: HTTPResponse, close: Bool) {
+        guard !isClosed else { return }
+        answers.append(response)
+        if close { isClosed = true }
+    }
+
+    /// True once the server closed the connection (as ``HTTPTestClient/awaitClose(timeout:)``).
+    package func awaitClose(timeout: Double = 10) throws -> Bool { isClosed }
+    private var parser = HTTPRequestParser()
+
+    /// A route only the server's transport serves.
+    package struct NotHere: Error { let route: Hub.DriversRoute }
+
+    fileprivate init(id: ConnectionID, address: String, server: PureServer) {
+        self.id = id
+        self.address = address
+        self.server = server
+    }
+
+    /// `GET path`, answered.
+    package func get(_ path: String, headers: String = "", timeout: Double = 10) throws -> HTTPTestClient.Response {
+        try request("GET \(path) HTTP/1.1\r\nHost: test\r\n\(headers)\r\n", timeout: timeout)
+    }
+
+    /// A POST with a body, answered.
+    package func post(_ path: String, body: String, type: String = "text/plain", headers: String = "",
+                      timeout: Double = 10) throws -> HTTPTestClient.Response {
+        try request("POST \(path) HTTP/1.1\r\nHost: test\r\nContent-Type: \(type)\r\n" +
+                    "Content-Length: \(body.utf8.count)\r\n\(headers)\r\n\(body)", timeout: timeout)
+    }
+
+    /// One request as it would come over the wire, and its answer (``response(timeout:)``).
+    package func request(_ raw: String, timeout: Double = 10) throws -> HTTPTestClient.Response {
+        try send(raw)
+        return try response(timeout: timeout)
+    }
+
+    /// Sends raw request bytes: each whole request in them is decided in turn (a partial one waits for the rest).
+    package func send(_ raw: String) throws {
+        guard !isClosed else { throw HTTPTestClient.Timeout(waitingFor: "an open connection") }
+        parser.append(Array(raw.utf8))
+        while let request = try parser.nextRequest() { try server.receive(request, from: self) }
+    }
+
+    /// The next answer, waited for (the clock moving, as a phone waits for a slowed answer) for at most `timeout`
+    /// seconds of the server's clock.
+    package func response(timeout: Double = 10) throws -> HTTPTestClient.Response {
+        var waited = 0.0
+        while answers.isEmpty {
+            guard waited < timeout else { throw HTTPTestClient.Timeout(waitingFor: "an answer") }
+            server.advance(by: 0.1)
+            waited += 0.1
+        }
+        let answer = answers.removeFirst()
+        return HTTPTestClient.Response(status: Int(answer.status.code),
+                                       headers: answer.headers.map { ($0.name, $0.value) }, body: answer.body)
+    }
+}
