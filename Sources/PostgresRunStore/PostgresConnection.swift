@@ -224,6 +224,15 @@ package final class PostgresResult {
         return value
     }
 
+    /// Every row made into a value by `make` (given the result and the row's index), in order: the loop every
+    /// read of a list would otherwise write again.
+    package func rows<Value>(_ make: (PostgresResult, Int) throws(StoreError) -> Value) throws(StoreError) -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(rowCount)
+        for row in 0..<rowCount { values.append(try make(self, row)) }
+        return values
+    }
+
     private func badValue(_ row: Int, _ column: Int, _ expected: String) -> StoreError {
         let name = PQfname(handle, Int32(column)).map { String(cString: $0) } ?? "column \(column)"
         return StoreError(.mismatch, "\(name) of row \(row) is not \(expected): \(text(row, column))",

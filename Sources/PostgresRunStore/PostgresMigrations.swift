@@ -3,7 +3,7 @@ import RunStore
 
 /// One named, ordered step of the PostgreSQL schema, applied once per database and recorded in
 /// `schema_migrations` (the same rule as the SQLite store's migrations; the steps are PostgreSQL's own).
-struct PostgresMigration: Sendable {
+struct PostgresMigration: MigrationStep, Sendable {
     /// A stable identifier; never renamed once released.
     let id: String
     /// The statements to run, inside the migration transaction. Constant SQL only.
@@ -161,26 +161,13 @@ extension PostgresConnection {
                     position BIGINT GENERATED ALWAYS AS IDENTITY
                 )
                 """)
-            let rows = try query("SELECT id FROM schema_migrations")
-            let done = Set((0..<rows.rowCount).map { rows.text($0, 0) })
-            // A database migrated by a newer build has steps this build does not know: its schema may have
-            // changed under us, so refuse it rather than write to it.
-            let known = Set(migrations.map(\.id))
-            if let unknown = done.subtracting(known).sorted().first {
-                throw StoreError(.newerSchema,
-                    "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
-                    + "use that build, or another database")
-            }
-            var applied: [String] = []
-            for migration in migrations where !done.contains(migration.id) {
-                do throws(StoreError) {
-                    try execute(migration.sql)
-                } catch {
-                    throw error.adding(context: "migration \(migration.id)")
-                }
+            let done = Set(try query("SELECT id FROM schema_migrations").rows { $0.text($1, 0) })
+            let applied = try migrations.apply(skipping: done, advice: "use that build, or another database") {
+                (migration) throws(StoreError) in
+                try execute(migration.sql)
+            } record: { (id) throws(StoreError) in
                 try query("INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2::double precision)",
-                          [migration.id, PostgresValue.double(Date().timeIntervalSince1970)])
-                applied.append(migration.id)
+                          [id, PostgresValue.double(Date().timeIntervalSince1970)])
             }
             let commit = try execute("COMMIT")
             guard commit.commandStatus == "COMMIT" else {
@@ -195,7 +182,6 @@ extension PostgresConnection {
 
     /// The ids of the migrations applied to this database, in the order they were applied.
     func appliedMigrations() throws(StoreError) -> [String] {
-        let rows = try query("SELECT id FROM schema_migrations ORDER BY position")
-        return (0..<rows.rowCount).map { rows.text($0, 0) }
+        try query("SELECT id FROM schema_migrations ORDER BY position").rows { $0.text($1, 0) }
     }
 }

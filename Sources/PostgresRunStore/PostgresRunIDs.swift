@@ -16,10 +16,8 @@ final class PostgresRunIDs: RunIDSource {
     func reserve(_ count: Int) throws(StoreError) -> [Int64] {
         guard let connection else { throw StoreError.closed }
         if !connection.isConnected { try connection.reconnect() }
-        let rows = try connection.query("SELECT nextval('run_ids') FROM generate_series(1, $1::integer)", [String(count)])
-        var ids: [Int64] = []
-        for row in 0..<rows.rowCount { ids.append(try rows.int64(row, 0)) }
-        return ids
+        return try connection.query("SELECT nextval('run_ids') FROM generate_series(1, $1::integer)", [String(count)])
+            .rows { (rows, row) throws(StoreError) in try rows.int64(row, 0) }
     }
 
     /// A sequence gives nothing back: the connection closes.

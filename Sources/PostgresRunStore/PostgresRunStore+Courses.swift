@@ -4,10 +4,7 @@ extension PostgresRunStore {
     /// Every race course, by name.
     public func courses() throws(StoreError) -> [StoredCourse] {
         try reader.read { (connection) throws(StoreError) -> [StoredCourse] in
-            let rows = try connection.query("SELECT name, created, path, points FROM courses ORDER BY name")
-            var courses: [StoredCourse] = []
-            for row in 0..<rows.rowCount { courses.append(try Self.course(rows, row)) }
-            return courses
+            try connection.query("SELECT name, created, path, points FROM courses ORDER BY name").rows(Self.course)
         }
     }
 

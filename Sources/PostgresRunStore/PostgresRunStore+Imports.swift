@@ -36,28 +36,24 @@ extension PostgresRunStore {
     /// Every device token not revoked.
     public func deviceTokens() throws(StoreError) -> [DeviceToken] {
         try reader.read { (connection) throws(StoreError) -> [DeviceToken] in
-            let rows = try connection.query(
-                "SELECT token_hash, runner, created, label FROM device_tokens WHERE revoked IS NULL ORDER BY created")
-            var tokens: [DeviceToken] = []
-            for row in 0..<rows.rowCount {
-                tokens.append(DeviceToken(hash: rows.text(row, 0), runner: rows.text(row, 1),
-                                          created: try rows.double(row, 2), label: rows.optionalText(row, 3)))
+            try connection.query(
+                "SELECT token_hash, runner, created, label FROM device_tokens WHERE revoked IS NULL ORDER BY created"
+            ).rows { (rows, row) throws(StoreError) in
+                DeviceToken(hash: rows.text(row, 0), runner: rows.text(row, 1),
+                            created: try rows.double(row, 2), label: rows.optionalText(row, 3))
             }
-            return tokens
         }
     }
 
     /// Every share token not revoked.
     public func shareTokens() throws(StoreError) -> [ShareToken] {
         try reader.read { (connection) throws(StoreError) -> [ShareToken] in
-            let rows = try connection.query(
-                "SELECT token_hash, runner, created, expires FROM share_tokens WHERE revoked IS NULL ORDER BY created")
-            var tokens: [ShareToken] = []
-            for row in 0..<rows.rowCount {
-                tokens.append(ShareToken(hash: rows.text(row, 0), runner: rows.text(row, 1), created: try rows.double(row, 2),
-                                         expires: try rows.double(row, 3)))
+            try connection.query(
+                "SELECT token_hash, runner, created, expires FROM share_tokens WHERE revoked IS NULL ORDER BY created"
+            ).rows { (rows, row) throws(StoreError) in
+                ShareToken(hash: rows.text(row, 0), runner: rows.text(row, 1), created: try rows.double(row, 2),
+                           expires: try rows.double(row, 3))
             }
-            return tokens
         }
     }
 }

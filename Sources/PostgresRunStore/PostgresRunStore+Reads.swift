@@ -40,13 +40,10 @@ extension PostgresRunStore {
     /// A runner's runs in history (not the discarded ones), newest first.
     public func runs(of runner: String, offset: Int, limit: Int) throws(StoreError) -> [RunRecord] {
         try reader.read { (connection) throws(StoreError) -> [RunRecord] in
-            let rows = try connection.query("""
+            try connection.query("""
                 SELECT \(Self.runColumns) FROM runs WHERE runner = $1 AND status <> 'discarded'
                 ORDER BY started DESC, id DESC LIMIT $2::bigint OFFSET $3::bigint
-                """, [runner, String(max(0, limit)), String(max(0, offset))])
-            var runs: [RunRecord] = []
-            for row in 0..<rows.rowCount { runs.append(try Self.runRecord(rows, row)) }
-            return runs
+                """, [runner, String(max(0, limit)), String(max(0, offset))]).rows(Self.runRecord)
         }
     }
 
@@ -137,10 +134,7 @@ extension PostgresRunStore {
     /// Runs still marked live.
     public func liveRuns() throws(StoreError) -> [RunRecord] {
         try reader.read { (connection) throws(StoreError) -> [RunRecord] in
-            let rows = try connection.query("SELECT \(Self.runColumns) FROM runs WHERE status = 'live' ORDER BY id")
-            var runs: [RunRecord] = []
-            for row in 0..<rows.rowCount { runs.append(try Self.runRecord(rows, row)) }
-            return runs
+            try connection.query("SELECT \(Self.runColumns) FROM runs WHERE status = 'live' ORDER BY id").rows(Self.runRecord)
         }
     }
 

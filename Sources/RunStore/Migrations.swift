@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// One named, ordered step of the schema. Applied once per database; recorded in `schema_migrations`.
-struct Migration: Sendable {
+struct Migration: MigrationStep, Sendable {
     /// A stable identifier; never renamed once released.
     let id: String
     /// The SQL to run, inside the migration transaction.
@@ -172,40 +172,22 @@ extension Database {
                     applied_at REAL NOT NULL
                 )
                 """)
-            var done = Set<String>()
-            let select = try prepare("SELECT id FROM schema_migrations")
-            while try select.step() { done.insert(select.text(at: 0)) }
+            let done = Set(try prepare("SELECT id FROM schema_migrations").rows { $0.text(at: 0) })
             let record = try prepare("INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)")
-            // A file migrated by a newer build has steps this build does not know: its schema may have
-            // changed under us, so refuse it rather than write to it.
-            let known = Set(migrations.map(\.id))
-            if let unknown = done.subtracting(known).sorted().first {
-                throw StoreError(.newerSchema,
-                    "the database was migrated by a newer moonrunner (migration \(unknown) is unknown to this build): "
-                    + "use that build, or a copy of the file")
-            }
-            var applied: [String] = []
-            for migration in migrations where !done.contains(migration.id) {
-                do throws(StoreError) {
-                    try execute(migration.sql)
-                    try migration.step?(self)
-                } catch {
-                    throw error.adding(context: "migration \(migration.id)")
-                }
-                try record.bind(migration.id, at: 1)
+            return try migrations.apply(skipping: done, advice: "use that build, or a copy of the file") {
+                (migration) throws(StoreError) in
+                try execute(migration.sql)
+                try migration.step?(self)
+            } record: { (id) throws(StoreError) in
+                try record.bind(id, at: 1)
                 try record.bind(Date().timeIntervalSince1970, at: 2)
                 try record.run()
-                applied.append(migration.id)
             }
-            return applied
         }
     }
 
     /// The ids of the migrations applied to this database, in the order they were applied.
     func appliedMigrations() throws(StoreError) -> [String] {
-        let select = try prepare("SELECT id FROM schema_migrations ORDER BY rowid")
-        var ids: [String] = []
-        while try select.step() { ids.append(select.text(at: 0)) }
-        return ids
+        try prepare("SELECT id FROM schema_migrations ORDER BY rowid").rows { $0.text(at: 0) }
     }
 }

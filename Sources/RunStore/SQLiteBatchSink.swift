@@ -211,22 +211,9 @@ final class SQLiteBatchSink: BatchSink {
             try upsertImport.bind(try JSONColumn.encode(record.pausesBefore), at: 8)
             try upsertImport.run()
         case .device(let token):
-            let insert = try database.cachedStatement(
-                "INSERT OR IGNORE INTO device_tokens (token_hash, runner, created, label) VALUES (?1, ?2, ?3, ?4)")
-            try insert.bind(token.hash, at: 1)
-            try insert.bind(token.runner, at: 2)
-            try insert.bind(token.created, at: 3)
-            try insert.bind(token.label, at: 4)
-            try insert.run()
+            try insert(token)
         case .revokeDevice(let runner, let hash, let at):
-            let revoke = try database.cachedStatement("""
-                UPDATE device_tokens SET revoked = ?3
-                WHERE runner = ?1 AND revoked IS NULL AND (?2 IS NULL OR token_hash = ?2)
-                """)
-            try revoke.bind(runner, at: 1)
-            try revoke.bind(hash, at: 2)
-            try revoke.bind(at, at: 3)
-            try revoke.run()
+            try revokeTokens(of: DeviceToken.self, runner: runner, hash: hash, at: at)
         case .privacy(let runner, let privacy):
             let update = try database.cachedStatement("UPDATE runners SET private = ?2, privacy_zone = ?3 WHERE name = ?1")
             try update.bind(runner, at: 1)
@@ -234,22 +221,9 @@ final class SQLiteBatchSink: BatchSink {
             try update.bind(privacy.zone, at: 3)
             try update.run()
         case .share(let token):
-            let insert = try database.cachedStatement(
-                "INSERT OR IGNORE INTO share_tokens (token_hash, runner, created, expires) VALUES (?1, ?2, ?3, ?4)")
-            try insert.bind(token.hash, at: 1)
-            try insert.bind(token.runner, at: 2)
-            try insert.bind(token.created, at: 3)
-            try insert.bind(token.expires, at: 4)
-            try insert.run()
+            try insert(token)
         case .revokeShare(let runner, let hash, let at):
-            let revoke = try database.cachedStatement("""
-                UPDATE share_tokens SET revoked = ?3
-                WHERE runner = ?1 AND revoked IS NULL AND (?2 IS NULL OR token_hash = ?2)
-                """)
-            try revoke.bind(runner, at: 1)
-            try revoke.bind(hash, at: 2)
-            try revoke.bind(at, at: 3)
-            try revoke.run()
+            try revokeTokens(of: ShareToken.self, runner: runner, hash: hash, at: at)
         case .course(let course):
             let upsert = try database.cachedStatement(
                 "INSERT OR REPLACE INTO courses (name, created, path, points) VALUES (?1, ?2, ?3, ?4)")
@@ -263,6 +237,34 @@ final class SQLiteBatchSink: BatchSink {
             try delete.bind(name, at: 1)
             try delete.run()
         }
+    }
+
+    // MARK: Tokens
+
+    /// Stores a new device or share token (kept if one with its hash is there already).
+    private func insert<Token: StoredToken>(_ token: Token) throws(StoreError) {
+        let insert = try database.cachedStatement("""
+            INSERT OR IGNORE INTO \(Token.storage.table) (token_hash, runner, created, \(Token.storage.ownColumn)) \
+            VALUES (?1, ?2, ?3, ?4)
+            """)
+        try insert.bind(token.hash, at: 1)
+        try insert.bind(token.runner, at: 2)
+        try insert.bind(token.created, at: 3)
+        try token.bindOwnColumn(to: insert, at: 4)
+        try insert.run()
+    }
+
+    /// Revokes a runner's tokens of a kind still valid: the one with `hash`, or all of them when it is nil.
+    private func revokeTokens<Token: StoredToken>(of kind: Token.Type, runner: String, hash: String?,
+                                                  at time: Double) throws(StoreError) {
+        let revoke = try database.cachedStatement("""
+            UPDATE \(Token.storage.table) SET revoked = ?3
+            WHERE runner = ?1 AND revoked IS NULL AND (?2 IS NULL OR token_hash = ?2)
+            """)
+        try revoke.bind(runner, at: 1)
+        try revoke.bind(hash, at: 2)
+        try revoke.bind(time, at: 3)
+        try revoke.run()
     }
 }
 

@@ -2,11 +2,8 @@ extension SQLiteRunStore {
     /// Every race course, by name.
     public func courses() throws(StoreError) -> [StoredCourse] {
         try reader.read { (database) throws(StoreError) -> [StoredCourse] in
-            let select = try database.cachedStatement("SELECT name, created, path, points FROM courses ORDER BY name")
-            defer { select.reset() }
-            var courses: [StoredCourse] = []
-            while try select.step() { courses.append(try Self.course(from: select)) }
-            return courses
+            try database.cachedStatement("SELECT name, created, path, points FROM courses ORDER BY name")
+                .rows(Self.course(from:))
         }
     }
 

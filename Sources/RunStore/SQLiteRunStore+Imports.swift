@@ -40,32 +40,18 @@ extension SQLiteRunStore {
     }
 
     /// Every device token not revoked.
-    public func deviceTokens() throws(StoreError) -> [DeviceToken] {
-        try reader.read { (database) throws(StoreError) -> [DeviceToken] in
-            let select = try database.cachedStatement(
-                "SELECT token_hash, runner, created, label FROM device_tokens WHERE revoked IS NULL ORDER BY created")
-            defer { select.reset() }
-            var tokens: [DeviceToken] = []
-            while try select.step() {
-                tokens.append(DeviceToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2),
-                                          label: select.optionalText(at: 3)))
-            }
-            return tokens
-        }
-    }
+    public func deviceTokens() throws(StoreError) -> [DeviceToken] { try unrevokedTokens() }
 
     /// Every share token not revoked.
-    public func shareTokens() throws(StoreError) -> [ShareToken] {
-        try reader.read { (database) throws(StoreError) -> [ShareToken] in
-            let select = try database.cachedStatement(
-                "SELECT token_hash, runner, created, expires FROM share_tokens WHERE revoked IS NULL ORDER BY created")
-            defer { select.reset() }
-            var tokens: [ShareToken] = []
-            while try select.step() {
-                tokens.append(ShareToken(hash: select.text(at: 0), runner: select.text(at: 1), created: select.double(at: 2),
-                                         expires: select.double(at: 3)))
-            }
-            return tokens
+    public func shareTokens() throws(StoreError) -> [ShareToken] { try unrevokedTokens() }
+
+    /// The tokens of a kind not revoked, oldest first.
+    private func unrevokedTokens<Token: StoredToken>() throws(StoreError) -> [Token] {
+        try reader.read { (database) throws(StoreError) -> [Token] in
+            try database.cachedStatement("""
+                SELECT token_hash, runner, created, \(Token.storage.ownColumn) FROM \(Token.storage.table) \
+                WHERE revoked IS NULL ORDER BY created
+                """).rows(Token.init(row:))
         }
     }
 }

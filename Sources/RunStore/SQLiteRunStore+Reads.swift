@@ -48,9 +48,7 @@ extension SQLiteRunStore {
             try select.bind(runner, at: 1)
             try select.bind(Int64(max(0, limit)), at: 2)
             try select.bind(Int64(max(0, offset)), at: 3)
-            var runs: [RunRecord] = []
-            while try select.step() { runs.append(try Self.runRecord(select)) }
-            return runs
+            return try select.rows(Self.runRecord)
         }
     }
 
@@ -152,11 +150,8 @@ extension SQLiteRunStore {
     /// Runs still marked live.
     public func liveRuns() throws(StoreError) -> [RunRecord] {
         try reader.read { (database) throws(StoreError) -> [RunRecord] in
-            let select = try database.cachedStatement(
-                "SELECT \(Self.runColumns) FROM runs WHERE status = 'live' ORDER BY id")
-            var runs: [RunRecord] = []
-            while try select.step() { runs.append(try Self.runRecord(select)) }
-            return runs
+            try database.cachedStatement("SELECT \(Self.runColumns) FROM runs WHERE status = 'live' ORDER BY id")
+                .rows(Self.runRecord)
         }
     }
 

@@ -129,4 +129,14 @@ final class Statement {
 
     /// A column as text, nil for NULL.
     func optionalText(at column: Int32) -> String? { isNull(at: column) ? nil : text(at: column) }
+
+    /// Steps through every row, making each into a value with `make`, then resets: the loop every read of a
+    /// list would otherwise write again. Reset even when `make` throws, because a statement left on a row
+    /// keeps the read transaction (and its old snapshot) open.
+    func rows<Value>(_ make: (Statement) throws(StoreError) -> Value) throws(StoreError) -> [Value] {
+        defer { reset() }
+        var values: [Value] = []
+        while try step() { values.append(try make(self)) }
+        return values
+    }
 }
