@@ -61,11 +61,7 @@ func runCourseCommand(arguments: [String]) -> Int32 {
         printError("moonrunner course: \(error)\n\n\(courseHelp)")
         return 2
     }
-    let store: any RunStore
-    do {
-        store = try openStore(at: location)
-    } catch {
-        printError("moonrunner course: \(error)")
+    guard let store = openedStore(for: "course", { () throws(StoreError) in try openStore(at: location) }) else {
         return 1
     }
     defer { store.close() }

@@ -34,36 +34,47 @@ private func historyClient(host: String, port: UInt16) -> MoonRunnerClient {
 
 /// `moonrunner runs NAME`.
 func runRunsCommand(arguments: [String]) -> Int32 {
-    var host = "", port: UInt16 = 0, offset = 0, limit = Command.Limits.defaultRunsLimit
-    let name: String
-    let formatter: RunFormatter
+    runHistoryQuestion("runs", arguments: arguments, help: runsHelp) { options in
+        (offset: try options.number("offset", default: 0),
+         limit: try options.number("limit", default: Command.Limits.defaultRunsLimit))
+    } ask: { client, name, page, formatter in
+        runsTable(try await client.runs(of: name, offset: page.offset, limit: page.limit), formatter: formatter)
+    }
+}
+
+/// Asks a running server one history question about one runner and prints the answer: `runs` and `badges` read
+/// the same options (the server, `--units`, one NAME), besides those `readOwn` reads, and fail the same way
+/// (exit status 2 after a usage error, with the command's help; 1 when the question cannot be answered).
+private func runHistoryQuestion<Own: Sendable>(
+    _ command: String, arguments: [String], help: String,
+    readOwn: (inout Options) throws -> Own,
+    ask: @escaping @Sendable (MoonRunnerClient, String, Own, RunFormatter) async throws -> String
+) -> Int32 {
+    let host: String, port: UInt16, own: Own, name: String, formatter: RunFormatter
     do {
         var options = try Options(arguments)
         if options.wantsHelp {
-            print(runsHelp)
+            print(help)
             return 0
         }
         (host, port) = try options.serverAddress()
-        offset = try options.number("offset", default: offset)
-        limit = try options.number("limit", default: limit)
+        own = try readOwn(&options)
         formatter = try unitFormatter(options.string("units"))
         try options.finish()
         guard options.positional.count == 1 else { throw Options.UsageError(description: "give one runner NAME") }
         name = options.positional[0]
     } catch {
-        printError("moonrunner runs: \(error)\n\n\(runsHelp)")
+        printError("moonrunner \(command): \(error)\n\n\(help)")
         return 2
     }
-    let (finalHost, finalPort, finalOffset, finalLimit) = (host, port, offset, limit)
     return runBlocking {
-        let client = historyClient(host: finalHost, port: finalPort)
+        let client = historyClient(host: host, port: port)
         defer { client.close() }
         do {
-            let page = try await client.runs(of: name, offset: finalOffset, limit: finalLimit)
-            print(runsTable(page, formatter: formatter))
+            print(try await ask(client, name, own, formatter))
             return 0
         } catch {
-            printError("moonrunner runs: \(error)")
+            printError("moonrunner \(command): \(error)")
             return 1
         }
     }
@@ -84,35 +95,8 @@ func runsTable(_ page: RunPage, formatter: RunFormatter) -> String {
 
 /// `moonrunner badges NAME`.
 func runBadgesCommand(arguments: [String]) -> Int32 {
-    var host = "", port: UInt16 = 0
-    let name: String
-    let formatter: RunFormatter
-    do {
-        var options = try Options(arguments)
-        if options.wantsHelp {
-            print(badgesHelp)
-            return 0
-        }
-        (host, port) = try options.serverAddress()
-        formatter = try unitFormatter(options.string("units"))
-        try options.finish()
-        guard options.positional.count == 1 else { throw Options.UsageError(description: "give one runner NAME") }
-        name = options.positional[0]
-    } catch {
-        printError("moonrunner badges: \(error)\n\n\(badgesHelp)")
-        return 2
-    }
-    let (finalHost, finalPort) = (host, port)
-    return runBlocking {
-        let client = historyClient(host: finalHost, port: finalPort)
-        defer { client.close() }
-        do {
-            print(boardTable(try await client.badges(of: name), formatter: formatter))
-            return 0
-        } catch {
-            printError("moonrunner badges: \(error)")
-            return 1
-        }
+    runHistoryQuestion("badges", arguments: arguments, help: badgesHelp) { _ in } ask: { client, name, _, formatter in
+        boardTable(try await client.badges(of: name), formatter: formatter)
     }
 }
 

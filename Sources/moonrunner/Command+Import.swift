@@ -50,11 +50,7 @@ func runImportCommand(arguments: [String]) -> Int32 {
         printError("moonrunner import: \(error)\n\n\(importHelp)")
         return 2
     }
-    let store: SQLiteRunStore
-    do {
-        store = try SQLiteRunStore(path: path)
-    } catch {
-        printError("moonrunner import: \(error)")
+    guard let store = openedStore(for: "import", { () throws(StoreError) in try SQLiteRunStore(path: path) }) else {
         return 1
     }
     defer { store.close() }

@@ -134,17 +134,24 @@ func unitFormatter(_ units: String?) throws(Options.UsageError) -> RunFormatter 
     return RunFormatter(unit: unit)
 }
 
-/// `moonrunner watch NAME|*`.
-func runWatchCommand(arguments: [String]) -> Int32 {
+/// Runs `watch` or `coach`, which read the same options: after `--help`, exits 0; after a usage error, prints
+/// it with the command's help and exits 2; else runs `body` to its exit status.
+private func runFollowCommand(_ command: String, arguments: [String], help: String,
+                              _ body: @escaping @Sendable (FollowOptions) async -> Int32) -> Int32 {
     let follow: FollowOptions
     do {
-        guard let parsed = try FollowOptions(arguments, help: watchHelp) else { return 0 }
+        guard let parsed = try FollowOptions(arguments, help: help) else { return 0 }
         follow = parsed
     } catch {
-        printError("moonrunner watch: \(error)\n\n\(watchHelp)")
+        printError("moonrunner \(command): \(error)\n\n\(help)")
         return 2
     }
-    return runBlocking {
+    return runBlocking { await body(follow) }
+}
+
+/// `moonrunner watch NAME|*`.
+func runWatchCommand(arguments: [String]) -> Int32 {
+    runFollowCommand("watch", arguments: arguments, help: watchHelp) { follow in
         let client = MoonRunnerClient(host: follow.host, port: follow.port)
         let server = "\(follow.host):\(follow.port)"
         let title = "watching \(follow.target.text) on \(server)"
@@ -194,15 +201,7 @@ func watchLive(client: MoonRunnerClient, target: WatchTarget, token: String? = n
 
 /// `moonrunner coach NAME|*`: one line per run start, badge and end.
 func runCoachCommand(arguments: [String]) -> Int32 {
-    let follow: FollowOptions
-    do {
-        guard let parsed = try FollowOptions(arguments, help: coachHelp) else { return 0 }
-        follow = parsed
-    } catch {
-        printError("moonrunner coach: \(error)\n\n\(coachHelp)")
-        return 2
-    }
-    return runBlocking {
+    runFollowCommand("coach", arguments: arguments, help: coachHelp) { follow in
         let client = MoonRunnerClient(host: follow.host, port: follow.port)
         let events = client.events()
         do {
