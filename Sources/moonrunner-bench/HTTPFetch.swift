@@ -18,9 +18,7 @@ enum HTTPFetch {
                 guard try socket.awaitReadiness(.writable, timeout: deadline - LoadClock.monotonicSeconds()) else {
                     throw LoadSetupError(description: "GET \(path): timed out writing")
                 }
-                if case .processed(let count) = try request.withUnsafeBytes({ all throws(IOError) in
-                    try socket.write(UnsafeRawBufferPointer(rebasing: all[written...]))
-                }) { written += count }
+                if case .processed(let count) = try socket.write(request, from: written) { written += count }
             }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {

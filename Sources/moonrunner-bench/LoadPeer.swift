@@ -66,9 +66,7 @@ class LoadPeer: EventHandler {
         while outputStart < output.count {
             let result: IOResult<Int>
             do {
-                result = try output.withUnsafeBytes { all throws(IOError) in
-                    try socket.write(UnsafeRawBufferPointer(rebasing: all[outputStart...]))
-                }
+                result = try socket.write(output, from: outputStart)
             } catch {
                 close(reason: "write: \(error)")
                 return

@@ -68,15 +68,7 @@ final class LoadRunner: LoadPeer {
         lastMicros = micros
         let metres = Double(micros - firstMicros) / 1e6 * Self.speed
         let latitude = originLatitude + metres / Self.metresPerDegree
-        withOutput { buffer in
-            buffer.append(contentsOf: "loc:".utf8)
-            NumberFormat.append(latitude, decimals: 7, to: &buffer)
-            buffer.append(UInt8(ascii: ","))
-            NumberFormat.append(originLongitude, decimals: 7, to: &buffer)
-            buffer.append(contentsOf: ",5,".utf8)
-            LoadClock.appendTimestamp(micros, to: &buffer)
-            buffer.append(UInt8(ascii: "\n"))
-        }
+        withOutput { FixLine.append(latitude: latitude, longitude: originLongitude, micros: micros, to: &$0) }
         log.append((micros, now))
         sent += 1
     }

@@ -94,20 +94,21 @@ final class LoadServerProcess {
 
     /// The port in the first `listening on HOST:PORT` log line, if it is there yet.
     private static func listeningPort(inLog path: String) -> UInt16? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let range = text.range(of: "listening on ") else { return nil }
-        let rest = text[range.upperBound...]
-        guard let lineEnd = rest.firstIndex(of: "\n"), let colon = rest[..<lineEnd].lastIndex(of: ":") else { return nil }
-        return UInt16(rest[rest.index(after: colon)..<lineEnd])
+        port(inLog: path, after: "listening on ", before: "\n")
     }
 
     /// The port in the `http on http://HOST:PORT/` log line (logged right after the listening line).
     private static func httpPort(inLog path: String) -> UInt16? {
+        port(inLog: path, after: "http on http://", before: "/")
+    }
+
+    /// The port of the `HOST:PORT` that follows the first `marker` in the log and ends at `end`, if it is there.
+    private static func port(inLog path: String, after marker: String, before end: Character) -> UInt16? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let range = text.range(of: "http on http://") else { return nil }
+              let range = text.range(of: marker) else { return nil }
         let rest = text[range.upperBound...]
-        guard let slash = rest.firstIndex(of: "/"), let colon = rest[..<slash].lastIndex(of: ":") else { return nil }
-        return UInt16(rest[rest.index(after: colon)..<slash])
+        guard let stop = rest.firstIndex(of: end), let colon = rest[..<stop].lastIndex(of: ":") else { return nil }
+        return UInt16(rest[rest.index(after: colon)..<stop])
     }
 
     /// The path of this executable, to start as the server by default.

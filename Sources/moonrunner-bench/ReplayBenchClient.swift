@@ -45,9 +45,7 @@ final class ReplayBenchClient: Sendable {
         while written < text.count {
             let result: IOResult<Int>
             do {
-                result = try text.withUnsafeBytes { all throws(IOError) in
-                    try socket.write(UnsafeRawBufferPointer(rebasing: all[written...]))
-                }
+                result = try socket.write(text, from: written)
             } catch {
                 throw LoadSetupError(description: "write: \(error)")
             }

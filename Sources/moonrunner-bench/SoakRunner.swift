@@ -73,13 +73,8 @@ final class SoakRunner {
         if firstMicros == 0 { firstMicros = micros }
         lastMicros = micros
         let latitude = originLatitude + Double(micros - firstMicros) / 1e6 * 3 / 111_320
-        var line = Array("loc:".utf8)
-        NumberFormat.append(latitude, decimals: 7, to: &line)
-        line.append(UInt8(ascii: ","))
-        NumberFormat.append(originLongitude, decimals: 7, to: &line)
-        line.append(contentsOf: ",5,".utf8)
-        LoadClock.appendTimestamp(micros, to: &line)
-        line.append(UInt8(ascii: "\n"))
+        var line: [UInt8] = []
+        FixLine.append(latitude: latitude, longitude: originLongitude, micros: micros, to: &line)
         unacknowledged.append((micros, line))
         linesSent += 1
         fixesMade += 1
