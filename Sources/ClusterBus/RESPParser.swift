@@ -107,14 +107,9 @@ package struct RESPParser {
                 consume(to: end)
                 return .integer(number)
             case UInt8(ascii: "$"):
-                let length = try Self.integer(line, of: "a bulk length")
-                if length == -1 {
+                guard let length = try Self.length(line, of: "a bulk", counting: "bytes", atMost: limits.bulkBytes) else {
                     consume(to: end)
                     return .null
-                }
-                guard length >= 0 else { throw Self.failure("a bulk length of \(length)") }
-                guard length <= limits.bulkBytes else {
-                    throw Self.failure("a bulk of \(length) bytes (at most \(limits.bulkBytes))")
                 }
                 let start = end, stop = start + Int(length)
                 guard buffer.count >= stop + 2 else { return nil }
@@ -125,14 +120,10 @@ package struct RESPParser {
                 consume(to: stop + 2)
                 return .string(bytes)
             case UInt8(ascii: "*"):
-                let count = try Self.integer(line, of: "an array length")
-                if count == -1 {
+                guard let count = try Self.length(line, of: "an array", counting: "elements",
+                                                  atMost: limits.arrayElements) else {
                     consume(to: end)
                     return .null
-                }
-                guard count >= 0 else { throw Self.failure("an array length of \(count)") }
-                guard count <= limits.arrayElements else {
-                    throw Self.failure("an array of \(count) elements (at most \(limits.arrayElements))")
                 }
                 consume(to: end)
                 if count == 0 { return .array([]) }
@@ -188,6 +179,17 @@ package struct RESPParser {
             buffer.removeFirst(position)
             position = 0
         }
+    }
+
+    /// The length in a bulk's or an array's header (`what`, "a bulk" or "an array", of `unit`): nil for -1, RESP2's
+    /// null; refused when otherwise negative or over `limit`.
+    private static func length(_ digits: ArraySlice<UInt8>, of what: String, counting unit: String,
+                               atMost limit: Int) throws(BusError) -> Int64? {
+        let length = try integer(digits, of: "\(what) length")
+        if length == -1 { return nil }
+        guard length >= 0 else { throw failure("\(what) length of \(length)") }
+        guard length <= limit else { throw failure("\(what) of \(length) \(unit) (at most \(limit))") }
+        return length
     }
 
     /// A RESP number: an optional `-` and 1 to 19 digits, nothing else, within Int64.
