@@ -61,7 +61,8 @@ public enum WebAssets {
     }
 
     /// Reads every file of `Resources/` once. A file whose name starts with `_` is a part of pages, not served:
-    /// a page's line `<!-- include _NAME -->` stands for it (every page's head and header are written once).
+    /// a page's line `<!-- include _NAME -->` stands for it (every page's head and header, and the splits table
+    /// of the run and runner pages, are written once).
     private static func load() -> [String: WebAsset] {
         guard let directory = Bundle.module.url(forResource: "Resources", withExtension: nil),
               let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [:] }
