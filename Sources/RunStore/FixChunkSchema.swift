@@ -54,8 +54,7 @@ enum FixChunkSchema {
             SELECT run, sequence, latitude, longitude, accuracy, timestamp, received, rejection
             FROM fixes ORDER BY run, sequence
             """)
-        let insert = try database.prepare(
-            "INSERT INTO fix_chunks (run, first_sequence, count, base_time, fixes) VALUES (?1, ?2, ?3, ?4, ?5)")
+        let insert = try FixChunkWriter.prepareChunkInsert(on: database)
         let text = ChunkText()
         var run: Int64 = 0
         var first: Int64 = 0
@@ -65,12 +64,7 @@ enum FixChunkSchema {
         func flush() throws(StoreError) {
             guard count > 0 else { return }
             text.append(UInt8(ascii: "]"))
-            try insert.bind(run, at: 1)
-            try insert.bind(first, at: 2)
-            try insert.bind(Int64(count), at: 3)
-            try insert.bind(base, at: 4)
-            try insert.bindText(text, at: 5)
-            try insert.run()
+            try FixChunkWriter.insertChunk(text, run: run, first: first, count: count, base: base, with: insert)
             text.removeAll()
             count = 0
         }

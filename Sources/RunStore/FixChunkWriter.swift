@@ -69,8 +69,7 @@ final class FixChunkWriter {
             SELECT first_sequence, count, base_time, length(fixes) FROM fix_chunks WHERE run = ?1
             ORDER BY first_sequence DESC LIMIT 1
             """)
-        insertChunk = try database.prepare(
-            "INSERT INTO fix_chunks (run, first_sequence, count, base_time, fixes) VALUES (?1, ?2, ?3, ?4, ?5)")
+        insertChunk = try Self.prepareChunkInsert(on: database)
         groupChunks = try database.prepare("""
             SELECT first_sequence, count, base_time, fixes FROM fix_chunks WHERE run = ?1 AND first_sequence >= ?2
             ORDER BY first_sequence
@@ -283,12 +282,25 @@ final class FixChunkWriter {
 
     /// Inserts `text` as a row.
     private func insertRow(run: Int64, first: Int64, count: Int, base: Int64) throws(StoreError) {
-        try insertChunk.bind(run, at: 1)
-        try insertChunk.bind(first, at: 2)
-        try insertChunk.bind(Int64(count), at: 3)
-        try insertChunk.bind(base, at: 4)
-        try insertChunk.bindText(text, at: 5)
-        try insertChunk.run()
+        try Self.insertChunk(text, run: run, first: first, count: count, base: base, with: insertChunk)
+    }
+
+    /// The insert of one `fix_chunks` row, for ``insertChunk(_:run:first:count:base:with:)``; the writer and
+    /// the migration to chunks write rows alike.
+    static func prepareChunkInsert(on database: Database) throws(StoreError) -> Statement {
+        try database.prepare(
+            "INSERT INTO fix_chunks (run, first_sequence, count, base_time, fixes) VALUES (?1, ?2, ?3, ?4, ?5)")
+    }
+
+    /// Inserts `text` as the chunk of `count` fixes of `run` from sequence `first`, times relative to `base`.
+    static func insertChunk(_ text: ChunkText, run: Int64, first: Int64, count: Int, base: Int64,
+                            with insert: Statement) throws(StoreError) {
+        try insert.bind(run, at: 1)
+        try insert.bind(first, at: 2)
+        try insert.bind(Int64(count), at: 3)
+        try insert.bind(base, at: 4)
+        try insert.bindText(text, at: 5)
+        try insert.run()
     }
 
     /// New rows for `fixes[start...]` (sorted, above everything stored for the run or replacing what was);
