@@ -115,13 +115,25 @@ extension ServerCore {
     /// whether its run lives on (a node that died); if so it is rebuilt here first, then `iam:` resumes it.
     /// The connection's later lines wait meanwhile.
     func takeOverThenIdentify(_ connection: Connection, _ command: Command) {
-        guard let cluster, case .identify(let name, _) = command else { return }
+        guard case .identify(let name, _) = command else { return }
+        let store = self.store, id = connection.id
+        askCluster(connection) { cluster in cluster.takeOver(runner: name, store: store) } then: { server, outcome in
+            server.finishTakeover(outcome, of: name, for: id, then: command)
+        }
+    }
+
+    /// Runs `ask` on the cluster's takeover thread (it blocks on the store and Redis), the connection's later
+    /// lines waiting, then `answer` on the loop.
+    private func askCluster<Answer: Sendable>(_ connection: Connection,
+                                              _ ask: @escaping @Sendable (ClusterNode) -> Answer,
+                                              then answer: @escaping (ServerCore, Answer) -> Void) {
+        guard let cluster else { return }
         connection.awaitAnswer()
         updateInterest(connection)
-        let store = self.store, id = connection.id, server = LoopBound(self, loop: loop)
+        let server = LoopBound(self, loop: loop), answer = LoopBound(answer, loop: loop)
         cluster.takeovers.async { [loop] in
-            let outcome = cluster.takeOver(runner: name, store: store)
-            loop.execute { server.value.finishTakeover(outcome, of: name, for: id, then: command) }
+            let answered = ask(cluster)
+            loop.execute { answer.value(server.value, answered) }
         }
     }
 
@@ -160,18 +172,16 @@ extension ServerCore {
     /// `iam:NAME` in a cluster: the name is claimed with one unique insert in the shared store (off the loop);
     /// the winner gets its key, anyone later `err:wrong_key` as for any claimed name.
     func claimThenIdentify(_ connection: Connection, _ command: Command) {
-        guard let cluster, case .identify(let name, _) = command else { return }
-        connection.awaitAnswer()
-        updateInterest(connection)
+        guard case .identify(let name, _) = command else { return }
         let store = self.store, id = connection.id, key = RunnerKey.generate(), now = Self.now()
-        let server = LoopBound(self, loop: loop)
-        cluster.takeovers.async { [loop] in
+        askCluster(connection) { _ in
             // Taken already: the record comes along, so `iam:` does not look it up in the store on the loop.
-            let claimed = Result { () throws(StoreError) -> ClaimOutcome in
+            Result { () throws(StoreError) -> ClaimOutcome in
                 try store.claimRunner(name: name, keyHash: RunnerKey.hash(key), created: now)
                     ? .claimed : .taken(try store.runner(named: name))
             }
-            loop.execute { server.value.finishClaim(claimed, of: name, key: key, for: id, then: command) }
+        } then: { server, claimed in
+            server.finishClaim(claimed, of: name, key: key, for: id, then: command)
         }
     }
 

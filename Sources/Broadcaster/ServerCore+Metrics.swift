@@ -45,30 +45,16 @@ extension ServerCore {
             "moonrunner_connections{role=\"coach\"} \(counters["coaches"] ?? 0)",
             "moonrunner_connections{role=\"other\"} \(counters["other"] ?? 0)",
         ])
-        text.single("moonrunner_http_connections", "gauge", "Open HTTP connections, event streams included.",
-                    count("http_connections"))
-        text.single("moonrunner_event_streams", "gauge", "Open Server-Sent Events streams (web spectators).",
-                    count("event_streams"))
-        text.single("moonrunner_live_runs", "gauge", "Runs in progress.", count("live_runs"))
-        text.single("moonrunner_runs_started_total", "counter", "Runs started since the server started.",
-                    count("runs_started"))
-        text.single("moonrunner_fixes_accepted_total", "counter", "Fixes accepted into runs.", count("fixes_accepted"))
-        text.family("moonrunner_fixes_filtered_total", "counter", "Fixes the filter refused, by reason.",
-                    samples: counters.keys.filter { $0.hasPrefix("filtered_") }.sorted().map { key in
-                        "moonrunner_fixes_filtered_total{reason=\"\(key.dropFirst("filtered_".count))\"} \(counters[key] ?? 0)"
-                    })
-        text.single("moonrunner_fixes_resent_total", "counter", "Fixes skipped as already received (resends).",
-                    count("fixes_resent"))
-        text.single("moonrunner_events_sent_total", "counter", "Event lines queued to clients.", count("events_sent"))
-        text.single("moonrunner_events_conflated_total", "counter",
-                    "Pace events replaced by a newer one for a slow reader.", count("events_conflated"))
-        text.single("moonrunner_slow_clients_closed_total", "counter", "Clients closed for reading too slowly.",
-                    count("slow_closed"))
-        text.single("moonrunner_connections_accepted_total", "counter", "Line-protocol connections accepted.",
-                    count("accepted_total"))
-        text.single("moonrunner_connections_refused_total", "counter", "Connections refused as the server was full.",
-                    count("refused_busy"))
-        text.single("moonrunner_errors_sent_total", "counter", "err: replies sent.", count("errors_sent"))
+        for series in Self.countedSeries {
+            guard let (name, type, help, key) = series else {
+                text.family("moonrunner_fixes_filtered_total", "counter", "Fixes the filter refused, by reason.",
+                            samples: counters.keys.filter { $0.hasPrefix("filtered_") }.sorted().map { key in
+                                "moonrunner_fixes_filtered_total{reason=\"\(key.dropFirst("filtered_".count))\"} \(counters[key] ?? 0)"
+                            })
+                continue
+            }
+            text.single(name, type, help, count(key))
+        }
         text.family("moonrunner_http_responses_total", "counter", "HTTP responses by status code.",
                     samples: metrics.responses.keys.sorted().map { code in
                         "moonrunner_http_responses_total{code=\"\(code)\"} \(metrics.responses[code] ?? 0)"
@@ -84,6 +70,24 @@ extension ServerCore {
         response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
         return response
     }
+
+    /// The series that are one counter of ``statisticsCounters()`` each, in the exposition's order: name, type,
+    /// help, and the counter's key; nil stands where the filter's refusals by reason go.
+    static let countedSeries: [(name: String, type: String, help: String, key: String)?] = [
+        ("moonrunner_http_connections", "gauge", "Open HTTP connections, event streams included.", "http_connections"),
+        ("moonrunner_event_streams", "gauge", "Open Server-Sent Events streams (web spectators).", "event_streams"),
+        ("moonrunner_live_runs", "gauge", "Runs in progress.", "live_runs"),
+        ("moonrunner_runs_started_total", "counter", "Runs started since the server started.", "runs_started"),
+        ("moonrunner_fixes_accepted_total", "counter", "Fixes accepted into runs.", "fixes_accepted"),
+        nil,
+        ("moonrunner_fixes_resent_total", "counter", "Fixes skipped as already received (resends).", "fixes_resent"),
+        ("moonrunner_events_sent_total", "counter", "Event lines queued to clients.", "events_sent"),
+        ("moonrunner_events_conflated_total", "counter", "Pace events replaced by a newer one for a slow reader.", "events_conflated"),
+        ("moonrunner_slow_clients_closed_total", "counter", "Clients closed for reading too slowly.", "slow_closed"),
+        ("moonrunner_connections_accepted_total", "counter", "Line-protocol connections accepted.", "accepted_total"),
+        ("moonrunner_connections_refused_total", "counter", "Connections refused as the server was full.", "refused_busy"),
+        ("moonrunner_errors_sent_total", "counter", "err: replies sent.", "errors_sent"),
+    ]
 
     /// `GET /healthz`: 200 while the loop answers (it is answering), the store committed its last batch, and
     /// writes waiting get committed: a database locked by another process fails no batch (the writer waits and
