@@ -97,16 +97,16 @@ import Wire
     }
 
     @Test func aSenderPastItsLimitIsToldBusyOverTheLineAndTheWeb() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             for line in straightRun(count: 3) { try ann.send(line) }
             _ = try ann.expect("run:ann")
-            let fan = try TestClient(port: server.port)
+            let fan = server.connect()
             _ = try fan.ask("watch:ann", expecting: "ok:watch")
             let answers = try Self.cheer(7, from: fan)
             #expect(answers.filter { $0 == "ok:msg count=1" }.count == 5, "\(answers)")
             #expect(answers.last?.hasPrefix("err:busy \"at most 1 cheer a second from a connection") == true)
-            let page = try HTTPTestClient(port: try #require(server.httpPort))
+            let page = server.web()
             var statuses: [Int] = []
             for _ in 0..<50 {
                 statuses.append(try page.post("/runners/ann/cheers", body: "text=go", type: "application/x-www-form-urlencoded").status)

@@ -20,7 +20,7 @@ import Wire
                                             NamedPlace(name: "Aid 2", coordinate: at(1500))], created: 1)
 
     /// The JSON object at `path` on `client`, with its status.
-    static func object(_ client: HTTPTestClient, _ path: String) throws -> (Int, [String: Any]) {
+    static func object(_ client: PureWebClient, _ path: String) throws -> (Int, [String: Any]) {
         let response = try client.get(path)
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
         return (response.status, object)
@@ -28,12 +28,12 @@ import Wire
 
     /// A server whose store has `park` and `quiet` (which nobody runs); ann on `park` 150 s at 3 m/s (past Aid 1),
     /// bob private on it, cat running with no course. The body gets an HTTP client and ann's first fix's time.
-    static func withRunnersOnPark(_ body: @escaping @Sendable (HTTPTestClient, Double) throws -> Void) async throws {
+    static func withRunnersOnPark(_ body: @escaping @Sendable (PureWebClient, Double) throws -> Void) async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
             store.submit(.course(park))
             store.submit(.course(StoredCourse(name: "quiet", path: [at(0), at(500)], points: [], created: 2)))
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let start = Date().timeIntervalSince1970.rounded(.down) - 150
                 let (ann, _) = try connectRunner("ann", to: server)
                 try ann.send("course:park")
@@ -47,7 +47,7 @@ import Wire
                     for line in lines { try client.send(line) }
                     try client.expect("ack:\(name) ts=\(lines.last!.split(separator: ",").last!)", timeout: 20)
                 }
-                let client = try HTTPTestClient(port: try #require(server.httpPort))
+                let client = server.web()
                 try body(client, start)
             }
         }
@@ -125,9 +125,9 @@ import Wire
         try await onItsOwnThread {
             let store = MemoryRunStore()
             store.submit(.course(Self.park))
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let (ann, key) = try connectRunner("ann", to: server)
-                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                let web = server.web()
                 let form = "application/x-www-form-urlencoded"
                 let chosen = try web.post("/runners/ann/course", body: "key=\(key)&course=park", type: form)
                 #expect(chosen.status == 200 && chosen.text.hasPrefix(#"{"course":"park","dist":2000."#) && chosen.text.hasSuffix(#""points":2}"#),
@@ -160,8 +160,8 @@ import Wire
             }
             store.submit(.course(StoredCourse(name: "dense", path: wobbling,
                                               points: [NamedPlace(name: "Mid", coordinate: Self.at(3_000))], created: 1)))
-            try withServer(store: store) { server in
-                let client = try HTTPTestClient(port: try #require(server.httpPort))
+            try withPureServer(store: store) { server in
+                let client = server.web()
                 let (status, course) = try Self.object(client, "/api/courses/dense")
                 let path = try #require(course["path"] as? [[Double]])
                 #expect(status == 200 && path.count > 1_000 && path.count <= 2_001, "\(status) \(path.count) vertices")

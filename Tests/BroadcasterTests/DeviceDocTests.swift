@@ -58,11 +58,11 @@ import Wire
 
     @Test func everyPhoneExampleGetsTheAnswerShown() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try DeviceAppTests.deviceToken(ann)
                 for example in Self.examples {
-                    let app = try HTTPTestClient(port: try #require(server.httpPort))
+                    let app = server.web()
                     try app.send(Self.wire(example.request, token: token))
                     let answer = try app.response()
                     let first = example.request.prefix { $0 != "\n" }

@@ -126,11 +126,11 @@ import Wire
 
     @Test func aPhonePostingOverHTTPShowsInTheListAndOnThePage() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, key) = try connectRunner("ann", to: server)
                 try ann.send("device:Ann's Pixel")
                 let token = try #require(try OkEvent(event: Event.parse(ann.expect("ok:device")))["token"])
-                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let app = server.web()
                 let now = Date().timeIntervalSince1970.rounded(.down)
                 #expect(try app.get(Self.osmAnd(token: token, at: now)).status == 200)
                 try ann.send("device:list")
@@ -156,7 +156,7 @@ import Wire
                 #expect(lines.count == 2 && encrypted.encrypted && encrypted.app == "OwnTracks" && encrypted.note != nil, "\(lines)")
 
                 // The page: the list with the key, a labelled token, a wrong key refused.
-                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                let web = server.web()
                 let page = try web.get("/runners/ann/devices", headers: "Authorization: Bearer \(key)\r\n")
                 #expect(page.status == 200 && page.headers.contains { $0 == ("Cache-Control", "no-store") }, "\(page)")
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any])

@@ -41,34 +41,33 @@ import Wire
     }
 
     @Test func aRefusedAddressStillGetsInWithTheRightKeyTokenAndShareLink() throws {
-        try withServer({ $0.deviceFailuresPerMinute = 1 }) { server in
+        try withPureServer({ $0.deviceFailuresPerMinute = 1 }) { server in
             let (runner, key) = try connectRunner("ann", to: server)
             let token = try #require(try OkEvent(line: runner.ask("device:", expecting: "ok:device"))["token"])
             let share = try #require(try OkEvent(line: runner.ask("share:", expecting: "ok:share"))["token"])
             _ = try runner.ask("private:on", expecting: "ok:private")
-            let http = try #require(server.httpPort)
             // Past five times the limit: wrong ones are refused at once, on every door.
-            let app = try HTTPTestClient(port: http)
+            let app = server.web()
             var statuses: [Int] = []
             for _ in 0..<6 { statuses.append(try app.get("/osmand?id=\(Self.wrongKey)&lat=1&lon=1").status) }
-            let app2 = try HTTPTestClient(port: http)
+            let app2 = server.web()
             statuses.append(try app2.get("/osmand?id=\(Self.wrongKey)&lat=1&lon=1").status)
             #expect(statuses.last == 429, "\(statuses)")
-            let guesser = try TestClient(port: server.port)
+            let guesser = server.connect()
             _ = try guesser.ask("iam:ann \(Self.wrongKey)", expecting: "err:wrong_key")
             #expect(try guesser.awaitClose().isEmpty, "a refused guesser is closed")
             // The right ones from the same address are all taken.
-            let phone = try HTTPTestClient(port: http)
+            let phone = server.web()
             let now = Int(Date().timeIntervalSince1970)
             #expect(try phone.get("/osmand?id=\(token)&timestamp=\(now)&lat=51.5&lon=-0.12&accuracy=5").status == 200)
-            let page = try HTTPTestClient(port: http)
+            let page = server.web()
             #expect(try page.get("/api/runners/ann?token=\(share)").status == 200)
             #expect(try page.post("/runners/ann/devices", body: "key=\(key)", type: "application/x-www-form-urlencoded")
                         .status == 201)
-            let friend = try TestClient(port: server.port)
+            let friend = server.connect()
             _ = try friend.ask("watch:ann \(share)", expecting: "ok:watch")
             runner.close()
-            let owner = try TestClient(port: server.port)
+            let owner = server.connect()
             _ = try owner.ask("iam:ann \(key)", expecting: "ok:iam")
         }
     }

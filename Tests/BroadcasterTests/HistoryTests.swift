@@ -85,7 +85,7 @@ import Wire
     /// `stop:discard` throws a run away: on the line and on the web, no list, answer, export or replay shows
     /// it, and its badges and distance are not on the board; the saved run before it stays.
     @Test func aDiscardedRunIsNotInHistoryAnywhere() throws {
-        try withServer { server in
+        try withPureServer { server in
             let (ann, _) = try connectRunner("ann", to: server)
             let saved = try run(ann, "ann", fixes: 30)
             // 1.1 km: the Atmosphere, which only the discarded run reaches.
@@ -95,7 +95,7 @@ import Wire
             #expect(!end.saved && end.reason == .discard)
             let discarded = end.runID
 
-            let asker = try TestClient(port: server.port)
+            let asker = server.connect()
             let listed = try answer(asker, to: "runs:ann")
             #expect(listed.compactMap { if case .runListItem(let item) = $0 { item.runID } else { nil } } == [saved])
             guard case .done(let done) = listed.last else { Issue.record("no done: \(listed)"); return }
@@ -109,7 +109,7 @@ import Wire
             let board = try answer(asker, to: "badges:ann").compactMap { if case .board(let line) = $0 { line } else { nil } }
             #expect(board.first { $0.badgeID == "atmosphere" }?.earned == nil)
 
-            let web = try HTTPTestClient(port: try #require(server.httpPort))
+            let web = server.web()
             let runs = try JSONSerialization.jsonObject(with: Data(web.get("/api/runners/ann/runs").body)) as? [String: Any]
             #expect((runs?["runs"] as? [[String: Any]])?.compactMap { $0["run"] as? Int } == [Int(saved)])
             let runner = try JSONSerialization.jsonObject(with: Data(web.get("/api/runners/ann").body)) as? [String: Any]

@@ -144,12 +144,12 @@ import Wire
 
     /// Over the network, with the server's history queue: a run of several pages replayed in full.
     @Test func aServerReplaysARunOfManyPages() throws {
-        try withServer({ $0.replayPageSize = 10 }) { server in
+        try withPureServer({ $0.replayPageSize = 10 }) { server in
             let (ann, _) = try connectRunner("ann", to: server)
             for line in straightRun(count: 120, speed: 3.5) { try ann.send(line) }
             try ann.send("stop:")
             let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
-            let viewer = try TestClient(port: server.port)
+            let viewer = server.connect()
             try viewer.send("replay:\(end.runID) 100")
             let lines = try viewer.lines(until: "done:replay", timeout: 20) { $0.hasPrefix("done:") || $0.hasPrefix("err:") }
             #expect(lines.filter { $0.hasPrefix("pace:ann") }.count == 120)

@@ -73,11 +73,11 @@ import Wire
 
     @Test func aCheerFromThePageReachesTheRunnersConnection() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 for line in straightRun(count: 3) { try ann.send(line) }
                 try ann.expect("pace:ann")
-                let client = try http(server)
+                let client = server.web()
                 let sent = try client.post("/runners/ann/cheers", body: "text=Allez+Ann+%21", type: "application/x-www-form-urlencoded")
                 #expect(sent.status == 202, "\(sent)")
                 let cheer = try CheerEvent(event: Event.parse(ann.expect("msg:ann")))
@@ -93,7 +93,7 @@ import Wire
 
     @Test func aLiveRunShowsItsValuesSoFarOnTheWebAsOnTheLine() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let lines = straightRun(count: 30)
                 for line in lines { try ann.send(line) }
@@ -104,7 +104,7 @@ import Wire
                 try ann.send("runs:ann")
                 let item = try RunListItemEvent(event: Event.parse(ann.expect("item:ann")))
                 #expect(item.distance > 10, "the line's answer has the values so far")
-                let client = try http(server)
+                let client = server.web()
                 func object(_ path: String) throws -> [String: Any]? {
                     try JSONSerialization.jsonObject(with: Data(client.get(path).body)) as? [String: Any]
                 }
@@ -120,12 +120,12 @@ import Wire
     @Test func theJSONAPIMatchesTheLineProtocol() async throws {
         try await onItsOwnThread {
             let store = MemoryRunStore()
-            try withServer(store: store) { server in
+            try withPureServer(store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 for line in straightRun(count: 300, speed: 3.7) { try ann.send(line) }
                 try ann.send("stop:")
                 let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
-                let client = try http(server)
+                let client = server.web()
                 let run = try JSONSerialization.jsonObject(with: Data(client.get("/api/runs/\(end.runID)").body)) as? [String: Any]
                 let summary = try #require(run?["summary"] as? [String: Any])
                 #expect(summary["run"] as? Int == Int(end.runID) && summary["status"] as? String == "saved")

@@ -395,6 +395,9 @@ package final class PureWebClient {
         if close { isClosed = true }
     }
 
+    /// The connection goes away.
+    package func close() { isClosed = true }
+
     /// True once the server closed the connection (as ``HTTPTestClient/awaitClose(timeout:)``).
     package func awaitClose(timeout: Double = 10) throws -> Bool { isClosed }
     private var parser = HTTPRequestParser()
