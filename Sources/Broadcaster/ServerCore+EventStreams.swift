@@ -6,31 +6,21 @@ import RunStore
 import Wire
 
 /// `GET /events`: Server-Sent Events. A stream is a spectator (or coach) like a TCP one: a hub session with
-/// the same subscriptions, the same conflation of `pace` for slow readers and the same hard limit; its
-/// lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
+/// the same subscriptions (the hub's decision), the same conflation of `pace` for slow readers and the same
+/// hard limit; its lines go out as `event: KIND` with the line's JSON (one formatter in Wire feeds both).
 extension ServerCore {
-    /// The event kinds a stream carries: a runner's broadcasts, not replies to commands it never sent.
-    static let streamedKinds: Set<String> = ["run", "pace", "split", "badge", "end", "msg", "rank", "alert", "dropped", "point"]
-
     /// Most events held while a stream's snapshot is read; a stream behind by more is closed.
     static let maximumHeldEvents = 4096
 
-    /// Turns a connection into an event stream for `watch=NAME|*` or `coach=NAME|*`.
+    /// Turns a connection into an event stream for `watch=NAME|*` or `coach=NAME|*`: the hub says what it
+    /// follows and how it starts (``Hub/openStream(_:following:token:lastEventID:address:mayRead:now:)``); the
+    /// server writes the head, holds the events that arrive while a snapshot is read, and frames them.
     func openEventStream(_ request: HTTPRequest, on connection: HTTPConnection, now: Double) {
-        var targets: [(WatchTarget, coach: Bool)] = []
-        for item in request.queryItems where item.name == "watch" || item.name == "coach" {
-            let target: WatchTarget = item.value == "*" ? .everyone : .runner(item.value)
-            if case .runner(let name) = target, !Command.isValidName(name) {
-                write(.text(.badRequest, "bad runner name \(item.value): 1-32 of A-Z a-z 0-9 _ . -\n"), to: connection,
-                      keepAlive: false, head: request.method == "HEAD")
-                return
-            }
-            targets.append((target, item.name == "coach"))
-        }
-        guard !targets.isEmpty, targets.count <= configuration.maximumFollowedRunners else {
-            write(.text(.badRequest, "give watch=NAME, watch=*, coach=NAME or coach=*\n"), to: connection, keepAlive: false,
-                  head: request.method == "HEAD")
-            return
+        let targets: [(WatchTarget, coach: Bool)]
+        switch hub.streamTargets(of: request) {
+        case .follow(let followed): targets = followed
+        case .refuse(let refusal):
+            return write(refusal, to: connection, keepAlive: false, head: request.method == "HEAD")
         }
         metrics.countResponse(200)
         var head: [UInt8] = []
@@ -46,49 +36,30 @@ extension ServerCore {
         _ = connection.output.append(head, as: .reply, highWaterMark: .max)
         connection.stream = EventStream(held: [], lastWrite: now)
         scheduleFlush(connection)
-
-        decide { $0.connected(connection.id, address: Self.address(of: connection), eventStream: true, now: now) }
-        // `token`: a private runner's share link (the page passes on its own `?token=`). One that opens none of
-        // the runners named counts toward the guessing limit, as on every other URL (a token that opens nobody was
-        // counted as the request arrived).
-        let token = WebRoute.shareToken(in: request)
-        if let token, let opens = decide({ $0.liveShare(token, now: now) })?.runner {
-            let named = targets.contains { target, _ in if case .runner(let name) = target { name == opens } else { false } }
-            if !named { _ = wrongTokens.wrong(from: Self.address(of: connection), target: nil, now: now) }
+        let start = decide {
+            $0.openStream(connection.id, following: targets, token: WebRoute.shareToken(in: request),
+                          lastEventID: request.lastEventID.flatMap(UInt64.init), address: Self.address(of: connection),
+                          mayRead: !readsAreFull, now: now)
         }
-        for (target, coach) in targets {
-            let named: String? = if case .runner = target { token } else { nil }
-            decide { $0.received(coach ? .coach(target, token: named) : .watch(target, token: named), from: connection.id, now: now) }
-        }
-        let resumed = request.lastEventID.flatMap(UInt64.init).flatMap { after in
-            decide { $0.missedEvents(after: after, for: targets.map(\.0), visibleTo: connection.id) }
-        }
-        if let resumed {
-            // Reconnected in time: exactly what it missed, with the ids it would have had.
-            // The catch-up lines the subscriptions made are older than what it missed: dropped.
+        switch start {
+        case .missed(let missed):
             connection.stream?.held = []
-            replaceHeld(connection, with: resumed.map { entry in
+            replaceHeld(connection, with: missed.map { entry in
                 (frame(entry.line, sequence: entry.sequence) ?? [], entry.role, false)
             })
-            return
-        }
-        // A late joiner of one runner's live run gets the whole run so far first, made off the loop (when the
-        // loop's reads are full, the live events alone: the page fills the track in as they come).
-        guard !readsAreFull, case .runner(let name)? = targets.first(where: { !$0.coach }).map(\.0),
-              hub.mayFollow(name, connection.id),
-              let snapshot = hub.trackSnapshotSource(for: name) else {
+        case .live:
             releaseHeld(connection)
-            return
-        }
-        let id = connection.id
-        readOffLoop({ store in snapshot.trackEvent(from: store) }) { [unowned self] track in
-            guard let connection = connections[id] as? HTTPConnection, connection.stream != nil else { return }
-            var bytes: [UInt8] = []
-            ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
-            _ = connection.output.append(bytes, as: .reply, highWaterMark: .max)
-            // The track holds everything the catch-up lines would say: only what happened since follows it.
-            connection.stream?.held?.removeAll { $0.isCatchUp }
-            releaseHeld(connection)
+        case .snapshot(let snapshot):
+            let id = connection.id
+            readOffLoop({ store in snapshot.trackEvent(from: store) }) { [unowned self] track in
+                guard let connection = connections[id] as? HTTPConnection, connection.stream != nil else { return }
+                var bytes: [UInt8] = []
+                ServerSentEvent.append(id: nil, event: "track", data: track, to: &bytes)
+                _ = connection.output.append(bytes, as: .reply, highWaterMark: .max)
+                // The track holds everything the catch-up lines would say: only what happened since follows it.
+                connection.stream?.held?.removeAll { $0.isCatchUp }
+                releaseHeld(connection)
+            }
         }
     }
 
@@ -124,13 +95,7 @@ extension ServerCore {
 
     /// `id:`, `event:` and `data:` for one event line; nil for the kinds a stream does not carry.
     func frame(_ line: [UInt8], sequence: UInt64?) -> [UInt8]? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let kind = String(decoding: line[..<colon], as: UTF8.self)
-        guard Self.streamedKinds.contains(kind) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(line.count * 2)
-        ServerSentEvent.append(id: sequence.map(String.init), event: kind, data: json(forLine: line), to: &bytes)
-        return bytes
+        EventStreamFrame.frame(line, sequence: sequence, json: json(forLine: line))
     }
 
     /// The JSON of an event line; the last one is remembered, as a broadcast hands the same line to every

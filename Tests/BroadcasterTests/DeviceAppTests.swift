@@ -73,16 +73,16 @@ import Wire
             let store = MemoryRunStore()
             // 3 s: long enough that a slowed (sanitized) run never pauses that long between two posts, which
             // would end the run midway.
-            try withServer({ $0.deviceIdle = 3 }, store: store) { server in
+            try withPureServer({ $0.deviceIdle = 3 }, store: store) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let token = try Self.deviceToken(ann)
                 ann.close()  // the phone app takes over; nobody holds a TCP connection for ann
-                let tcp = try TestClient(port: server.port)
+                let tcp = server.connect()
                 try tcp.send("watch:ann")
                 try tcp.expectNext("ok:watch")
-                let web = try HTTPTestClient(port: try #require(server.httpPort))
+                let web = server.web()
                 _ = try web.openStream("watch=ann")
-                let app = try HTTPTestClient(port: try #require(server.httpPort))
+                let app = server.web()
                 let fixes = Array(Self.recorded.prefix(250))
                 for fix in fixes {
                     try app.send(format.request(fix, token: token, runner: "ann"))

@@ -8,14 +8,15 @@ import Wire
 /// `GET /events`: web spectators get the same events as TCP ones, as JSON from the same formatter.
 @Suite(.mayBlock) struct EventStreamTests {
     func http(_ server: Server) throws -> HTTPTestClient { try HTTPTestClient(port: try #require(server.httpPort)) }
+    func http(_ server: PureServer) -> PureWebClient { server.web() }
 
     @Test func aStreamCarriesTheRunAsJSONWithTheLinesFields() async throws {
         try await onItsOwnThread {
-            try withServer { server in
-                let web = try http(server)
+            try withPureServer { server in
+                let web = http(server)
                 let head = try web.openStream("watch=ann")
                 #expect(head.status == 200 && head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
-                let tcp = try TestClient(port: server.port)
+                let tcp = server.connect()
                 try tcp.send("watch:ann")
                 try tcp.expectNext("ok:watch")
                 let (ann, _) = try connectRunner("ann", to: server)
@@ -60,7 +61,7 @@ import Wire
 
     @Test func aLateJoinerGetsTheWholeRunSoFarAsATrack() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let run = straightRun(count: 300, speed: 3.7)
                 for line in run { try ann.send(line) }
@@ -68,7 +69,7 @@ import Wire
                 // The runner's own pace for the last fix: on several loops, the relay to the others went first.
                 let last = run[run.count - 1].split(separator: ",").last!
                 try ann.lines(until: "own pace \(last)", timeout: 20) { $0.hasPrefix("pace:ann") && $0.contains("ts=\(last) ") }
-                let web = try http(server)
+                let web = http(server)
                 _ = try web.openStream("watch=ann")
                 let first = try web.nextEvent()
                 #expect(first.event == "track", "\(first)")
@@ -85,13 +86,13 @@ import Wire
 
     @Test func aReconnectWithLastEventIDGetsExactlyWhatItMissed() async throws {
         try await onItsOwnThread {
-            try withServer { server in
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 let run = straightRun(count: 20)
                 for line in run[..<5] { try ann.send(line) }
                 // The run is under way (on several loops: the others heard of it) before the page opens.
                 try ann.lines(until: "pace of fix 5") { $0.contains("ts=\(run[4].split(separator: ",").last!)") }
-                let web = try http(server)
+                let web = http(server)
                 _ = try web.openStream("watch=ann")
                 _ = try web.events(until: "track")
                 for line in run[5..<8] { try ann.send(line) }
@@ -102,7 +103,7 @@ import Wire
                 // Away for a while: three fixes' events go by.
                 for line in run[8..<11] { try ann.send(line) }
                 try ann.lines(until: "pace of fix 11") { $0.contains("ts=\(run[10].split(separator: ",").last!)") }
-                let back = try http(server)
+                let back = http(server)
                 _ = try back.openStream("watch=ann", headers: "Last-Event-ID: \(lastID)\r\n")
                 var resumed: [HTTPTestClient.StreamEvent] = []
                 while resumed.count < 3 { resumed.append(try back.nextEvent()) }
@@ -116,15 +117,15 @@ import Wire
 
     @Test func coachesGetNoPaceAndBadNamesAre400() async throws {
         try await onItsOwnThread {
-            try withServer { server in
-                let coach = try http(server)
+            try withPureServer { server in
+                let coach = http(server)
                 _ = try coach.openStream("coach=*")
                 let (ann, _) = try connectRunner("ann", to: server)
                 for line in straightRun(count: 5) { try ann.send(line) }
                 try ann.send("stop:")
                 let events = try coach.events(until: "end")
                 #expect(events.map { $0.event ?? "" } == ["run", "badge", "end"])
-                let bad = try http(server)
+                let bad = http(server)
                 #expect(try bad.get("/events?watch=no%20such").status == 400)
                 #expect(try http(server).get("/events").status == 400)
             }

@@ -16,15 +16,14 @@ import Wire
 
     @Test func theWebShowsAPrivateRunnerOnlyWithItsShareLink() async throws {
         try await onItsOwnThread {
-            try withServer { server in
-                let port = try #require(server.httpPort)
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 try ann.send("private:on")
                 try ann.expect("ok:private private=yes")
                 for line in Self.fixes(count: 60, start: Date().timeIntervalSince1970.rounded(.down)) { try ann.send(line) }
                 let run = try RunStartedEvent(event: Event.parse(ann.expect("run:ann")))
                 try ann.expect("ack:ann")
-                let web = try HTTPTestClient(port: port)
+                let web = server.web()
                 // Each answer about ann (and her run) is byte for byte the answer about a name (a run) nobody has.
                 let missing = run.runID + 1000
                 for (about, nobody) in [("/api/runners/ann", "/api/runners/zed"),
@@ -49,13 +48,13 @@ import Wire
                 #expect(try web.get("/api/runs/\(run.runID)?token=\(token)").status == 200)
                 #expect(try web.get("/runs/\(run.runID).gpx?token=\(token)").status == 200)
                 #expect(try web.get("/api/runners/ann?token=0123456789abcdef0123456789abcdef").status == 404)
-                let stream = try HTTPTestClient(port: port)
+                let stream = server.web()
                 #expect(try stream.openStream("watch=ann&token=\(token)").status == 200)
                 _ = try stream.events(until: "track")
                 for line in Self.fixes(count: 62, start: Date().timeIntervalSince1970.rounded(.down) - 61).suffix(1) {
                     try ann.send(line)
                 }
-                let plain = try HTTPTestClient(port: port)
+                let plain = server.web()
                 #expect(try plain.openStream("watch=ann").status == 200)
                 // unshare: the stream with the token is closed at once; the one without never had anything.
                 try ann.send("unshare:*")
@@ -79,15 +78,14 @@ import Wire
 
     @Test func noPositionInsideThePrivacyZoneReachesAnyoneButTheRunner() async throws {
         try await onItsOwnThread {
-            try withServer { server in
-                let port = try #require(server.httpPort)
+            try withPureServer { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 try ann.send("privacy:200")
                 try ann.expect("ok:privacy zone=200")
-                let spectator = try TestClient(port: server.port)
+                let spectator = server.connect()
                 try spectator.send("watch:ann")
                 try spectator.expect("ok:watch")
-                let stream = try HTTPTestClient(port: port)
+                let stream = server.web()
                 #expect(try stream.openStream("watch=ann").status == 200)
                 // From home (48.85 N) 800 m north and back home, 4 m/s, one fix a second.
                 let home = 48.85, start = Date().timeIntervalSince1970.rounded(.down)
@@ -98,7 +96,7 @@ import Wire
                 for line in lines[...300] { try ann.send(line) }
                 try ann.expect("ack:ann ts=\(Int(start) + 300)", timeout: 20)
                 // Live, a late viewer's track starts at the first point shown: no distance from the hidden start.
-                let live = try JSONSerialization.jsonObject(with: Data(HTTPTestClient(port: port).get("/api/runners/ann").body))
+                let live = try JSONSerialization.jsonObject(with: Data(server.web().get("/api/runners/ann").body))
                 let track = (live as? [String: Any])?["track"] as? [String: Any]
                 let livePoints = try #require(track?["points"] as? [[Double]])
                 #expect(livePoints.count > 50 && livePoints.first?.suffix(2) == [0, 0], "\(livePoints.prefix(2))")
@@ -107,7 +105,7 @@ import Wire
                 let end = try RunEndedEvent(event: Event.parse(ann.expect("end:ann", timeout: 20)))
                 _ = try spectator.expect("end:ann", timeout: 20)
                 let streamed = try stream.events(until: "end", timeout: 20)
-                let web = try HTTPTestClient(port: port)
+                let web = server.web()
                 var foreign = spectator.received.joined(separator: "\n") + streamed.map(\.data).joined(separator: "\n")
                 for path in ["/api/runners/ann", "/api/runs/\(end.runID)", "/runs/\(end.runID).gpx",
                              "/runs/\(end.runID).geojson", "/runs/\(end.runID).svg", "/runs/\(end.runID).tcx"] {
@@ -142,18 +140,17 @@ import Wire
 
     @Test func wrongShareTokensOnTheEventStreamCountTowardTheLimit() async throws {
         try await onItsOwnThread {
-            try withServer({ $0.deviceFailuresPerMinute = 1 }) { server in
-                let port = try #require(server.httpPort)
+            try withPureServer({ $0.deviceFailuresPerMinute = 1 }) { server in
                 let (ann, _) = try connectRunner("ann", to: server)
                 try ann.send("private:on")
                 try ann.expect("ok:private private=yes")
                 // Each guess opens an empty stream (as for a name nobody has); past five times the limit the
                 // address is refused.
                 for _ in 0..<5 {
-                    let guess = try HTTPTestClient(port: port)
+                    let guess = server.web()
                     #expect(try guess.openStream("watch=ann&token=\(String(repeating: "0", count: 32))").status == 200)
                 }
-                #expect(try HTTPTestClient(port: port).get("/events?watch=ann&token=\(String(repeating: "1", count: 32))")
+                #expect(try server.web().get("/events?watch=ann&token=\(String(repeating: "1", count: 32))")
                     .status == 429)
             }
         }

@@ -27,6 +27,8 @@ package protocol TestHubOutput: AnyObject {
     func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?, close: Bool)
     /// The answer to a request that says something was stored, once it is.
     func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse)
+    /// The sends that follow are broadcast number `sequence` (an event stream's `id:`); nil once it is over.
+    func broadcast(sequence: UInt64?)
 }
 
 extension TestHubOutput {
@@ -52,6 +54,8 @@ extension TestHubOutput {
     package func scheduleReplays(at time: Double?) {}
     /// Tests without HTTP hear no answers.
     package func respond(_ connection: ConnectionID, _ response: HTTPResponse, later: Double?, close: Bool) {}
+    /// Without event streams, the numbers say nothing.
+    package func broadcast(sequence: UInt64?) {}
     /// Without a store thread: at once.
     package func respondOnceStored(_ connection: ConnectionID, _ response: HTTPResponse) {
         respond(connection, response, later: nil, close: false)
@@ -129,7 +133,8 @@ package final class HubDriver {
     private func perform(_ effect: HubEffect) {
         switch effect {
         case .send(let line, let id, let role): output.send(line, to: id, as: role)
-        case .broadcastBegins, .broadcastEnds: break
+        case .broadcastBegins(let sequence, _): output.broadcast(sequence: sequence)
+        case .broadcastEnds: output.broadcast(sequence: nil)
         case .close(let id, let reason): output.close(id, reason: reason)
         case .errorSent(let id): output.errorSent(to: id)
         case .answerFromStore(let id, let read): output.answerFromStore(to: id, read)

@@ -129,9 +129,43 @@ package final class PureServer {
         if let own { throw PureWebClient.NotHere(route: own) }
     }
 
+    /// A request for an event stream from `client`, as the server's loop takes it: refused (400), or the hub
+    /// opens the stream and says how it starts; the events that come while it opens wait, as the server holds
+    /// them while a snapshot is read. Nil for a stream that opened (200).
+    fileprivate func openStream(_ request: HTTPRequest, for client: PureWebClient) -> HTTPResponse? {
+        let targets: [(WatchTarget, coach: Bool)]
+        switch driver.hub.streamTargets(of: request) {
+        case .follow(let followed): targets = followed
+        case .refuse(let refusal): return refusal
+        }
+        sink.streams[client.id] = client
+        client.holdEvents()
+        let start = driver.decide {
+            $0.openStream(client.id, following: targets, token: WebRoute.shareToken(in: request),
+                          lastEventID: request.lastEventID.flatMap(UInt64.init), address: client.address, mayRead: true,
+                          now: now)
+        }
+        settle()
+        switch start {
+        case .missed(let missed): client.releaseEvents(first: missed.map { ($0.line, $0.sequence) }, dropping: { _ in true })
+        case .live: client.releaseEvents(first: [], dropping: { _ in false })
+        case .snapshot(let snapshot):
+            let track = HTTPTestClient.StreamEvent(id: nil, event: "track",
+                                                   data: String(decoding: snapshot.trackEvent(from: store), as: UTF8.self))
+            client.releaseEvents(first: [], track: track, dropping: { $0 == nil })
+        }
+        return nil
+    }
+
     fileprivate func refuseTooLong(from client: PureClient) {
         let limit = driver.hub.configuration.maximumLineLength
         driver.decide { $0.fail(client.id, .lineTooLong, "line longer than \(limit) bytes: discarded") }
+        settle()
+    }
+
+    fileprivate func streamClosed(_ client: PureWebClient) {
+        guard sink.streams.removeValue(forKey: client.id) != nil else { return }
+        driver.disconnected(client.id, now: now)
         settle()
     }
 
@@ -149,12 +183,24 @@ package final class PureServer {
         /// What falls due when the clock reaches it: slowed answers.
         var later: [(due: Double, deliver: () -> Void)] = []
 
+        /// Event streams, by connection.
+        var streams: [ConnectionID: PureWebClient] = [:]
+        /// The number of the broadcast being sent, if any.
+        var broadcast: UInt64?
+
+        func broadcast(sequence: UInt64?) { broadcast = sequence }
+
         func send(_ line: [UInt8], to connection: ConnectionID, as role: LineRole) {
+            if let stream = streams[connection] { return stream.hear(line, sequence: broadcast) }
             clients[connection]?.hear(String(decoding: line.dropLast(), as: UTF8.self))
         }
         func close(_ connection: ConnectionID, reason: String) {
-            guard let client = clients.removeValue(forKey: connection) else { return }
-            client.isClosed = true
+            if let stream = streams.removeValue(forKey: connection) {
+                stream.close()
+            } else {
+                guard let client = clients.removeValue(forKey: connection) else { return }
+                client.isClosed = true
+            }
             server.driver.disconnected(connection, now: server.now)
         }
         func answerFromStore(to connection: ConnectionID,
@@ -396,10 +442,82 @@ package final class PureWebClient {
     }
 
     /// The connection goes away.
-    package func close() { isClosed = true }
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if isStream { server.streamClosed(self) }
+    }
+
+    // MARK: Event streams
+
+    /// True once the connection became an event stream.
+    private var isStream = false
+    /// The stream's events not yet returned.
+    private var events: [HTTPTestClient.StreamEvent] = []
+    /// Events (with their broadcast numbers; nil for a catch-up line) that came while the stream opened.
+    private var held: [(line: [UInt8], sequence: UInt64?)]?
+
+    fileprivate func holdEvents() {
+        isStream = true
+        held = []
+    }
+
+    /// Lets the stream's events flow: `first` (what it missed), `track` (the run so far), then what was held but
+    /// what `dropping` says.
+    fileprivate func releaseEvents(first: [([UInt8], UInt64?)], track: HTTPTestClient.StreamEvent? = nil,
+                                   dropping: (UInt64?) -> Bool) {
+        let waiting = (held ?? []).filter { !dropping($0.sequence) }
+        held = nil
+        if let track { events.append(track) }
+        for (line, sequence) in first + waiting.map({ ($0.line, $0.sequence) }) { hear(line, sequence: sequence) }
+    }
+
+    /// One event line the hub sent the stream, framed as the server frames it (a kind no stream carries is not).
+    fileprivate func hear(_ line: [UInt8], sequence: UInt64?) {
+        if held != nil { return held!.append((line, sequence)) }
+        guard let kind = EventStreamFrame.streamedKind(of: line) else { return }
+        events.append(HTTPTestClient.StreamEvent(id: sequence.map(String.init), event: kind,
+                                                 data: String(decoding: WebAPI.eventJSON(line), as: UTF8.self)))
+    }
+
+    /// `GET /events?query`, decided as the server's loop decides it: the stream's status (200 once it opened);
+    /// its events follow with ``nextEvent(timeout:)``.
+    package func openStream(_ query: String, headers: String = "", timeout: Double = 10) throws -> HTTPTestClient.Response {
+        try request("GET /events?\(query) HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\(headers)\r\n",
+                    timeout: timeout)
+    }
+
+    /// The stream's next event, waited for on the server's clock.
+    package func nextEvent(timeout: Double = 10) throws -> HTTPTestClient.StreamEvent {
+        var waited = 0.0
+        while events.isEmpty {
+            guard waited < timeout, !isClosed else { throw HTTPTestClient.Timeout(waitingFor: "an event") }
+            server.advance(by: 0.1)
+            waited += 0.1
+        }
+        return events.removeFirst()
+    }
+
+    /// Events until one of `kind`.
+    package func events(until kind: String, timeout: Double = 10) throws -> [HTTPTestClient.StreamEvent] {
+        var seen: [HTTPTestClient.StreamEvent] = []
+        while true {
+            let event = try nextEvent(timeout: timeout)
+            seen.append(event)
+            if event.event == kind { return seen }
+        }
+    }
 
     /// True once the server closed the connection (as ``HTTPTestClient/awaitClose(timeout:)``).
-    package func awaitClose(timeout: Double = 10) throws -> Bool { isClosed }
+    package func awaitClose(timeout: Double = 10) throws -> Bool {
+        var waited = 0.0
+        while !isClosed {
+            guard waited < timeout else { throw HTTPTestClient.Timeout(waitingFor: "close") }
+            server.advance(by: 0.1)
+            waited += 0.1
+        }
+        return true
+    }
     private var parser = HTTPRequestParser()
 
     /// A route only the server's transport serves.
@@ -433,7 +551,17 @@ package final class PureWebClient {
     package func send(_ raw: String) throws {
         guard !isClosed else { throw HTTPTestClient.Timeout(waitingFor: "an open connection") }
         parser.append(Array(raw.utf8))
-        while let request = try parser.nextRequest() { try server.receive(request, from: self) }
+        while let request = try parser.nextRequest() {
+            do {
+                try server.receive(request, from: self)
+            } catch let notHere as NotHere where notHere.route == .events {
+                // The stream's head (or its refusal, which closes it).
+                if let refusal = server.openStream(request, for: self) { answer(refusal, close: true) } else {
+                    let head = HTTPResponseHead.eventStream  // the head the server writes
+                    answers.append(HTTPResponse(status: head.status, headers: head.headers, body: []))
+                }
+            }
+        }
     }
 
     /// The next answer, waited for (the clock moving, as a phone waits for a slowed answer) for at most `timeout`
