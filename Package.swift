@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "ReactorTests", dependencies: ["Reactor"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "ClusterBusTests", dependencies: ["ClusterBus", "MoonRunnerTestSupport"]),
-        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore", "Wire", "RunCore", "RunStore", "HTTP", "MoonRunnerTestSupport"]),
+        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore", "Wire", "RunCore", "RunStore", "HTTP", "WebRoutes", "MoonRunnerTestSupport"]),
         .testTarget(name: "BroadcasterTests", dependencies: ["Broadcaster", "LiveCore", "Wire", "RunCore", "RunStore", "Reactor",
                                                      "WebAssets", "MoonRunnerTestSupport"]),
         .testTarget(name: "MoonRunnerClientTests", dependencies: ["MoonRunnerClient", "Broadcaster", "Wire", "RunCore", "RunStore",

@@ -12,7 +12,7 @@ import Wire
     @Test func theRunPageDrawsAnElevationProfileOnlyForARunWithAltitudes() async throws {
         try await BrowserTests.withBrowser { server, port, browser in
             let (ann, _) = try connectRunner("ann", to: server)
-            let token = try DeviceAppTests.deviceToken(ann)
+            let token = try PhoneFixtures.deviceToken(ann)
             let app = try HTTPTestClient(port: port)
             let start = Int(Date().timeIntervalSince1970.rounded(.down))
             for second in 0..<300 {

@@ -12,7 +12,7 @@ import Wire
 /// low below 15%), and the runner's "Connect a phone" box (label, app, battery, an OwnTracks app sending
 /// encrypted messages). The page's console has no errors throughout.
 @Suite(.mayBlock, .serialized) struct PhoneBrowserTests {
-    typealias Backlog = PhoneBacklogTests
+    typealias Backlog = PhoneFixtures
 
     /// A position as Traccar Client / OsmAnd send it (`extra`: `&alarm=sos`, `&batt=…`).
     static func osmAnd(_ fix: Fix, token: String, _ extra: String = "") -> String {
@@ -60,7 +60,7 @@ import Wire
     @Test func anSOSShowsItsTimeAndShowOnTheMapGoesThere() async throws {
         try await StreetMapBrowserTests.withStreetMap { server, port, browser, _ in
             let (ann, _) = try connectRunner("ann", to: server)
-            let token = try DeviceAppTests.deviceToken(ann)
+            let token = try PhoneFixtures.deviceToken(ann)
             let app = try HTTPTestClient(port: port)
             let fixes = Backlog.queue(count: 40)
             try Self.send(fixes.dropLast(), token: token, app: app)
@@ -117,7 +117,7 @@ import Wire
             try ann.expect("ok:privacy zone=200")
             try ann.send("share:")
             let share = try #require(try OkEvent(event: Event.parse(ann.expect("ok:share")))["token"])
-            let token = try DeviceAppTests.deviceToken(ann)
+            let token = try PhoneFixtures.deviceToken(ann)
             let app = try HTTPTestClient(port: port)
             // A few positions, all within 200 m of the start, and an SOS there.
             let fixes = Backlog.queue(count: 6, step: 2)
@@ -168,7 +168,7 @@ import Wire
     @Test func theBatteryIsShownAndALowOneStandsOut() async throws {
         try await BrowserTests.withBrowser { server, port, browser in
             let (ann, _) = try connectRunner("ann", to: server)
-            let token = try DeviceAppTests.deviceToken(ann)
+            let token = try PhoneFixtures.deviceToken(ann)
             let app = try HTTPTestClient(port: port)
             let fixes = Backlog.queue(count: 12)
             try Self.send(fixes[..<4], token: token, app: app, "&batt=80")
@@ -209,7 +209,7 @@ import Wire
             let traccar = try app.get(Self.osmAnd(fix, token: pixel, "&batt=57"), headers: "User-Agent: Traccar Client/9.2\r\n")
             #expect(traccar.status == 200, "\(traccar)")
             let auth = "Authorization: \(HTTPBasicCredentials(user: "ann", password: iPhone).authorization)\r\n"
-            try app.send(PhoneFormsTests.json(#"{"_type":"encrypted","data":"q83vEjRWeJA="}"#, to: "/owntracks", headers: auth))
+            try app.send(PhoneFixtures.json(#"{"_type":"encrypted","data":"q83vEjRWeJA="}"#, to: "/owntracks", headers: auth))
             #expect(try app.response().status == 200)
 
             try browser.open("http://127.0.0.1:\(port)/runners/ann")

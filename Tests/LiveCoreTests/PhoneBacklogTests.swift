@@ -1,4 +1,4 @@
-import Broadcaster
+@testable import LiveCore
 import Foundation
 import HTTP
 import MoonRunnerTestSupport
@@ -10,14 +10,9 @@ import Wire
 /// Phones in the field (issue 25): a phone offline at the start, or mid-run, keeps its positions and sends
 /// them later, oldest first (Traccar Client, OwnTracks) or in another order. Every position answered 200 is
 /// stored and measured: the saved run equals its positions measured in time order, as if sent live.
-@Suite(.mayBlock) struct PhoneBacklogTests {
-    /// The recorded run's positions every `step` seconds, `count` of them, the last taken `endingAgo` seconds ago.
+@Suite struct PhoneBacklogTests {
     static func queue(count: Int, step: Int = 4, endingAgo: Double = 0) -> [Fix] {
-        let track = DeviceAppTests.track
-        let picked = stride(from: 0, to: min(count * step, track.count), by: step).map { track[$0] }
-        let end = Date().timeIntervalSince1970.rounded(.down) - endingAgo
-        let shift = end - (picked.last?.timestamp ?? 0)
-        return picked.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift) }
+        PhoneFixtures.queue(count: count, step: step, endingAgo: endingAgo)
     }
 
     /// The positions measured in time order, each as it was taken: what sending them live gives.
@@ -27,9 +22,7 @@ import Wire
         return tracker.finish()
     }
 
-    static func osmAnd(_ fix: Fix, token: String) -> String {
-        "/osmand?id=\(token)&timestamp=\(Int64(fix.timestamp))&lat=\(fix.latitude)&lon=\(fix.longitude)&accuracy=5"
-    }
+    static func osmAnd(_ fix: Fix, token: String) -> String { PhoneFixtures.osmAnd(fix, token: token) }
 
     /// A runner with a phone token, a TCP spectator of them, and the app's connection.
     struct Field {

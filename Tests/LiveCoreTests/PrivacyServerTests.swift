@@ -1,4 +1,4 @@
-@testable import Broadcaster
+@testable import LiveCore
 import Foundation
 import MoonRunnerTestSupport
 import RunStore
@@ -7,7 +7,7 @@ import Wire
 
 /// Private runners over the wire: the JSON API, pages' data, exports and event streams answer for a private
 /// runner exactly as for a missing one, and its share link opens them until `unshare:`.
-@Suite(.mayBlock) struct PrivacyServerTests {
+@Suite struct PrivacyServerTests {
     static func fixes(count: Int, start: Double) -> [String] {
         (0..<count).map { index in
             "loc:\(NumberFormat.string(48.85 + Double(index) * 3 / 111_229, decimals: 7)),2.35,4,\(Int(start) + index)"

@@ -1,4 +1,3 @@
-@testable import Broadcaster
 @testable import LiveCore
 import Foundation
 import MoonRunnerTestSupport
@@ -9,7 +8,7 @@ import Wire
 
 /// A replay reads its run a page at a time: the same lines as from one page, never more than two pages held,
 /// a page asked for before the last runs out, and nothing kept once the replay or its connection goes.
-@Suite(.mayBlock) struct ReplayPagingTests {
+@Suite struct ReplayPagingTests {
     let store = MemoryRunStore()
     let output: AnsweringOutput
     let ann = ConnectionID(1), viewer = ConnectionID(2)

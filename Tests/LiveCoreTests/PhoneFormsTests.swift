@@ -1,4 +1,4 @@
-import Broadcaster
+@testable import LiveCore
 import Foundation
 import HTTP
 import MoonRunnerTestSupport
@@ -10,7 +10,7 @@ import Wire
 /// Phones in the field (issue 25), with the requests the apps send: batches (the background-geolocation
 /// library's `location` array, Traccar Client 10's flat array), positions without a time, OwnTracks with
 /// encryption on, an SOS in each form, the battery crossing 15%.
-@Suite(.mayBlock) struct PhoneFormsTests {
+@Suite struct PhoneFormsTests {
     typealias Backlog = PhoneBacklogTests
 
     /// A runner still connected over TCP (for `device:list`), its phone's token, a spectator, a coach and the app.
@@ -52,7 +52,7 @@ import Wire
     }
 
     static func json(_ body: String, to path: String = "/osmand", headers: String = "") -> String {
-        "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        PhoneFixtures.json(body, to: path, headers: headers)
     }
 
     /// One position in the background-geolocation library's form (Traccar Client 9).

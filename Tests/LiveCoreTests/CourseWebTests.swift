@@ -1,4 +1,3 @@
-@testable import Broadcaster
 @testable import LiveCore
 import Foundation
 import MoonRunnerTestSupport
@@ -10,7 +9,7 @@ import Wire
 /// Courses on HTTP (issue 29): `GET /api/courses/NAME` (the course, its points, the public runners on it
 /// furthest first) and the `course` of `GET /api/runners/NAME`, through a real server whose store holds the
 /// course as `moonrunner course add` leaves it; and protocol.md's examples of both have the server's keys.
-@Suite(.mayBlock) struct CourseWebTests {
+@Suite struct CourseWebTests {
     /// `north` metres north of (51.5, -0.12), where `straightRun` starts.
     static func at(_ north: Double) -> Coordinate { Coordinate(latitude: 51.5 + north / 111_229, longitude: -0.12) }
 

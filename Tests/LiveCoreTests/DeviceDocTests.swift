@@ -1,4 +1,4 @@
-import Broadcaster
+@testable import LiveCore
 import Foundation
 import HTTP
 import MoonRunnerTestSupport
@@ -7,7 +7,7 @@ import Wire
 
 /// protocol.md §15's phone-app examples, sent as written (with a real device token of `ann` for the example's)
 /// to a real server: each gets the status and body the document shows.
-@Suite(.mayBlock) struct DeviceDocTests {
+@Suite struct DeviceDocTests {
     static let exampleToken = "9b2e61c04d5f4a8e8c7d3b1a0f6e2d49"
 
     /// The `http` blocks of §15 whose request goes to a phone endpoint: (request, status, body).

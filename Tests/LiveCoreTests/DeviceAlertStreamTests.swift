@@ -6,7 +6,7 @@ import Wire
 
 /// A phone's SOS, decided by the live core: TCP coaches and the runner's page (its event stream) get it at once,
 /// with an event id, and a page opened later gets it after the track.
-@Suite(.mayBlock) struct DeviceAlertStreamTests {
+@Suite struct DeviceAlertStreamTests {
     /// Raises ann's SOS, as the phone endpoints do.
     func raiseSOS(on server: PureServer, latitude: Double, longitude: Double, at time: Double) throws {
         let entry = try #require(server.driver.runners["ann"])

@@ -1,4 +1,3 @@
-@testable import Broadcaster
 @testable import LiveCore
 import Foundation
 import HTTP
@@ -9,7 +8,7 @@ import Wire
 
 /// The runner's own view of their phones: `device:LABEL`, `device:list` (label, last app, when, battery, and an
 /// OwnTracks phone sending encrypted messages), `undevice:ID`, and the page's `GET /runners/NAME/devices`.
-@Suite(.mayBlock) struct DeviceRosterTests {
+@Suite struct DeviceRosterTests {
     let output = RecordingOutput()
     let store = MemoryRunStore()
     let runner = ConnectionID(1), other = ConnectionID(2)

@@ -1,4 +1,4 @@
-import Broadcaster
+@testable import LiveCore
 import Foundation
 import MoonRunnerTestSupport
 import RunCore
@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// `runs:`, `run:` and `badges:` over the wire, answered as event lines ended by `done:`.
-@Suite(.mayBlock) struct HistoryTests {
+@Suite struct HistoryTests {
     /// Runs `count` fixes at 3 m/s for `runner` and stops; returns the run id.
     func run(_ client: some LineClient, _ runner: String, fixes count: Int, speed: Double = 3) throws -> Int64 {
         for line in straightRun(count: count, speed: speed) { try client.send(line) }
@@ -154,7 +154,7 @@ import Wire
 }
 
 /// Badge history lives in the database: a restart does not make yesterday's checkpoints disappear.
-@Suite(.mayBlock) struct HistoryAcrossRestartTests {
+@Suite struct HistoryAcrossRestartTests {
     @Test func silverAfterARestartNeedsToBeatTheStoredReference() throws {
         let database = temporaryFolder().appendingPathComponent("history.sqlite").path
         var key = ""

@@ -1,4 +1,4 @@
-@testable import Broadcaster
+@testable import LiveCore
 import Foundation
 import MoonRunnerTestSupport
 import Testing
@@ -7,7 +7,7 @@ import Wire
 /// Guessing keys and tokens is slowed and then refused per source address and target, but never at the expense
 /// of the right answer: at a race a whole venue's Wi-Fi is one address, and one guesser there must not lock out
 /// every phone behind it.
-@Suite(.mayBlock) struct GuessingTests {
+@Suite struct GuessingTests {
     static let wrongKey = "0123456789abcdef0123456789abcdef"
 
     @Test func wrongGuessesAreAnsweredThenSlowedThenRefusedPerAddressAndTarget() {

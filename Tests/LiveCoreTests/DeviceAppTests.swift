@@ -1,4 +1,4 @@
-import Broadcaster
+@testable import LiveCore
 import Foundation
 import HTTP
 import MoonRunnerTestSupport
@@ -9,24 +9,9 @@ import Wire
 
 /// Phone apps over HTTP, as they send: one request per position, answered 200 only once it is stored, the
 /// run seen by a TCP spectator and a web spectator, and ended after the device idle gap.
-@Suite(.mayBlock) struct DeviceAppTests {
-    /// A real recorded run (Strava export), as recorded.
-    static let track: [Fix] = {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("RunStoreTests/Fixtures/strava-run-1.gpx")
-        let track = (try? GPXImport.tracks(from: Data(contentsOf: file)))?.first ?? []
-        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp,
-                               altitude: $0.altitude) }
-    }()
-
-    /// The recorded run with its times moved to start now, as a phone would record it. Moved at each call: moved
-    /// once, when a test first read it, a test that ran half a minute later (a slowed, sanitized suite) sent a
-    /// first fix too old to start a run, and the fixes before the run started were not stored.
-    static var recorded: [Fix] {
-        let shift = Date().timeIntervalSince1970.rounded(.down) - (track.first?.timestamp ?? 0)
-        return track.map { Fix(latitude: $0.latitude, longitude: $0.longitude, accuracy: 5, timestamp: $0.timestamp + shift,
-                               altitude: $0.altitude) }
-    }
+@Suite struct DeviceAppTests {
+    static var track: [Fix] { PhoneFixtures.track }
+    static var recorded: [Fix] { PhoneFixtures.recorded }
 
     enum Format: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case osmAndGET, osmAndPOST, traccarJSON, ownTracksBasic, ownTracksHeaders
@@ -61,11 +46,7 @@ import Wire
         }
     }
 
-    /// `device:` on the runner's connection: the token.
-    static func deviceToken(_ runner: some LineClient) throws -> String {
-        try runner.send("device:")
-        return try #require(try OkEvent(event: Event.parse(runner.expect("ok:device")))["token"])
-    }
+    static func deviceToken(_ runner: some LineClient) throws -> String { try PhoneFixtures.deviceToken(runner) }
 
     @Test(arguments: Format.allCases)
     func aRecordedRunThroughTheAppReachesSpectatorsAndEndsAfterTheIdleGap(format: Format) async throws {
