@@ -46,8 +46,9 @@ let package = Package(
         // the leases that say which node owns a run. It speaks RESP2 itself on the Reactor's sockets (no C
         // client), so the binary builds and runs with nothing of Redis installed.
         .target(name: "ClusterBus", dependencies: ["Reactor", "Locking"]),
-        // The live core, no I/O: the Hub (sessions, runs, who hears what) decides and records its effects
-        // (HubEffect) for whoever drives it; the server's configuration. Tested without sockets.
+        // The live core, no I/O: the Hub (sessions, runs, who hears what) decides every line and every web
+        // request (JSON API, phone apps, page actions, event streams' start) and records its effects (HubEffect)
+        // for whoever drives it; the server's configuration. Tested without sockets (Tests/Support/PureServer).
         // Release builds skip the run-time exclusivity checks here and in Broadcaster (the compiler still proves
         // what it can): the hub's and the peers' class properties are touched several times for every fix, and
         // the checks cost ~3% of a flood. Loop-thread-only state is the design (each loop owns its hub); the
@@ -55,8 +56,8 @@ let package = Package(
         // library never see the flag.
         .target(name: "LiveCore", dependencies: ["RunCore", "Wire", "RunStore", "HTTP", "WebAssets", "WebRoutes"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
-        // The server's transport: ServerCore (a loop's connections, HTTP, event streams, loops, the cluster
-        // relay) carries out the hub's effects; Server is the Sendable handle (start, stop, ports).
+        // The server's transport: ServerCore (a loop's connections, framing, HTTP parsing, event stream frames,
+        // loops, the cluster relay) carries out the hub's effects; Server is the Sendable handle.
         .target(name: "Broadcaster", dependencies: ["LiveCore", "RunCore", "Wire", "RunStore", "Reactor", "HTTP",
                                                    "WebAssets", "WebRoutes", "ClusterBus"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
