@@ -4,7 +4,15 @@ extension Command {
     /// The hot path (`loc:`) reads numbers straight from the bytes without allocating anything but
     /// the echoed timestamp text.
     public static func parse<Bytes: Collection>(_ line: Bytes) throws(WireError) -> Command where Bytes.Element == UInt8 {
-        try withContiguousBytes(of: line) { bytes throws(WireError) in try CommandParser.parse(bytes) }
+        let result: Result<Command, WireError>? = line.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(WireError) -> Command in try CommandParser.parse(buffer) }
+        }
+        if let result { return try result.get() }
+        let copy = Array(line)
+        let copied = copy.withUnsafeBufferPointer { buffer in
+            Result { () throws(WireError) -> Command in try CommandParser.parse(buffer) }
+        }
+        return try copied.get()
     }
 
     /// `label` when it can name a phone (`device:LABEL`, and the runner's page): 1-40 characters of printable

@@ -9,7 +9,15 @@ extension Event {
 
     /// Parses one event line given as bytes, without its `\n` (a trailing `\r` is allowed).
     public static func parse<Bytes: Collection>(_ line: Bytes) throws(WireError) -> Event where Bytes.Element == UInt8 {
-        try withContiguousBytes(of: line) { bytes throws(WireError) in try EventParser.parse(bytes) }
+        let result: Result<Event, WireError>? = line.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(WireError) -> Event in try EventParser.parse(buffer) }
+        }
+        if let result { return try result.get() }
+        let copy = Array(line)
+        let copied = copy.withUnsafeBufferPointer { buffer in
+            Result { () throws(WireError) -> Event in try EventParser.parse(buffer) }
+        }
+        return try copied.get()
     }
 }
 
