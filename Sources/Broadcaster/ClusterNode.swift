@@ -13,6 +13,9 @@ public struct ClusterSettings: Sendable {
     /// How long a run's lease lasts unless its owner renews it (every third of it): the longest a runner
     /// waits, after its node died, before another node takes its run over. Default 3 s.
     public var leaseSeconds: Double = 3
+    /// The cluster's name (`serve --cluster-name`): the prefix of every key and stream it keeps in Redis, so
+    /// that clusters sharing one Redis stay apart. Default `moonrunner`.
+    public var name = ClusterStreams.defaultNamespace
 
     /// A node called `node` on the Redis at `redisURL`.
     public init(redisURL: String, node: String) {
@@ -30,12 +33,14 @@ public struct ClusterSettings: Sendable {
 /// - In: every node reads the all-runs stream, so each has a mirror of every live run (`watch:*`, late
 ///   joiners, the overview, `runs:` on any node). An event's SSE id is its stream id (`ms × 1000 + seq`), the
 ///   same on every node that did not make it.
-/// - Leases: `lease:run:NAME`, taken when a run starts or is taken over, renewed by a thread of its own,
+/// - Leases: `CLUSTER:lease:run:NAME`, taken when a run starts or is taken over, renewed by a thread of its own,
 ///   released when the run ends.
 ///
 /// Blocking work (Redis, the store) runs on the bus's threads, the lease thread and `takeovers`; never on a loop.
 final class ClusterNode: Sendable {
     let settings: ClusterSettings
+    /// The cluster's streams in Redis, under its name.
+    let streams: ClusterStreams
     let bus: ClusterBus
     let lease: ClusterLease
     /// The loops of this node; set once before any runs, read-only afterwards.
@@ -57,13 +62,16 @@ final class ClusterNode: Sendable {
     init(settings: ClusterSettings, inboxHighWater: Int, log: ServerLog) throws(BusError) {
         self.settings = settings
         self.inboxHighWater = inboxHighWater
-        lease = try ClusterLease(url: settings.redisURL, node: settings.node)
+        streams = ClusterStreams(namespace: settings.name)
+        lease = try ClusterLease(url: settings.redisURL, node: settings.node, keyPrefix: settings.name + ":lease:")
         let delivery = Mutex<ClusterNode?>(nil)
-        bus = try ClusterBus(url: settings.redisURL, configuration: ClusterBusConfiguration(node: settings.node),
+        var busConfiguration = ClusterBusConfiguration(node: settings.node)
+        busConfiguration.internalKeyPrefix = settings.name + ":bus:"
+        bus = try ClusterBus(url: settings.redisURL, configuration: busConfiguration,
                              onEntries: { entries in delivery.withLock { $0 }?.receive(entries) },
                              onNotice: { notice in log.write("cluster: \(notice)") })
         delivery.withLock { $0 = self }
-        bus.subscribe(ClusterStreams.allRuns, from: .new)
+        bus.subscribe(streams.allRuns, from: .new)
         let renewer = Thread { [self] in renewLeases(log: log) }
         renewer.name = "cluster leases"
         renewer.start()
@@ -92,7 +100,7 @@ final class ClusterNode: Sendable {
     func publish(_ messages: [HubNews]) {
         for message in messages {
             let (runner, fields) = ClusterCoding.fields(of: message)
-            if !bus.publish(stream: ClusterStreams.runner(runner), fields: fields, alsoTo: ClusterStreams.allRuns) {
+            if !bus.publish(stream: streams.runner(runner), fields: fields, alsoTo: streams.allRuns) {
                 dropped.add(1, ordering: .relaxed)
             }
         }

@@ -21,6 +21,8 @@ flushed, and it exits 0). Logs one line per happening to stderr.
   --cluster redis://HOST:PORT  be one node of a cluster: events to and from the other nodes go through
                           this Redis, and runs are leased there; needs a shared --db postgres://...
   --node NAME             this node's name in the cluster and its log (default HOST:PORT)
+  --cluster-name NAME     the cluster's name, the prefix of every key and stream it keeps in Redis, so that
+                          clusters sharing one Redis stay apart (default moonrunner; the same on every node)
   --lease S               seconds a run's lease lasts unless its node renews it: how long a runner
                           whose node died waits before another node takes its run over (default 3)
   --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
@@ -143,9 +145,16 @@ func runServeCommand(arguments: [String]) -> Int32 {
             var settings = ClusterSettings(redisURL: url, node: options.string("node") ?? "")
             settings.leaseSeconds = try options.number("lease", default: settings.leaseSeconds)
             guard settings.leaseSeconds >= 0.3 else { throw Options.UsageError(description: "--lease: at least 0.3 s") }
+            if let name = options.string("cluster-name") {
+                guard Command.isValidName(name) else {
+                    throw Options.UsageError(description: "--cluster-name: 1-32 of A-Z a-z 0-9 _ . -, not \(name)")
+                }
+                settings.name = name
+            }
             cluster = settings
-        } else if options.string("node") != nil || options.string("lease") != nil {
-            throw Options.UsageError(description: "--node and --lease are for a cluster node: add --cluster redis://...")
+        } else if options.string("node") != nil || options.string("lease") != nil || options.string("cluster-name") != nil {
+            throw Options.UsageError(
+                description: "--node, --lease and --cluster-name are for a cluster node: add --cluster redis://...")
         }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
         if let text = options.string("max-connections-per-address") {

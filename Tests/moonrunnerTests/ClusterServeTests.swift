@@ -15,9 +15,11 @@ struct ClusterServeTests {
     /// A node: `serve` on free ports in the cluster, and its line-protocol port. Two loops by default (serve's
     /// default here): an `iam:` then moves to its runner's loop before the cluster answers it.
     static func node(_ name: String, database: String, redis: String, lease: Double = 1,
-                     loops: Int = 2, http: Bool = false) throws -> (ChildProcess, UInt16) {
+                     loops: Int = 2, http: Bool = false, cluster: String? = nil) throws -> (ChildProcess, UInt16) {
+        let named = cluster.map { ["--cluster-name", $0] } ?? []
         let process = try ChildProcess(["serve", "--port", "0", "--http-port", http ? "0" : "off", "--loops", String(loops),
-                                        "--db", database, "--cluster", redis, "--node", name, "--lease", String(lease)])
+                                        "--db", database, "--cluster", redis, "--node", name, "--lease", String(lease)]
+                                       + named)
         return (process, try process.listeningPort())
     }
 
@@ -87,6 +89,52 @@ struct ClusterServeTests {
         try fan.send("msg:go bob")
         try fan.expect("ok:msg count=1")
         try other.expect("msg:\(bob) from=anon text=\"go bob\"", timeout: 20)
+    }
+
+    /// Two clusters on one Redis (each with its own database), both with a runner of the same name live: each
+    /// cluster's spectators, `watch:*` included, hear only their own cluster's run.
+    @Test func twoNamedClustersOnOneRedisStayApart() throws {
+        let redis = try RedisTestServer.shared().url
+        let north = Self.unique("north"), south = Self.unique("south")
+        let northDatabase = try PostgresTestServer.shared().createDatabase()
+        let southDatabase = try PostgresTestServer.shared().createDatabase()
+        let (n1, portN1) = try Self.node("n1", database: northDatabase, redis: redis, cluster: north)
+        let (n2, portN2) = try Self.node("n2", database: northDatabase, redis: redis, cluster: north)
+        let (s1, portS1) = try Self.node("s1", database: southDatabase, redis: redis, cluster: south)
+        defer { for node in [n1, n2, s1] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let ann = Self.unique("ann")
+
+        let northWatcher = try TestClient(port: portN2)
+        let southWatcher = try TestClient(port: portS1)
+        let southEveryone = try TestClient(port: portS1)
+        for (client, command) in [(northWatcher, "watch:\(ann)"), (southWatcher, "watch:\(ann)"), (southEveryone, "watch:*")] {
+            try client.ask(command, expecting: "ok:watch", timeout: 20)
+            try client.send("ping:")
+            try client.expect("ok:ping", timeout: 20)
+        }
+        // The same name claimed in each cluster: each has its own database and its own streams.
+        let northRunner = try TestClient(port: portN1)
+        try northRunner.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
+        let southRunner = try TestClient(port: portS1)
+        try southRunner.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
+        for line in straightRun(count: 20) { try northRunner.send(line) }
+        for line in straightRun(count: 5, longitude: 2.35) { try southRunner.send(line) }
+        for runner in [northRunner, southRunner] {
+            try runner.send("stop:")
+            try runner.expect("end:\(ann)", timeout: 20)
+        }
+        func paces(_ client: TestClient) throws -> [String] {
+            try client.lines(until: "end of \(ann)", timeout: 20) { $0.hasPrefix("end:\(ann)") }
+            try client.send("ping:")
+            try client.expect("ok:ping", timeout: 20)
+            return client.received.filter { $0.hasPrefix("pace:\(ann) ") }
+        }
+        #expect(try paces(northWatcher).count == 20, "north's spectator hears north's run, over the bus")
+        let heardInSouth = try paces(southWatcher)
+        #expect(heardInSouth.count == 5 && heardInSouth.allSatisfy { $0.contains("lon=2.35") }, "\(heardInSouth)")
+        _ = try paces(southEveryone)
+        #expect(southEveryone.received.filter { $0.hasPrefix("pace:") }.count == 5,
+                "watch:* in one cluster hears none of another's runners, nor the default cluster's")
     }
 
     @Test(.enabled(if: RedisTestServer.canStartServers, "needs redis-server to restart one"))
