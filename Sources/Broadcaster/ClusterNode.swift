@@ -77,10 +77,15 @@ final class ClusterNode: Sendable {
         renewer.start()
     }
 
-    /// Registers the loops (once, before they run).
-    func attach(_ servers: [Server]) {
+    /// Registers the loops (once, before they run), the store the nodes share, and which loop owns a runner.
+    func attach(_ servers: [Server], store: any RunStore, owner: @escaping @Sendable (String) -> Int) {
         self.servers.withLock { $0 = servers }
+        orphanage.withLock { $0 = (store, owner, servers[0].configuration.resumeWindow) }
     }
+
+    /// The shared store, the loop owning each runner and the resume window, for runs left without a node
+    /// (``sweepOrphans(seenUnleased:log:)``).
+    private let orphanage = Mutex<(store: any RunStore, owner: @Sendable (String) -> Int, resumeWindow: Double)?>(nil)
 
     /// The number of the next event made on this node.
     func nextSequence() -> UInt64 {
@@ -167,8 +172,12 @@ final class ClusterNode: Sendable {
 
     private func renewLeases(log: ServerLog) {
         let interval = settings.leaseSeconds / 3
+        var unleased: [String: Date] = [:]
+        var renewals = 0
         while !stopping.load(ordering: .relaxed) {
             if renewerDone.wait(timeout: .now() + interval) == .success { return }
+            renewals += 1
+            if renewals % 3 == 0 { unleased = sweepOrphans(seenUnleased: unleased, log: log) }
             for runner in owned.withLock({ $0 }) {
                 do {
                     if try !lease.renew(Self.leaseName(of: runner), ttl: settings.leaseSeconds) {
@@ -182,6 +191,42 @@ final class ClusterNode: Sendable {
                 }
             }
         }
+    }
+
+    /// Runs no node measures any more: live in the store, their lease held by nobody (its node died) at every
+    /// sweep for the resume window, so their runners did not come back to any node (one that did would have
+    /// taken the run over, and its lease). One survivor takes the lease (`SET NX`: exactly one wins) and ends
+    /// the run on the loop that owns its runner, saved as timed out, as one server ends a run whose runner
+    /// stayed away. A run just started is leased within milliseconds, so it is never mistaken for one.
+    /// Returns the runs seen unleased, with when they were first seen so.
+    private func sweepOrphans(seenUnleased before: [String: Date], log: ServerLog) -> [String: Date] {
+        guard let (store, owner, resumeWindow) = orphanage.withLock({ $0 }) else { return [:] }
+        var unleased: [String: Date] = [:]
+        do {
+            let mine = owned.withLock { $0 }
+            for record in try store.liveRuns() where !mine.contains(record.runner) {
+                let name = Self.leaseName(of: record.runner)
+                guard try lease.holder(of: name) == nil else { continue }
+                let since = before[record.runner] ?? Date()
+                unleased[record.runner] = since
+                guard Date().timeIntervalSince(since) >= max(resumeWindow, settings.leaseSeconds),
+                      try lease.take(name, ttl: settings.leaseSeconds) else { continue }
+                unleased[record.runner] = nil
+                guard let runner = try store.runner(named: record.runner) else {
+                    _ = try? lease.release(name)
+                    continue
+                }
+                let fixes = try store.fixesInTimeOrder(ofRun: record.id)
+                owned.withLock { _ = $0.insert(record.runner) }
+                log.write("cluster: run \(record.id) of \(record.runner) has had no node for \(Int(resumeWindow)) s: ending it here")
+                let loops = servers.withLock { $0 }
+                let server = loops[min(loops.count - 1, owner(record.runner))]
+                server.loop.execute { server.core.value.endAbandoned(record, runner: runner, fixes: fixes) }
+            }
+        } catch {
+            log.write("cluster: cannot look for runs without a node: \(error)")
+        }
+        return unleased
     }
 
     /// Stops renewing, gives up the leases this node holds (its runs were ended and saved), flushes the bus.

@@ -204,6 +204,13 @@ extension ServerCore {
         goOnAfterClusterAnswer(connection, now: now)
     }
 
+    /// A run left without a node whose runner never came back (``ClusterNode``'s sweep took its lease): ended
+    /// here, saved as timed out. Nothing if its runner came back here meanwhile.
+    func endAbandoned(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix]) {
+        guard !hub.hasRunHere(runner.name) else { return }
+        decide { $0.endAbandoned(record, runner: runner, fixes: fixes, now: Self.now()) }
+    }
+
     /// The connection's lines that waited for a cluster answer run now, in order.
     private func goOnAfterClusterAnswer(_ connection: Connection, now: Double) {
         guard connection.answerArrived() else { return }

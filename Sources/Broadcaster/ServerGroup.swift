@@ -141,7 +141,8 @@ public final class ServerGroup: Sendable {
     public func joinCluster(_ settings: ClusterSettings) throws(BusError) {
         let node = try ClusterNode(settings: settings, inboxHighWater: servers[0].configuration.relayInboxHighWater,
                                    log: servers[0].logger)
-        node.attach(servers)
+        let router = self.router
+        node.attach(servers, store: servers[0].store, owner: { runner in router?.owner(of: runner) ?? 0 })
         for server in servers {
             // Before the loops run: this thread may still set them up.
             server.core.value.cluster = node

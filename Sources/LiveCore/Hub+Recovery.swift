@@ -40,6 +40,16 @@ extension Hub {
         effects.log("took over run \(record.id) of \(runner.name): \(Int(runners[runner.name]?.run?.tracker.snapshot?.distance ?? 0)) m")
     }
 
+    /// A run whose node died and whose runner did not come back to any node within the resume window: rebuilt
+    /// from its stored fixes (its followers everywhere hear its end as from its own node), then ended, saved as
+    /// timed out, as a run whose runner stayed away ends on one server.
+    package func endAbandoned(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {
+        assertOnLoop()
+        takeOver(record, runner: runner, fixes: fixes, now: now)
+        guard let entry = runners[runner.name], entry.run != nil else { return }
+        finish(entry, status: .timedOut, reason: .timeout, now: now)
+    }
+
     /// A live run from its stored fixes: the same fixes and receive clock through a fresh engine give the same
     /// distance; the other loops (and nodes) learn of it as a catch-up.
     private func rebuild(_ record: RunRecord, runner: RunnerRecord, fixes: [StoredFix], now: Double) {

@@ -30,9 +30,10 @@ package final class PureServer {
     }
 
     /// A server at `now` (default: the wall clock, as the fixes of ``straightRun(count:from:speed:latitude:longitude:)``
-    /// are), having recovered what `store` holds, as the server does before it accepts anyone.
+    /// are), having recovered what `store` holds, as the server does before it accepts anyone (a cluster's node
+    /// does not: `recovers` false).
     package init(configuration: ServerConfiguration = ServerConfiguration(), store: any RunStore = MemoryRunStore(),
-                 now: Double = Date().timeIntervalSince1970) {
+                 now: Double = Date().timeIntervalSince1970, recovers: Bool = true) {
         self.store = store
         self.now = now
         let receipts = Receipts()
@@ -42,7 +43,7 @@ package final class PureServer {
         driver = HubDriver(configuration: configuration, store: store, output: sink)
         sink.server = self
         driver.hub.numberEvents(after: 0)
-        driver.decide { $0.recoverLiveRuns(now: now) }
+        if recovers { driver.decide { $0.recoverLiveRuns(now: now) } }
         driver.decide { $0.loadDevices() }
         driver.decide { $0.loadShares(now: now) }
         settle()

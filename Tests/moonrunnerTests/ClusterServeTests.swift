@@ -15,8 +15,9 @@ struct ClusterServeTests {
     /// A node: `serve` on free ports in the cluster, and its line-protocol port. Two loops by default (serve's
     /// default here): an `iam:` then moves to its runner's loop before the cluster answers it.
     static func node(_ name: String, database: String, redis: String, lease: Double = 1,
-                     loops: Int = 2, http: Bool = false, cluster: String? = nil) throws -> (ChildProcess, UInt16) {
-        let named = cluster.map { ["--cluster-name", $0] } ?? []
+                     loops: Int = 2, http: Bool = false, cluster: String? = nil,
+                     resumeWindow: Double? = nil) throws -> (ChildProcess, UInt16) {
+        let named = (cluster.map { ["--cluster-name", $0] } ?? []) + (resumeWindow.map { ["--resume-window", String($0)] } ?? [])
         let process = try ChildProcess(["serve", "--port", "0", "--http-port", http ? "0" : "off", "--loops", String(loops),
                                         "--db", database, "--cluster", redis, "--node", name, "--lease", String(lease)]
                                        + named)
@@ -333,5 +334,51 @@ struct ClusterServeTests {
         #expect(Set(timestamps).count == timestamps.count, "every fix exactly once")
         #expect(timestamps.count == route.count, "every fix kept")
         #expect(try store.run(id: runID)?.record.status == .saved)
+    }
+
+    /// A node dies mid-run and its runner never comes back: after the lease and the resume window, one survivor
+    /// (of two) ends the run, saved with `reason=timeout`, as a single server would; everyone hears one end.
+    @Test func aRunWhoseNodeDiedAndWhoseRunnerNeverReturnsIsEndedOnceByASurvivor() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let cluster = Self.unique("orphans")
+        let (a, portA) = try Self.node("a", database: database, redis: redis, cluster: cluster, resumeWindow: 2)
+        let (b, portB) = try Self.node("b", database: database, redis: redis, cluster: cluster, resumeWindow: 2)
+        let (c, portC) = try Self.node("c", database: database, redis: redis, cluster: cluster, resumeWindow: 2)
+        defer { for node in [a, b, c] where node.isRunning { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let ann = Self.unique("ann")
+        let watchers = try [portB, portC].map { port in
+            let watcher = try TestClient(port: port)
+            try watcher.ask("watch:\(ann)", expecting: "ok:watch", timeout: 20)
+            return watcher
+        }
+        let phone = try TestClient(port: portA)
+        try phone.ask("iam:\(ann)", expecting: "ok:iam", timeout: 20)
+        let fixes = straightRun(count: 30)
+        for line in fixes { try phone.send(line) }
+        try phone.expect("ack:\(ann) ts=\(fixes.last!.split(separator: ",").last!)", timeout: 20)
+        let started = try #require(phone.received.first { $0.hasPrefix("run:\(ann) ") })
+        let run = try RunStartedEvent(event: Event.parse(started))
+        a.signal(SIGKILL)
+        _ = a.awaitExit()
+
+        for watcher in watchers {
+            let end = try RunEndedEvent(event: Event.parse(watcher.expect("end:\(ann) ", timeout: 30)))
+            #expect(end.runID == run.runID && end.saved && end.reason == .timeout, "\(end)")
+        }
+        // Both survivors saw the sweep; one ended the run: a second end would have reached the watchers by now.
+        for watcher in watchers {
+            try watcher.send("ping:")
+            try watcher.expect("ok:ping", timeout: 20)
+            #expect(watcher.received.filter { $0.hasPrefix("end:\(ann) ") }.count == 1)
+        }
+        for node in [b, c] {
+            node.terminate()  // a clean stop flushes what the node wrote
+            #expect(node.awaitExit() == 0)
+        }
+        let store = try PostgresRunStore(url: database)
+        defer { store.close() }
+        #expect(try store.run(id: run.runID)?.record.status == .timedOut, "ended by the server, kept")
+        #expect(try store.liveRuns().allSatisfy { $0.runner != ann }, "no node left it live")
     }
 }
