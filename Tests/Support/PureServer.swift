@@ -83,6 +83,18 @@ package final class PureServer {
         }
     }
 
+    /// Waits for `ready`: while it is false, the clock moves on in steps of a tenth of a second, for at most
+    /// `timeout` seconds of it; whether it became true.
+    package func wait(_ timeout: Double, until ready: () -> Bool) -> Bool {
+        var waited = 0.0
+        while !ready() {
+            guard waited < timeout else { return false }
+            advance(by: 0.1)
+            waited += 0.1
+        }
+        return true
+    }
+
     /// The clock moves on by `seconds`: the server's one-second ticks, slowed answers and replays that fall due
     /// on the way, in time order.
     package func advance(by seconds: Double) {
@@ -303,15 +315,7 @@ package final class PureClient {
     /// ticks, timers and slowed answers falling due on the way), for at most `timeout` seconds of it. A line
     /// that only time brings (an idle close, a resume window's end) comes as it would over a socket; nothing
     /// else can, so a line that is not there after the wait never came.
-    private func wait(_ timeout: Double, until ready: () -> Bool) -> Bool {
-        var waited = 0.0
-        while !ready() {
-            guard waited < timeout else { return false }
-            server.advance(by: 0.1)
-            waited += 0.1
-        }
-        return true
-    }
+    private func wait(_ timeout: Double, until ready: () -> Bool) -> Bool { server.wait(timeout, until: ready) }
 
     /// The next line not yet returned, waiting up to `timeout` seconds of the server's clock.
     package func nextLine(timeout: Double = 5) throws -> String {
@@ -490,11 +494,8 @@ package final class PureWebClient {
 
     /// The stream's next event, waited for on the server's clock.
     package func nextEvent(timeout: Double = 10) throws -> HTTPTestClient.StreamEvent {
-        var waited = 0.0
-        while events.isEmpty {
-            guard waited < timeout, !isClosed else { throw HTTPTestClient.Timeout(waitingFor: "an event") }
-            server.advance(by: 0.1)
-            waited += 0.1
+        guard server.wait(timeout, until: { !events.isEmpty || isClosed }), !events.isEmpty else {
+            throw HTTPTestClient.Timeout(waitingFor: "an event")
         }
         return events.removeFirst()
     }
@@ -511,12 +512,7 @@ package final class PureWebClient {
 
     /// True once the server closed the connection (as ``HTTPTestClient/awaitClose(timeout:)``).
     package func awaitClose(timeout: Double = 10) throws -> Bool {
-        var waited = 0.0
-        while !isClosed {
-            guard waited < timeout else { throw HTTPTestClient.Timeout(waitingFor: "close") }
-            server.advance(by: 0.1)
-            waited += 0.1
-        }
+        guard server.wait(timeout, until: { isClosed }) else { throw HTTPTestClient.Timeout(waitingFor: "close") }
         return true
     }
     private var parser = HTTPRequestParser()
@@ -568,12 +564,7 @@ package final class PureWebClient {
     /// The next answer, waited for (the clock moving, as a phone waits for a slowed answer) for at most `timeout`
     /// seconds of the server's clock.
     package func response(timeout: Double = 10) throws -> HTTPTestClient.Response {
-        var waited = 0.0
-        while answers.isEmpty {
-            guard waited < timeout else { throw HTTPTestClient.Timeout(waitingFor: "an answer") }
-            server.advance(by: 0.1)
-            waited += 0.1
-        }
+        guard server.wait(timeout, until: { !answers.isEmpty }) else { throw HTTPTestClient.Timeout(waitingFor: "an answer") }
         let answer = answers.removeFirst()
         return HTTPTestClient.Response(status: Int(answer.status.code),
                                        headers: answer.headers.map { ($0.name, $0.value) }, body: answer.body)
