@@ -155,15 +155,25 @@ final class ClusterNode: Sendable {
         }
     }
 
-    /// A run ended on this node: its lease goes.
+    /// A run ended on this node: its lease goes once the end is committed (renewed until then), so no other
+    /// node that takes the lease can find the run still live in the store and end or resume it a second time.
     func releaseRun(of runner: String, log: ServerLog) {
-        owned.withLock { _ = $0.remove(runner) }
-        takeovers.async { [self] in
+        let store = orphanage.withLock { $0?.store }
+        releases.async { [self] in
+            do {
+                try store?.flushCommitted()
+            } catch {
+                log.write("cluster: the end of \(runner)'s run was not committed (\(error)); its lease runs out")
+            }
+            owned.withLock { _ = $0.remove(runner) }
             do { _ = try lease.release(Self.leaseName(of: runner)) } catch {
                 log.write("cluster: cannot release the lease of \(runner): \(error)")
             }
         }
     }
+
+    /// Lease releases, each after its run's end is committed (off the loops, apart from claims and takeovers).
+    private let releases = DispatchQueue(label: "moonrunner.cluster.release")
 
     /// Marks a run taken over (its lease is held already) as this node's.
     func adoptedRun(of runner: String) {
@@ -172,12 +182,20 @@ final class ClusterNode: Sendable {
 
     private func renewLeases(log: ServerLog) {
         let interval = settings.leaseSeconds / 3
-        var unleased: [String: Date] = [:]
         var renewals = 0
         while !stopping.load(ordering: .relaxed) {
             if renewerDone.wait(timeout: .now() + interval) == .success { return }
             renewals += 1
-            if renewals % 3 == 0 { unleased = sweepOrphans(seenUnleased: unleased, log: log) }
+            // Once a lease's length, on a queue of its own: a sweep reads the store and asks Redis about every
+            // run, and must never hold up this node's own renewals. One sweep at a time.
+            if renewals % 3 == 0, !isSweeping.exchange(true, ordering: .relaxed) {
+                sweeps.async { [self] in
+                    let before = unleasedRuns.withLock { $0 }
+                    let after = sweepOrphans(seenUnleased: before, log: log)
+                    unleasedRuns.withLock { $0 = after }
+                    isSweeping.store(false, ordering: .relaxed)
+                }
+            }
             for runner in owned.withLock({ $0 }) {
                 do {
                     if try !lease.renew(Self.leaseName(of: runner), ttl: settings.leaseSeconds) {
@@ -192,6 +210,11 @@ final class ClusterNode: Sendable {
             }
         }
     }
+
+    /// The sweeps' queue, whether one runs, and the runs they saw unleased (with since when).
+    private let sweeps = DispatchQueue(label: "moonrunner.cluster.sweep")
+    private let isSweeping = Atomic<Bool>(false)
+    private let unleasedRuns = Mutex<[String: Date]>([:])
 
     /// Runs no node measures any more: live in the store, their lease held by nobody (its node died) at every
     /// sweep for the resume window, so their runners did not come back to any node (one that did would have
@@ -212,6 +235,12 @@ final class ClusterNode: Sendable {
                 guard Date().timeIntervalSince(since) >= max(resumeWindow, settings.leaseSeconds),
                       try lease.take(name, ttl: settings.leaseSeconds) else { continue }
                 unleased[record.runner] = nil
+                // Still live now that the lease is ours? (Its end, or another node's, may have been committed
+                // since the list was read: a lease is given up only after the end is on disk.)
+                guard try store.liveRuns().contains(where: { $0.id == record.id }) else {
+                    _ = try? lease.release(name)
+                    continue
+                }
                 guard let runner = try store.runner(named: record.runner) else {
                     _ = try? lease.release(name)
                     continue
@@ -235,6 +264,8 @@ final class ClusterNode: Sendable {
         renewerDone.signal()
         inboxDrained.broadcast()
         takeovers.sync {}
+        sweeps.sync {}
+        releases.sync {}
         for runner in owned.withLock({ $0 }) { _ = try? lease.release(Self.leaseName(of: runner)) }
         bus.close(flushTimeout: 2)
         lease.close()

@@ -43,6 +43,12 @@ extension ClusterNode {
                 _ = try? lease.release(name)
                 return .nothingLive(nil)
             }
+            // The run may have ended while the lease was waited for (a lease is given up only once the end is
+            // committed): then there is nothing to resume.
+            guard try store.liveRuns().contains(where: { $0.id == record.id }) else {
+                _ = try? lease.release(name)
+                return .nothingLive(runnerRecord)
+            }
             return .adopt(record, runnerRecord, try store.fixesInTimeOrder(ofRun: record.id))
         } catch {
             return .failed("\(error)")

@@ -19,9 +19,20 @@ public enum RESPFuzzing {
         return limits
     }()
 
+    /// The same limits for reading back what was written: a status or error line's text is read as lossy UTF-8,
+    /// so each byte that is not UTF-8 is written back as U+FFFD's three bytes (a line within the limit read,
+    /// at most three times as long written). What matters is that it reads back the same.
+    static let writtenBackLimits: RESPParser.Limits = {
+        var written = limits
+        written.lineBytes = limits.lineBytes * 3
+        written.replyBytes = limits.replyBytes * 3
+        return written
+    }()
+
     /// Reads `input` in pieces of `pieceSize` bytes (whole when nil), taking replies after every piece as the
     /// connection does.
-    static func outcome(of input: UnsafeRawBufferPointer, pieceSize: Int? = nil) -> Outcome {
+    static func outcome(of input: UnsafeRawBufferPointer, pieceSize: Int? = nil,
+                        limits: RESPParser.Limits = RESPFuzzing.limits) -> Outcome {
         var parser = RESPParser(limits: limits)
         var replies: [RedisValue] = []
         let step = max(1, pieceSize ?? input.count)
@@ -53,7 +64,7 @@ public enum RESPFuzzing {
             precondition(depth(of: reply) <= limits.depth, "a reply nested past the limit")
             write(reply, to: &written)
         }
-        let reread = written.withUnsafeBytes { outcome(of: $0) }
+        let reread = written.withUnsafeBytes { outcome(of: $0, limits: writtenBackLimits) }
         precondition(reread.replies == whole.replies && reread.error == nil && !reread.waiting,
                      "replies written back read differently")
         return whole.replies.count

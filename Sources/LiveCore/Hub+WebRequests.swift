@@ -29,7 +29,7 @@ extension Hub {
         let token = WebRoute.shareToken(in: request)
         let share = token.flatMap { liveShare($0, now: now) }
         if token != nil, share == nil, wrongTokens.wrong(from: address, target: nil, now: now) == .refuse {
-            effects.respond(id, Self.tooManyGuesses, close: true)
+            effects.respond(id, Self.tooManyGuesses)  // kept alive, as before: the page may go on without a token
             return nil
         }
         func visible(_ name: String? = nil) -> Set<String> {

@@ -1,6 +1,7 @@
 import Broadcaster
 import Foundation
 import MoonRunnerTestSupport
+import RunCore
 import RunStore
 import Testing
 import Wire
@@ -149,6 +150,26 @@ import Wire
                     let export = try client.get("/runs/\(end.runID).\(format)")
                     #expect(export.status == 200 && export.header("Content-Disposition")?.contains("run-\(end.runID).\(format)") == true)
                 }
+            }
+        }
+    }
+
+    /// The runner page's course choice of a course the loop has not read yet, over a real keep-alive connection:
+    /// the server reads it off the loop, the hub decides the request again with it, and the connection's next
+    /// request is answered after.
+    @Test func thePagesCourseChoiceOfAnUnreadCourseIsReadFirst() async throws {
+        try await onItsOwnThread {
+            let store = MemoryRunStore()
+            let path = [Coordinate(latitude: 51.5, longitude: -0.12), Coordinate(latitude: 51.51, longitude: -0.12)]
+            store.submit(.course(StoredCourse(name: "park", path: path, points: [], created: 1)))
+            try withServer(store: store) { server in
+                let (_, key) = try connectRunner("ann", to: server)
+                let client = try http(server)
+                let form = "application/x-www-form-urlencoded"
+                let chosen = try client.post("/runners/ann/course", body: "key=\(key)&course=park", type: form)
+                #expect(chosen.status == 200 && chosen.text.hasPrefix(#"{"course":"park""#), "\(chosen)")
+                #expect(try client.post("/runners/ann/course", body: "key=\(key)&course=nowhere", type: form).status == 404)
+                #expect(try client.get("/healthz").text == "ok\n", "the same connection goes on")
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import ClusterBus
 import Testing
 
@@ -143,6 +144,20 @@ struct RESPParserTests {
             }
         }
         #expect(refused?.message.contains("over 4096 bytes") == true)
+    }
+
+    /// Every seed of the fuzz target (`Fuzz/Corpus/resp-reply`), the crashes it found included, passes its check
+    /// (it traps otherwise): a status line that is not UTF-8 reads back the same once written, however long its
+    /// replacement characters make it.
+    @Test func everyFuzzSeedPassesTheFuzzTargetsCheck() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/resp-reply")
+        let names = try FileManager.default.contentsOfDirectory(atPath: corpus.path)
+        #expect(names.contains("status-not-utf8-past-a-third-of-the-line"))
+        for name in names {
+            let seed = try Data(contentsOf: corpus.appendingPathComponent(name))
+            seed.withUnsafeBytes { _ = RESPFuzzing.check($0) }
+        }
     }
 
     @Test func commandsAreEncodedAsArraysOfBulks() throws {
