@@ -164,10 +164,6 @@ extension ServerCore {
         }
     }
 
-    func address(of id: ConnectionID) -> String {
-        connections[id].map(Self.address(of:)) ?? "-"
-    }
-
     func errorSent(to id: ConnectionID) {
         guard let connection = connections[id] as? Connection, connection.state == .open else { return }
         if connection.countError(now: Self.now()) {

@@ -56,7 +56,12 @@ extension ServerCore {
     /// A request that waits for a store read before the hub decides it again (a course the page chose): read off
     /// the loop, told to the hub, then the request decided again.
     func lookUpThenDecide(_ what: StoreLookUp, _ route: WebRoute, _ request: HTTPRequest, on id: ConnectionID) {
-        guard case .course(let name) = what, !readsAreFull else { return respond(id, Self.readsFullResponse, close: false) }
+        // The hub holds a request back only for a course (the page's course choice).
+        guard case .course(let name) = what else {
+            assertionFailure("a request waits for a course, not \(what)")
+            return respond(id, .text(.internalServerError, "nothing to read for this request\n"), close: false)
+        }
+        guard !readsAreFull else { return respond(id, Self.readsFullResponse, close: false) }
         let logger = self.logger
         readOffLoop(flushing: false, { store -> Course? in Self.readCourse(name, from: store, logger: logger) }) {
             [unowned self] course in
