@@ -23,8 +23,8 @@ let package = Package(
         .target(name: "RunCore", resources: [.copy("Resources/badges.json")]),
         // The line protocol: commands and events, parsed and formatted in one place (no I/O).
         .target(name: "Wire"),
-        // HTTP/1.1 for the web page: parsing and encoding only, no I/O and no dependencies.
-        .target(name: "HTTP"),
+        // HTTP/1.1 for the web page: parsing and encoding only, no I/O (Wire only for its calendar).
+        .target(name: "HTTP", dependencies: ["Wire"]),
         // The live page's HTML, CSS and JS, served by the server from memory.
         .target(name: "WebAssets", resources: [.copy("Resources")]),
         // Every URL of protocol.md Part 2 decoded into a typed route: the server's handlers get values.
@@ -37,7 +37,7 @@ let package = Package(
         // The store's contract and its SQLite implementation; exports and imports (GPX, TCX, GeoJSON, SVG).
         // State shared between threads behind one lock (Locked): the compiler checks that it is guarded.
         .target(name: "Locking"),
-        .target(name: "RunStore", dependencies: ["RunCore", "CSQLite", "CCrypto", "Locking"]),
+        .target(name: "RunStore", dependencies: ["RunCore", "Wire", "CSQLite", "CCrypto", "Locking"]),
         // The same RunStore contract on a PostgreSQL server shared by several nodes (`serve --db postgres://…`).
         .target(name: "PostgresRunStore", dependencies: ["RunStore", "RunCore", "CPostgreSQL", "Locking"]),
         // The epoll event loop, sockets and timers: every syscall in one file; LoopBound.

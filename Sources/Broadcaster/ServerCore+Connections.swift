@@ -10,9 +10,7 @@ extension ServerCore {
     /// Accepts every pending line-protocol connection; past a limit a newcomer gets `err:busy` and is closed.
     func acceptConnections() {
         guard let listener else { return }
-        acceptAll(from: listener, isFull: { [unowned self] in
-                      openLineConnections >= configuration.maximumConnections || isFullOverall
-                  },
+        acceptAll(from: listener,
                   refuse: { [unowned self] socket, refusal in
                       connectionStatistics.connectionsRefused += 1
                       var line: [UInt8] = []
@@ -22,9 +20,13 @@ extension ServerCore {
                   admit: { [unowned self] socket in admit(socket, now: Self.now()) }, http: false)
     }
 
-    /// True when both kinds together have the most the open-file limit allows (``ServerConfiguration/maximumTotalConnections``).
-    var isFullOverall: Bool {
-        guard let total = configuration.maximumTotalConnections else { return false }
+    /// True when a newcomer of the kind would be one too many: its kind has its most
+    /// (``ServerConfiguration/maximumConnections``, ``ServerConfiguration/maximumHTTPConnections``), or both
+    /// kinds together have the most the open-file limit allows (``ServerConfiguration/maximumTotalConnections``).
+    func isFull(http: Bool) -> Bool {
+        let full = http ? openHTTPConnections >= configuration.maximumHTTPConnections
+            : openLineConnections >= configuration.maximumConnections
+        guard !full, let total = configuration.maximumTotalConnections else { return full }
         return openLineConnections + openHTTPConnections >= total
     }
 
@@ -46,7 +48,7 @@ extension ServerCore {
     /// not stay readable; with no spare (it could not be taken back), accepting pauses briefly instead of
     /// spinning.
     /// With several loops, the accepted sockets are dealt to the loops in turn (`http` tells them which kind).
-    func acceptAll(from listener: ListeningSocket, isFull: () -> Bool, refuse: (StreamSocket, Refusal) -> Void,
+    func acceptAll(from listener: ListeningSocket, refuse: (StreamSocket, Refusal) -> Void,
                    admit: (StreamSocket) -> Peer, http: Bool) {
         while isAccepting {
             let accepted: IOResult<StreamSocket>
@@ -60,7 +62,7 @@ extension ServerCore {
                 return
             }
             guard case .processed(let socket) = accepted else { return }
-            if isFull() {
+            if isFull(http: http) {
                 turnAway(socket, .full, refuse: refuse)
                 continue
             }

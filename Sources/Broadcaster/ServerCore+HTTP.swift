@@ -11,9 +11,7 @@ extension ServerCore {
     /// Accepts every pending HTTP connection; past a limit a newcomer gets 503 and is closed.
     func acceptHTTPConnections() {
         guard let httpListener else { return }
-        acceptAll(from: httpListener, isFull: { [unowned self] in
-                      openHTTPConnections >= configuration.maximumHTTPConnections || isFullOverall
-                  },
+        acceptAll(from: httpListener,
                   refuse: { [unowned self] socket, refusal in
                       metrics.countResponse(503)
                       let text = refusal == .full ? "too many connections: try again later\n" : refusal.reason + "\n"

@@ -37,10 +37,7 @@ extension ClusterBus {
                     connection = nil
                 }
                 putBack(batch)
-                if isPublisherClosing { break }
-                let delay = backoff.failed()
-                onNotice(.disconnected(.publisher, error, retryIn: delay))
-                pause(delay)
+                guard waitToRetry(.publisher, after: error, backoff: &backoff, on: publishing) else { break }
             }
         }
         if connection != nil { disconnect(.publisher) }
@@ -62,15 +59,6 @@ extension ClusterBus {
     private func putBack(_ batch: Batch) {
         guard batch.wake else { return }
         publishing.withLock { $0.wakePending = true }
-    }
-
-    private var isPublisherClosing: Bool {
-        publishing.withLock { $0.closing }
-    }
-
-    /// Waits `seconds` before the next attempt, or less if the bus closes meanwhile.
-    private func pause(_ seconds: Double) {
-        publishing.withLock(when: { $0.closing }, before: Date(timeIntervalSinceNow: seconds)) { _, _ in }
     }
 
     /// `SCRIPT LOAD`s the publish script on a new connection (Redis forgets scripts when it restarts); its SHA1.

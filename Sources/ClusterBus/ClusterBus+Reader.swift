@@ -52,10 +52,7 @@ extension ClusterBus {
                     disconnect(.reader)
                     connection = nil
                 }
-                if isReaderClosing { break }
-                let delay = backoff.failed()
-                onNotice(.disconnected(.reader, error, retryIn: delay))
-                pause(delay)
+                guard waitToRetry(.reader, after: error, backoff: &backoff, on: reading) else { break }
             }
         }
         if connection != nil { disconnect(.reader) }
@@ -189,14 +186,5 @@ extension ClusterBus {
             set.counts.received += batch.count
         }
         if !batch.isEmpty { onEntries(batch) }
-    }
-
-    private var isReaderClosing: Bool {
-        reading.withLock { $0.closing }
-    }
-
-    /// Waits `seconds` before the next attempt, or less if the bus closes meanwhile.
-    private func pause(_ seconds: Double) {
-        reading.withLock(when: { $0.closing }, before: Date(timeIntervalSinceNow: seconds)) { _, _ in }
     }
 }

@@ -36,8 +36,11 @@ public final class ClusterBus: Sendable {
     /// each thread clears its own before dropping its connection.
     let sockets = Locked(Sockets())
 
+    /// What a thread's lock guards, as far as closing goes: ``close()`` sets it, and the thread ends.
+    protocol ClosingState { var closing: Bool { get } }
+
     /// What ``publishing`` guards.
-    struct PublishQueue {
+    struct PublishQueue: ClosingState {
         /// Queued entries from `head` on; the first ones may be in flight (removed once Redis has them).
         var entries: [OutgoingEntry] = []
         var head = 0
@@ -53,7 +56,7 @@ public final class ClusterBus: Sendable {
     }
 
     /// What ``reading`` guards.
-    struct Subscriptions {
+    struct Subscriptions: ClosingState {
         var streams: [String: Subscription] = [:]
         var nextToken = 0
         /// Bumped at each change; `appliedGeneration` is the one the reader last took up.
@@ -248,6 +251,17 @@ public final class ClusterBus: Sendable {
             return true
         }
         return registered ? connection : nil
+    }
+
+    /// After an attempt of `role`'s thread failed: tells of it and waits out the backoff, or less if the bus closes
+    /// meanwhile. False when the bus is closing: the thread ends instead.
+    func waitToRetry<State: ClosingState>(_ role: ClusterBusNotice.Role, after error: BusError,
+                                          backoff: inout ReconnectBackoff, on lock: Locked<State>) -> Bool {
+        guard !lock.withLock({ $0.closing }) else { return false }
+        let delay = backoff.failed()
+        onNotice(.disconnected(role, error, retryIn: delay))
+        lock.withLock(when: { $0.closing }, before: Date(timeIntervalSinceNow: delay)) { _, _ in }
+        return true
     }
 
     /// Forgets `role`'s socket before its connection is freed (so close() never shuts down a reused number).

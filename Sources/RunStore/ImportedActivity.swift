@@ -1,5 +1,6 @@
 import Foundation
 import RunCore
+import Wire
 
 /// The file formats runs are imported from and exported to.
 public enum ActivityFormat: String, Sendable, Hashable, CaseIterable {
@@ -253,7 +254,7 @@ enum ISO8601 {
         }
         guard index == bytes.count, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
               hour < 24, minute < 60, second <= 60 else { return nil }
-        return Double(daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
+        return Double(Int(CivilCalendar.days(fromYear: Int64(year), Int64(month), Int64(day))) * 86_400 + hour * 3600 + minute * 60 + second)
             + fraction - Double(offset)
     }
 
@@ -264,17 +265,6 @@ enum ISO8601 {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's civil-from-days, inverted): no
-    /// `timegm`, which is slow and not thread-safe everywhere.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

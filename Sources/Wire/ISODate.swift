@@ -8,7 +8,7 @@ public enum ISODate {
         let seconds = Int64(clamped.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(20)
         NumberFormat.appendDigits(UInt64(year), minimumCount: 4, to: &bytes)
@@ -45,32 +45,8 @@ public enum ISODate {
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
               year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
-        let days = self.days(fromCivil: year, month, day)
-        guard civil(fromDays: days) == (year, month, day) else { return nil }  // e.g. 02-30
+        let days = CivilCalendar.days(fromYear: year, month, day)
+        guard CivilCalendar.date(fromDays: days) == (year, month, day) else { return nil }  // e.g. 02-30
         return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The proleptic Gregorian date of a day count since 1970-01-01.
-    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
     }
 }

@@ -14,20 +14,13 @@ extension PaceEvent {
             var writer = ByteWriter(base: scratch.baseAddress!)
             writer.write(#"{"kind":"pace","runner":""#)
             writer.write(runner)
-            writer.write(#"","dist":"#)
-            writer.write(distance, NumberFormat.distanceDecimals)
-            writer.write(#","time":"#)
-            writer.write(elapsed, NumberFormat.timeDecimals)
-            writer.write(#","moving":"#)
-            writer.write(moving, NumberFormat.timeDecimals)
-            writer.write(#","pace":"#)
-            writer.writeJSON(pace, NumberFormat.paceDecimals)
-            writer.write(#","cur":"#)
-            writer.writeJSON(current, NumberFormat.paceDecimals)
-            writer.write(#","lat":"#)
-            writer.writeJSON(latitude, NumberFormat.coordinateDecimals)
-            writer.write(#","lon":"#)
-            writer.writeJSON(longitude, NumberFormat.coordinateDecimals)
+            writer.write(#"","dist":"#, distance, NumberFormat.distanceDecimals)
+            writer.write(#","time":"#, elapsed, NumberFormat.timeDecimals)
+            writer.write(#","moving":"#, moving, NumberFormat.timeDecimals)
+            writer.writeJSON(#","pace":"#, pace, NumberFormat.paceDecimals)
+            writer.writeJSON(#","cur":"#, current, NumberFormat.paceDecimals)
+            writer.writeJSON(#","lat":"#, latitude, NumberFormat.coordinateDecimals)
+            writer.writeJSON(#","lon":"#, longitude, NumberFormat.coordinateDecimals)
             writer.write(#","ts":""#)
             writer.write(timestamp)
             if let nextBadge {
@@ -39,12 +32,9 @@ extension PaceEvent {
             }
             writer.write(left, NumberFormat.distanceDecimals)
             if let forecast {
-                writer.write(#","eta":"#)
-                writer.writeJSON(forecast.eta, 0)
-                writer.write(#","finish":"#)
-                writer.writeJSON(forecast.finish, NumberFormat.timeDecimals)
-                writer.write(#","next_eta":"#)
-                writer.writeJSON(forecast.nextETA, 0)
+                writer.writeJSON(#","eta":"#, forecast.eta, 0)
+                writer.writeJSON(#","finish":"#, forecast.finish, NumberFormat.timeDecimals)
+                writer.writeJSON(#","next_eta":"#, forecast.nextETA, 0)
             }
             writer.write("}")
             buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
@@ -56,6 +46,12 @@ extension ByteWriter {
     /// A number, or `null` for nil.
     @inline(__always) mutating func writeJSON(_ value: Double?, _ decimals: Int) {
         if let value { write(value, decimals) } else { write("null") }
+    }
+
+    /// A field: its label, then its number (`null` for nil).
+    @inline(__always) mutating func writeJSON(_ label: StaticString, _ value: Double?, _ decimals: Int) {
+        write(label)
+        writeJSON(value, decimals)
     }
 }
 

@@ -140,33 +140,22 @@ public struct PaceEvent: WireEvent {
             var writer = ByteWriter(base: scratch.baseAddress!)
             writer.write("pace:")
             guard writer.writeBare(runner) else { return false }
-            writer.write(" dist=")
-            writer.write(distance, NumberFormat.distanceDecimals)
-            writer.write(" time=")
-            writer.write(elapsed, NumberFormat.timeDecimals)
-            writer.write(" moving=")
-            writer.write(moving, NumberFormat.timeDecimals)
-            writer.write(" pace=")
-            writer.write(pace, NumberFormat.paceDecimals)
-            writer.write(" cur=")
-            writer.write(current, NumberFormat.paceDecimals)
-            writer.write(" lat=")
-            writer.write(latitude, NumberFormat.coordinateDecimals)
-            writer.write(" lon=")
-            writer.write(longitude, NumberFormat.coordinateDecimals)
+            writer.write(" dist=", distance, NumberFormat.distanceDecimals)
+            writer.write(" time=", elapsed, NumberFormat.timeDecimals)
+            writer.write(" moving=", moving, NumberFormat.timeDecimals)
+            writer.write(" pace=", pace, NumberFormat.paceDecimals)
+            writer.write(" cur=", current, NumberFormat.paceDecimals)
+            writer.write(" lat=", latitude, NumberFormat.coordinateDecimals)
+            writer.write(" lon=", longitude, NumberFormat.coordinateDecimals)
             writer.write(" ts=")
             guard writer.writeBare(timestamp) else { return false }
             writer.write(" next=")
             guard writer.writeBare(next) else { return false }
-            writer.write(" left=")
-            writer.write(left, NumberFormat.distanceDecimals)
+            writer.write(" left=", left, NumberFormat.distanceDecimals)
             if let forecast {
-                writer.write(" eta=")
-                writer.write(forecast.eta, 0)
-                writer.write(" finish=")
-                writer.write(forecast.finish, NumberFormat.timeDecimals)
-                writer.write(" next_eta=")
-                writer.write(forecast.nextETA, 0)
+                writer.write(" eta=", forecast.eta, 0)
+                writer.write(" finish=", forecast.finish, NumberFormat.timeDecimals)
+                writer.write(" next_eta=", forecast.nextETA, 0)
             }
             writer.write("\n")
             buffer.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: writer.count))
@@ -227,6 +216,18 @@ struct ByteWriter {
             base[count] = UInt8(ascii: "-")
             count += 1
         }
+    }
+
+    /// A field: its label (` dist=`, `,"dist":`), then its number.
+    @inline(__always) mutating func write(_ label: StaticString, _ value: Double, _ decimals: Int) {
+        write(label)
+        write(value, decimals)
+    }
+
+    /// A field of the line: its label (` pace=`), then its number or `-`.
+    @inline(__always) mutating func write(_ label: StaticString, _ value: Double?, _ decimals: Int) {
+        write(label)
+        write(value, decimals)
     }
 }
 

@@ -254,12 +254,10 @@ struct LoadPlan {
         scenarios = base
     }
 
+    /// 2,000 runners at 1 fix/s, 4,000 line-protocol spectators.
     private static func live(duration: Double) -> LoadScenario {
-        var configuration = LoadConfiguration()
-        configuration.runners = 2000
+        var configuration = LoadConfiguration.oneFixPerSecond(runners: 2000, duration: duration)
         configuration.spectators = 4000
-        configuration.rate = 1
-        configuration.duration = duration
         return LoadScenario(name: "live", configuration: configuration, target: .latencyAndNoLoss(p99Milliseconds: 5))
     }
 
@@ -303,11 +301,8 @@ struct LoadPlan {
 
     /// 10,000 browsers on the event stream, 200 runners at 1 fix/s.
     private static func web(duration: Double) -> LoadScenario {
-        var configuration = LoadConfiguration()
-        configuration.runners = 200
+        var configuration = LoadConfiguration.oneFixPerSecond(runners: 200, duration: duration)
         configuration.webSpectators = 10_000
-        configuration.rate = 1
-        configuration.duration = duration
         return LoadScenario(name: "web", configuration: configuration,
                             target: .web(p99Milliseconds: 50, bytesPerStream: 8192))
     }
@@ -316,6 +311,17 @@ struct LoadPlan {
         var configuration = LoadConfiguration()
         configuration.idle = 10_000
         return LoadScenario(name: "idle", configuration: configuration, target: .memoryPerConnection(bytes: 4096))
+    }
+}
+
+extension LoadConfiguration {
+    /// `runners` each sending a fix a second for `duration` seconds, as phones do in a race.
+    static func oneFixPerSecond(runners: Int, duration: Double) -> LoadConfiguration {
+        var configuration = LoadConfiguration()
+        configuration.runners = runners
+        configuration.rate = 1
+        configuration.duration = duration
+        return configuration
     }
 }
 

@@ -61,24 +61,22 @@ func runCourseCommand(arguments: [String]) -> Int32 {
         printError("moonrunner course: \(error)\n\n\(courseHelp)")
         return 2
     }
-    guard let store = openedStore(for: "course", { () throws(StoreError) in try openStore(at: location) }) else {
+    return withStore(for: "course", { () throws(StoreError) in try openStore(at: location) }) { store in
+        do {
+            switch action {
+            case "add": return try addCourse(from: file ?? "", named: name ?? "", replacing: replace, into: store)
+            case "list": return try listCourses(in: store)
+            default: return try removeCourse(named: name ?? "", from: store)
+            }
+        } catch let problem as FileAccess.Problem {
+            printError("moonrunner course: \(problem)")
+        } catch let problem as CourseError {
+            printError("moonrunner course: \(file ?? ""): \(problem)")
+        } catch {
+            printError("moonrunner course: \(file.map { "\($0): " } ?? "")\(error)")
+        }
         return 1
     }
-    defer { store.close() }
-    do {
-        switch action {
-        case "add": return try addCourse(from: file ?? "", named: name ?? "", replacing: replace, into: store)
-        case "list": return try listCourses(in: store)
-        default: return try removeCourse(named: name ?? "", from: store)
-        }
-    } catch let problem as FileAccess.Problem {
-        printError("moonrunner course: \(problem)")
-    } catch let problem as CourseError {
-        printError("moonrunner course: \(file ?? ""): \(problem)")
-    } catch {
-        printError("moonrunner course: \(file.map { "\($0): " } ?? "")\(error)")
-    }
-    return 1
 }
 
 /// Reads, checks and stores a course; prints what it is.

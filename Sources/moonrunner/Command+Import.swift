@@ -2,6 +2,7 @@ import ToolSupport
 import Foundation
 import RunCore
 import RunStore
+import Wire
 
 let importHelp = """
 usage: moonrunner import FILE... --runner NAME [--db PATH]
@@ -50,48 +51,46 @@ func runImportCommand(arguments: [String]) -> Int32 {
         printError("moonrunner import: \(error)\n\n\(importHelp)")
         return 2
     }
-    guard let store = openedStore(for: "import", { () throws(StoreError) in try SQLiteRunStore(path: path) }) else {
-        return 1
-    }
-    defer { store.close() }
-    var tally = ImportTally()
-    for (index, file) in files.enumerated() {
-        let label = files.count > 1 ? "[\(index + 1)/\(files.count)] \(file)" : file
-        do {
-            let data = try FileAccess.read(file)
-            let (format, results) = try RunImport.importFile(data, runner: runner, into: store,
-                                                             now: Date().timeIntervalSince1970)
-            guard !results.isEmpty else {
-                throw StoreError.invalidInput("no track points")
-            }
-            print("\(label): \(format.rawValue.uppercased()), \(results.count) "
-                + (results.count == 1 ? "activity" : "activities"))
-            for result in results {
-                switch result {
-                case .imported(let outcome, let activity):
-                    if let key = outcome.newRunnerKey {
-                        print("created runner \(runner); key (shown once, keep it): \(key)")
-                    }
-                    print(importSummary(outcome, activity: activity))
-                    tally.imported += 1
-                case .alreadyImported(let runID, let activity):
-                    print("  already imported as run \(runID) (same runner, start "
-                        + "\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: activity.firstPointTime ?? 0))) "
-                        + "and \(activity.pointCount) points): skipped")
-                    tally.duplicates += 1
+    return withStore(for: "import", { () throws(StoreError) in try SQLiteRunStore(path: path) }) { store in
+        var tally = ImportTally()
+        for (index, file) in files.enumerated() {
+            let label = files.count > 1 ? "[\(index + 1)/\(files.count)] \(file)" : file
+            do {
+                let data = try FileAccess.read(file)
+                let (format, results) = try RunImport.importFile(data, runner: runner, into: store,
+                                                                 now: Date().timeIntervalSince1970)
+                guard !results.isEmpty else {
+                    throw StoreError.invalidInput("no track points")
                 }
+                print("\(label): \(format.rawValue.uppercased()), \(results.count) "
+                    + (results.count == 1 ? "activity" : "activities"))
+                for result in results {
+                    switch result {
+                    case .imported(let outcome, let activity):
+                        if let key = outcome.newRunnerKey {
+                            print("created runner \(runner); key (shown once, keep it): \(key)")
+                        }
+                        print(importSummary(outcome, activity: activity))
+                        tally.imported += 1
+                    case .alreadyImported(let runID, let activity):
+                        print("  already imported as run \(runID) (same runner, start "
+                            + "\(ISODate.string(unixSeconds: activity.firstPointTime ?? 0)) "
+                            + "and \(activity.pointCount) points): skipped")
+                        tally.duplicates += 1
+                    }
+                }
+            } catch let problem as FileAccess.Problem {
+                printError("moonrunner import: \(problem)")
+                tally.failed += 1
+            } catch {
+                // The file's name and the reason (with the line, for a file that is not valid XML or GPX/TCX).
+                printError("moonrunner import: \(file): \(error)")
+                tally.failed += 1
             }
-        } catch let problem as FileAccess.Problem {
-            printError("moonrunner import: \(problem)")
-            tally.failed += 1
-        } catch {
-            // The file's name and the reason (with the line, for a file that is not valid XML or GPX/TCX).
-            printError("moonrunner import: \(file): \(error)")
-            tally.failed += 1
         }
+        if files.count > 1 { print(tally.line(files: files.count)) }
+        return tally.failed == 0 ? 0 : 1
     }
-    if files.count > 1 { print(tally.line(files: files.count)) }
-    return tally.failed == 0 ? 0 : 1
 }
 
 /// What a multi-file import came to.

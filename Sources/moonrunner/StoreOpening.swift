@@ -10,13 +10,17 @@ func openStore(at location: String, configuration: StoreConfiguration = .init())
         : try SQLiteRunStore(path: location, configuration: configuration)
 }
 
-/// Opens a command's store with `open`; nil, after printing why as the command's error, when it cannot be opened
-/// (the command then exits 1).
-func openedStore(for command: String, _ open: () throws(StoreError) -> any RunStore) -> (any RunStore)? {
+/// Opens a command's store with `open`, runs `body` on it and closes it; the command's exit status. A store that
+/// cannot be opened is the command's error, printed, and exit status 1.
+func withStore(for command: String, _ open: () throws(StoreError) -> any RunStore,
+               _ body: (any RunStore) -> Int32) -> Int32 {
+    let store: any RunStore
     do {
-        return try open()
+        store = try open()
     } catch {
         printError("moonrunner \(command): \(error)")
-        return nil
+        return 1
     }
+    defer { store.close() }
+    return body(store)
 }

@@ -269,17 +269,7 @@ const MR = (() => {
       const { x, y } = spots[index];
       const group = svgNode("g", { class: `pin tier-${badge.tier}`, "data-badge": badge.id });
       group.appendChild(svgNode("circle", { cx: x, cy: y, r: 6 * Math.max(1, scale * 0.8) }));
-      const place = places[index];
-      if (place) {
-        const label = svgNode("text", { x: x + place.dx + 4 * scale, y: y + place.dy + place.h * 0.72,
-          "text-anchor": "start", "font-size": (12 * scale).toFixed(1) });
-        label.textContent = badge.name;
-        group.appendChild(label);
-      } else {
-        const title = svgNode("title", {});
-        title.textContent = badge.name;
-        group.appendChild(title);
-      }
+      label(group, spots[index], places[index]);
       svg.appendChild(group);
     });
     if (course && options.along != null) {
