@@ -148,8 +148,8 @@ enum ClusterCoding {
         }
     }
 
-    /// Where device revocations go: `moonrunner:run:#devices`, which no runner's stream can be (`#` is not
-    /// allowed in a name).
+    /// The runner revocations travel as (they name none): a name no runner can have (`#` is not allowed in a
+    /// name), so its partition is a fixed one and no runner's news is mistaken for it.
     static let revokedDevices = "#devices"
 
     /// An event's number from its stream id: the same on every node that reads it.

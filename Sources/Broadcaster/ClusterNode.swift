@@ -29,7 +29,8 @@ public struct ClusterSettings: Sendable {
 /// runner whose node died can go on on any other.
 ///
 /// - Out: each loop hands its turn's relays to ``publish(_:)`` at the end of the turn; every event and runner
-///   change goes to the runner's stream, also added to the all-runs stream (``ClusterStreams``).
+///   change goes to the runner's partition stream, also added to the all-runs stream (``ClusterStreams``);
+///   the bus packs what a batch has for one partition into one stream entry.
 /// - In: every node reads the all-runs stream, so each has a mirror of every live run (`watch:*`, late
 ///   joiners, the overview, `runs:` on any node). An event's SSE id is its stream id (`ms × 1000 + seq`), the
 ///   same on every node that did not make it.
@@ -105,7 +106,7 @@ final class ClusterNode: Sendable {
     func publish(_ messages: [HubNews]) {
         for message in messages {
             let (runner, fields) = ClusterCoding.fields(of: message)
-            if !bus.publish(stream: streams.runner(runner), fields: fields, alsoTo: streams.allRuns) {
+            if !bus.publish(stream: streams.stream(of: runner), fields: fields, alsoTo: streams.allRuns) {
                 dropped.add(1, ordering: .relaxed)
             }
         }

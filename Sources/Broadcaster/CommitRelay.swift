@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// It holds the server strongly until ``detach()`` (the server's loop has stopped), not weakly: a weak
 /// reference gives the server a side table, and then every retain and release of it, several for every fix
-/// (the hub's output is the server), takes the runtime's slow path: ~8% of a flood's CPU, measured.
+/// (each commit reaches the server through it), takes the runtime's slow path: ~8% of a flood's CPU, measured.
 final class CommitRelay: Sendable {
     /// The server, until it stops. Written by the loop thread at stop, read by the writer thread and the loop.
     private let server: Mutex<Server?>

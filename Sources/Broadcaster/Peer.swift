@@ -30,8 +30,8 @@ class Peer: EventHandler {
     var isQueuedForFlush = false
     /// True once the other side shut its sending half: the peer closes once what it owes is written.
     var hasPeerClosed = false
-    /// Set when the peer must go while the hub is mid-decision (a reader too slow during a broadcast): it gets
-    /// nothing more, and the server closes it at the end of the turn, never from inside the hub.
+    /// Set when the peer must go while the hub's effects are carried out (a reader too slow for a broadcast): it
+    /// gets nothing more, and the server closes it at the end of the turn, never while carrying effects out.
     var isDoomed = false
     /// Since when the peer has had output it could not write (nil while it keeps up): its backlog's age.
     var backloggedSince: Double?

@@ -71,8 +71,9 @@ extension ServerCore {
             // Lines without a number are the subscriptions' catch-up (run, badges, latest pace).
             connection.stream?.held?.append((Array(shared.bytes), role, sequence == nil))
             if (connection.stream?.held?.count ?? 0) > Self.maximumHeldEvents {
-                // Marked, not closed: this runs inside the hub's broadcast, which closing would re-enter
-                // (`disconnected`); a doomed peer gets nothing more, and is closed at the end of the turn.
+                // Marked, not closed: this runs while the hub's effects are carried out, and closing tells the
+                // hub (`disconnected`), a decision inside that; a doomed peer gets nothing more, and is closed
+                // at the end of the turn.
                 connection.stream?.held?.removeAll()
                 closeAtTurnEnd(connection, reason: "event stream: too many events before its snapshot")
             }

@@ -3,15 +3,18 @@ import Locking
 
 /// The publisher thread: the queue into Redis, a pipelined batch at a time.
 extension ClusterBus {
-    /// What one pass of the publisher sends: entries from the head of the queue, and a wake for the reader.
+    /// What one pass of the publisher sends: `count` events from the head of the queue packed into stream
+    /// entries, and a wake for the reader.
     private struct Batch {
-        let entries: [OutgoingEntry]
+        let entries: [PackedEntry]
+        let count: Int
         let wake: Bool
     }
 
     /// The publisher thread's body: until close(), take a batch, make sure of a connection, send it, and
     /// remove it from the queue once Redis has answered for every entry. A batch that fails with the
-    /// connection is sent again, whole, on the next one (the script skips what Redis already has).
+    /// connection is sent again, whole and packed as it was, on the next one (the script skips the entries
+    /// Redis already has: a batch packed anew, with events queued since, would number its entries otherwise).
     func publishLoop() {
         var backoff = ReconnectBackoff(initial: configuration.reconnectInitialDelay,
                                        maximum: configuration.reconnectMaximumDelay)
@@ -19,7 +22,9 @@ extension ClusterBus {
         var everConnected = false
         let counterKey = Array((configuration.internalKeyPrefix + "sent:" + instance).utf8)
         let nodeField = Array(configuration.nodeField.utf8), node = Array(configuration.node.utf8)
-        while let batch = nextBatch() {
+        var unsent: Batch?
+        while let batch = unsent ?? nextBatch() {
+            unsent = nil
             do throws(BusError) {
                 if connection == nil {
                     guard let redis = try connect(.publisher, timeout: configuration.commandTimeout) else { break }
@@ -36,29 +41,24 @@ extension ClusterBus {
                     disconnect(.publisher)
                     connection = nil
                 }
-                putBack(batch)
+                unsent = batch
                 guard waitToRetry(.publisher, after: error, backoff: &backoff, on: publishing) else { break }
             }
         }
         if connection != nil { disconnect(.publisher) }
     }
 
-    /// Waits for something to send; nil once the bus is closing.
+    /// Waits for something to send; nil once the bus is closing. Packed off the lock, which the loops publish under.
     private func nextBatch() -> Batch? {
         let batchSize = max(1, configuration.publishBatchSize)
-        return publishing.withLock(when: { $0.count > 0 || $0.wakePending || $0.closing }) { queue -> Batch? in
+        let taken = publishing.withLock(when: { $0.count > 0 || $0.wakePending || $0.closing }) {
+            queue -> (events: [OutgoingEntry], wake: Bool)? in
             guard !queue.closing else { return nil }
             let end = min(queue.entries.count, queue.head + batchSize)
-            let batch = Batch(entries: Array(queue.entries[queue.head..<end]), wake: queue.wakePending)
-            queue.wakePending = false
-            return batch
+            defer { queue.wakePending = false }
+            return (Array(queue.entries[queue.head..<end]), queue.wakePending)
         }
-    }
-
-    /// A batch that could not be sent: its wake is wanted again (its entries never left the queue).
-    private func putBack(_ batch: Batch) {
-        guard batch.wake else { return }
-        publishing.withLock { $0.wakePending = true }
+        return taken.map { Batch(entries: PackedEntry.pack($0.events), count: $0.events.count, wake: $0.wake) }
     }
 
     /// `SCRIPT LOAD`s the publish script on a new connection (Redis forgets scripts when it restarts); its SHA1.
@@ -82,7 +82,7 @@ extension ClusterBus {
             try redis.append(["XADD", "MAXLEN", "1", "*", "wake", "1"].map { Array($0.utf8) }.inserting(wakeKey, at: 1))
             try redis.append([Array("PEXPIRE".utf8), wakeKey, Array("3600000".utf8)])
         }
-        var runs: [ArraySlice<OutgoingEntry>] = []
+        var runs: [ArraySlice<PackedEntry>] = []
         var start = batch.entries.startIndex
         while start < batch.entries.endIndex {
             let end = min(batch.entries.endIndex, start + PublishScript.entriesPerCall)
@@ -93,7 +93,7 @@ extension ClusterBus {
             try redis.append(PublishScript.arguments(sha: sha, entries: run, counterKey: counterKey, nodeField: nodeField,
                                                      node: node, configuration: configuration))
         }
-        var refusals: [(String, BusError)] = []
+        var refusals: [(stream: String, error: BusError, events: Int)] = []
         var wakeFailure: BusError?
         if batch.wake {
             for _ in 0..<2 {
@@ -103,7 +103,7 @@ extension ClusterBus {
                 }
             }
         }
-        var added = 0
+        var added = 0, addedEntries = 0
         var failure: BusError?
         for run in runs {
             let reply = try redis.reply()
@@ -115,7 +115,7 @@ extension ClusterBus {
                 if error.isReply(code: "NOSCRIPT") {
                     failure = failure ?? error
                 } else {
-                    refusals += run.map { ($0.stream, error) }
+                    refusals += run.map { ($0.stream, error, $0.events.count) }
                 }
                 continue
             }
@@ -126,22 +126,26 @@ extension ClusterBus {
             for (entry, result) in zip(run, results) {
                 switch result {
                 case .integer:
-                    added += 1  // 1: added now; 0: added before (a resent batch)
+                    // 1: added now; 0: added before (a resent batch)
+                    added += entry.events.count
+                    addedEntries += 1
                 case .error(let message):
-                    refusals.append((entry.stream, BusError(.reply, "publishing to \(entry.stream): \(message)")))
+                    refusals.append((entry.stream, BusError(.reply, "publishing to \(entry.stream): \(message)"),
+                                     entry.events.count))
                 default:
                     failure = failure ?? BusError(.unexpectedReply, "the publish script answered \(result) for an entry")
                 }
             }
         }
         if let failure { throw failure }
-        for (stream, error) in refusals { onNotice(.refused(stream: stream, error)) }
+        for refusal in refusals { onNotice(.refused(stream: refusal.stream, refusal.error)) }
         if let wakeFailure { onNotice(.refused(stream: String(decoding: wakeKey, as: UTF8.self), wakeFailure)) }
         let lowWater = configuration.publishQueueLowWater
         let drained = publishing.withLock { queue in
-            queue.head += batch.entries.count
+            queue.head += batch.count
             queue.counts.published += added
-            queue.counts.refused += refusals.count
+            queue.counts.publishedEntries += addedEntries
+            queue.counts.refused += refusals.reduce(0) { $0 + $1.events }
             if queue.head > 4_096 && queue.head * 2 > queue.entries.count {
                 queue.entries.removeFirst(queue.head)
                 queue.head = 0

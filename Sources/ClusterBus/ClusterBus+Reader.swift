@@ -163,7 +163,9 @@ extension ClusterBus {
     }
 
     /// Moves the positions of the streams still subscribed (same token) past what was read, then gives the
-    /// entries that are not echoes to the callback, in one batch.
+    /// events that are not echoes to the callback, in one batch: an entry that packs several events
+    /// (``PublishScript``) as one ``BusEntry`` each, under the ids its id reserved for them, leaving out those at
+    /// or before where the stream was read from (a reader resuming after an event in the middle of an entry).
     private func deliver(_ read: [String: [ReadEntry]], streams: [(name: String, token: Int, after: StreamID)]) {
         guard !read.isEmpty else { return }
         let nodeField = configuration.nodeField, node = configuration.node
@@ -173,18 +175,37 @@ extension ClusterBus {
                 guard let entries = read[stream.name], let last = entries.last,
                       set.streams[stream.name]?.token == stream.token else { continue }
                 set.streams[stream.name]?.position = .after(last.id)
+                set.counts.receivedEntries += entries.count
                 for entry in entries {
                     let from = entry.fields.first { $0.0 == nodeField }.map { String(decoding: $0.1, as: UTF8.self) } ?? ""
+                    let events = Self.unpack(entry, droppingField: nodeField)
                     if from == node {
-                        set.counts.echoesDropped += 1
+                        set.counts.echoesDropped += events.count
                         continue
                     }
-                    batch.append(BusEntry(stream: stream.name, id: entry.id, node: from,
-                                          fields: entry.fields.filter { $0.0 != nodeField }))
+                    for (id, fields) in events where id > stream.after {
+                        batch.append(BusEntry(stream: stream.name, id: id, node: from, fields: fields))
+                    }
                 }
             }
             set.counts.received += batch.count
         }
         if !batch.isEmpty { onEntries(batch) }
+    }
+
+    /// The events of one stream entry with their ids: the entry's own fields (less the node's) for an entry of
+    /// one; for one that packs n (``PublishScript/packField``), the ids `MS-(SEQ-n+1) … MS-SEQ` of entry `MS-SEQ`.
+    /// An entry whose pack does not decode gives none.
+    static func unpack(_ entry: ReadEntry, droppingField nodeField: String) -> [(StreamID, [(String, [UInt8])])] {
+        guard let pack = entry.fields.first(where: { $0.0 == PublishScript.packField })?.1 else {
+            return [(entry.id, entry.fields.filter { $0.0 != nodeField })]
+        }
+        guard let events = EventPack.decode(pack), !events.isEmpty else { return [] }
+        // An entry Redis numbered itself (the script's fallback) may have fewer numbers free below it.
+        let count = UInt64(events.count)
+        let first = entry.id.sequence >= count - 1 ? entry.id.sequence - (count - 1) : 0
+        return events.enumerated().map { index, fields in
+            (StreamID(milliseconds: entry.id.milliseconds, sequence: min(entry.id.sequence, first + UInt64(index))), fields)
+        }
     }
 }

@@ -9,7 +9,9 @@ import Reactor
 /// event loop:
 /// - the **publisher** takes entries from a bounded queue (``publish(stream:fields:alsoTo:)`` never waits; a
 ///   full queue is back-pressure) and adds them with ``PublishScript`` (`XADD … MAXLEN ~ N`), a pipelined
-///   batch per round trip; while Redis is down the entries wait in the queue and go once it is back;
+///   batch per round trip, what a batch holds for one stream packed into one stream entry (so a busy node
+///   writes few, large entries: Redis's cost is per entry far more than per byte); while Redis is down the
+///   entries wait in the queue and go once it is back;
 /// - the **reader** runs `XREAD BLOCK` on the subscribed streams (a set the server changes at any time:
 ///   ``subscribe(_:from:)``, ``setSubscriptions(_:newFrom:)``), drops this node's own entries (echoes) and
 ///   gives the rest to `onEntries`, in batches, in stream order, with each entry's id. After a reconnect it
@@ -117,7 +119,9 @@ public final class ClusterBus: Sendable {
     // MARK: Publishing
 
     /// Queues an entry for `stream` (and, with `alsoTo`, for that stream too, under the same id: see
-    /// ``PublishScript``); any thread, never blocks. Returns false when the queue is full (the entry is
+    /// ``PublishScript``); any thread, never blocks. Readers get a stream's entries in the order they were
+    /// queued; entries of different streams queued within a few milliseconds of each other may come in another
+    /// order (a batch's entries go stream by stream). Field names starting with `_` are the bus's own. Returns false when the queue is full (the entry is
     /// dropped: back-pressure; ``ClusterBusNotice/publishQueueDrained`` says when there is room again) or
     /// the bus is closed.
     @discardableResult
@@ -216,6 +220,7 @@ public final class ClusterBus: Sendable {
         }
         reading.withLock { set in
             counts.received = set.counts.received
+            counts.receivedEntries = set.counts.receivedEntries
             counts.echoesDropped = set.counts.echoesDropped
             counts.reconnects += set.counts.reconnects
         }

@@ -11,8 +11,11 @@ public struct ClusterBusConfiguration: Sendable {
     /// Once the queue has been full, ``ClusterBusNotice/publishQueueDrained`` is sent when it is back to this
     /// many entries (the server may then read fixes again).
     public var publishQueueLowWater = 2_500
-    /// Entries sent in one pipeline (one round trip).
-    public var publishBatchSize = 256
+    /// Entries taken from the queue for one pipeline (one round trip), what they hold for one stream packed
+    /// into one stream entry: the more a pass takes, the fewer and larger the entries (Redis's cost is per
+    /// entry far more than per byte). `moonrunner-bench bus`: 2,048 carries about 470,000 events/s where 256
+    /// carried about 270,000, with the same paced latency.
+    public var publishBatchSize = 2_048
 
     /// `MAXLEN ~` of the stream an entry is published to (a runner's stream, the cluster stream): how much a
     /// reader that was away can catch up on.

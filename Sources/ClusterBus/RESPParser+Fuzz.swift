@@ -67,7 +67,18 @@ public enum RESPFuzzing {
         let reread = written.withUnsafeBytes { outcome(of: $0, limits: writtenBackLimits) }
         precondition(reread.replies == whole.replies && reread.error == nil && !reread.waiting,
                      "replies written back read differently")
+        // The same bytes as a packed entry's value (what the reader decodes from an XREAD's bulk strings).
+        checkPack(Array(data))
         return whole.replies.count
+    }
+
+    /// Traps unless `bytes` either do not decode as an ``EventPack`` or decode to events that write back as
+    /// the same bytes.
+    static func checkPack(_ bytes: [UInt8]) {
+        guard let events = EventPack.decode(bytes) else { return }
+        var again: [UInt8] = []
+        for event in events { EventPack.append(event, to: &again) }
+        precondition(again == bytes, "a pack written back differs")
     }
 
     private static func depth(of value: RedisValue) -> Int {

@@ -65,6 +65,8 @@ extension ClusterBusNotice: CustomStringConvertible {
 public struct ClusterBusStatistics: Sendable, Equatable {
     /// Entries Redis has taken (a resent duplicate counts once).
     public var published = 0
+    /// The stream entries those were packed into (each packs what one batch had for one stream).
+    public var publishedEntries = 0
     /// Entries refused by ``ClusterBus/publish(stream:fields:alsoTo:)`` because the queue was full.
     public var droppedFull = 0
     /// Entries Redis refused (``ClusterBusNotice/refused(stream:_:)``).
@@ -73,6 +75,8 @@ public struct ClusterBusStatistics: Sendable, Equatable {
     public var queued = 0
     /// Entries read and given to the callback.
     public var received = 0
+    /// The stream entries read (echoes too): what reading costs this node in Redis's terms.
+    public var receivedEntries = 0
     /// Entries read that this node had published, dropped.
     public var echoesDropped = 0
     /// Connections made after a failure (publisher and reader).

@@ -47,8 +47,9 @@ public enum StreamPosition: Sendable, Equatable {
 public struct BusEntry: Sendable {
     /// The stream it was read from.
     public let stream: String
-    /// Its id in that stream (the same in a runner's stream and in the stream it was also added to, see
-    /// ``ClusterBus/publish(stream:fields:alsoTo:)``).
+    /// Its id in that stream (the same in its own stream and in the stream it was also added to, see
+    /// ``ClusterBus/publish(stream:fields:alsoTo:)``): the stream entry's id, or for one of the several entries
+    /// a stream entry packs, one of the ids reserved below it (``PublishScript``); ids grow within a stream.
     public let id: StreamID
     /// The node that published it (``ClusterBusConfiguration/node`` there); never this node: echoes are dropped.
     public let node: String

@@ -8,22 +8,24 @@ import Glibc
 #endif
 
 let busBenchHelp = """
-usage: moonrunner-bench bus [--redis redis://HOST:PORT] [--entries N] [--rate N] [--streams N] [--size BYTES]
+usage: moonrunner-bench bus [--redis redis://HOST:PORT] [--events N] [--rate N] [--partitions N] [--runners N] [--size BYTES]
 
-Two cluster-bus instances in this process (nodes a and b) through one Redis: a publishes, b reads. Each
-entry goes to one of --streams runner streams (default 100), also to the all-runners stream (as the server
-publishes events), carries a --size byte payload (default 200, about a pace: line) and the time it was
-published; b reads the runner streams. Two phases of --entries entries each (default 200000):
+Two cluster-bus instances in this process (nodes a and b) through one Redis: a publishes, b reads. As the
+server does, each event is a runner's (one of --runners, default 1000, in turn) and goes to its runner's
+partition stream (one of --partitions, default 16) and also to the all-runners stream, which b reads (as every
+node does); it carries a --size byte payload (default 200, about a pace: line) and the time it was published.
+Two phases of --events events each (default 400000):
   saturated: a publishes as fast as the queue takes (waiting when it is full): throughput, and the latency
-             entries see in a full queue;
-  paced:     a publishes --rate entries per second (default 10000): the latency a remote spectator adds.
-Reports entries/s and publish-to-receive latency (p50, p99, max). Without --redis, a throwaway redis-server
-(no persistence) is started on a free loopback port. Build with -c release for meaningful figures.
+             events see in a full queue;
+  paced:     a publishes --rate events per second (default 200000): the latency a remote spectator adds.
+Reports events/s, publish-to-receive latency (p50, p99, max) and how many events a stream entry packed.
+Without --redis, a throwaway redis-server (no persistence) is started on a free loopback port. Build with
+-c release for meaningful figures.
 """
 
 /// `moonrunner-bench bus …` (`arguments` are the words after `bus`).
 func runBusBenchmark(arguments: [String]) -> Int32 {
-    let entries: Int, rate: Int, streamCount: Int, size: Int
+    let events: Int, rate: Int, partitions: Int, runners: Int, size: Int
     let url: String?
     do {
         var options = try Options(arguments)
@@ -31,14 +33,15 @@ func runBusBenchmark(arguments: [String]) -> Int32 {
             print(busBenchHelp)
             return 0
         }
-        entries = try options.number("entries", default: 200_000)
-        rate = try options.number("rate", default: 10_000)
-        streamCount = try options.number("streams", default: 100)
+        events = try options.number("events", default: 400_000)
+        rate = try options.number("rate", default: 200_000)
+        partitions = try options.number("partitions", default: ClusterStreams.defaultPartitions)
+        runners = try options.number("runners", default: 1_000)
         size = try options.number("size", default: 200)
         url = options.string("redis")
         try options.finish()
-        guard entries > 0, rate > 0, streamCount > 0, size >= 0 else {
-            throw Options.UsageError(description: "--entries, --rate and --streams must be positive")
+        guard events > 0, rate > 0, partitions > 0, runners > 0, size >= 0 else {
+            throw Options.UsageError(description: "--events, --rate, --partitions and --runners must be positive")
         }
     } catch {
         printError("moonrunner-bench bus: \(error)\n\n\(busBenchHelp)")
@@ -60,49 +63,52 @@ func runBusBenchmark(arguments: [String]) -> Int32 {
     }
     defer { spawned?.stop() }
 
-    let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-    let streams = (0..<streamCount).map { "bench:\(tag):run:r\($0)" }
-    let all = "bench:\(tag):runs"
+    let layout = ClusterStreams(namespace: "bench:" + String(UInt32.random(in: 0...UInt32.max), radix: 16),
+                                partitions: partitions)
+    let streams = (0..<runners).map { layout.stream(of: "r\($0)") }
+    let all = layout.allRuns
     let receiver = BusBenchReceiver()
     do {
         let a = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-a"), onEntries: { _ in })
         let b = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-b"),
                                onEntries: receiver.receive)
         defer { a.close(); b.close() }
-        b.setSubscriptions(Set(streams))
+        b.setSubscriptions([all])
         guard b.awaitSubscriptions(timeout: 10) else {
             printError("moonrunner-bench bus: cannot read from \(redisURL)")
             return 1
         }
-        print("bus: \(entries) entries per phase, \(streamCount) runner streams (+ all-runners), \(size) B payload, "
+        print("bus: \(events) events per phase, \(runners) runners over \(partitions) partitions (+ all-runners, read), \(size) B payload, "
               + "Redis \(redisURL)\(spawned == nil ? "" : " (started for this run)")")
         let payload = [UInt8](repeating: UInt8(ascii: "x"), count: size)
         for (phase, pace) in [("saturated", nil as Int?), ("paced", rate)] {
-            receiver.reset(expecting: entries)
+            receiver.reset(expecting: events)
+            let before = a.statistics.publishedEntries
             let started = LoadClock.monotonicSeconds()
             var full = 0
-            for index in 0..<entries {
+            for index in 0..<events {
                 if let pace {
                     let due = started + Double(index) / Double(pace)
                     while LoadClock.monotonicSeconds() < due { usleep(50) }
                 }
                 let fields: [(String, [UInt8])] = [("t", Array(String(BusBenchReceiver.microseconds()).utf8)),
                                                    ("line", payload)]
-                while !a.publish(stream: streams[index % streamCount], fields: fields, alsoTo: all) {
+                while !a.publish(stream: streams[index % runners], fields: fields, alsoTo: all) {
                     full += 1
                     usleep(100)  // back-pressure: the queue is full
                 }
             }
             guard receiver.waitForAll(timeout: 120) else {
-                printError("moonrunner-bench bus: \(phase): only \(receiver.count) of \(entries) entries arrived")
+                printError("moonrunner-bench bus: \(phase): only \(receiver.count) of \(events) events arrived")
                 return 1
             }
             let seconds = LoadClock.monotonicSeconds() - started
             let latency = receiver.histogram
-            print(String(format: "%@: %.0f entries/s, latency p50 %.2f ms, p99 %.2f ms, max %.2f ms%@", phase,
-                         Double(entries) / seconds, Double(latency.percentile(0.5)) / 1000,
-                         Double(latency.percentile(0.99)) / 1000, Double(latency.maximum) / 1000,
-                         full > 0 ? " (queue full \(full) times)" : ""))
+            let packed = Double(events) / Double(max(1, a.statistics.publishedEntries - before))
+            print(String(format: "%@: %.0f events/s, latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (%.1f events per entry%@)",
+                         phase, Double(events) / seconds, Double(latency.percentile(0.5)) / 1000,
+                         Double(latency.percentile(0.99)) / 1000, Double(latency.maximum) / 1000, packed,
+                         full > 0 ? ", queue full \(full) times" : ""))
         }
     } catch {
         printError("moonrunner-bench bus: \(error)")

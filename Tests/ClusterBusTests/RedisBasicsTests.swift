@@ -60,7 +60,8 @@ struct RedisBasicsTests {
         let configuration = ClusterBusConfiguration(node: "a")
         func send(_ sequences: [UInt64]) throws -> RedisValue {
             let entries = sequences.map {
-                OutgoingEntry(stream: streams[Int($0) % 2], alsoTo: streams[2], fields: entry($0), sequence: $0)
+                PackedEntry(stream: streams[Int($0) % 2], alsoTo: streams[2], number: $0,
+                            events: [OutgoingEntry(stream: streams[Int($0) % 2], alsoTo: streams[2], fields: entry($0), sequence: $0)][...])
             }
             return try connection.command(PublishScript.arguments(sha: sha, entries: entries[...], counterKey: counter,
                                                                   nodeField: Array("_node".utf8), node: Array("a".utf8),
