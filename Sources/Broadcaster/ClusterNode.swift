@@ -16,6 +16,9 @@ public struct ClusterSettings: Sendable {
     /// The cluster's name (`serve --cluster-name`): the prefix of every key and stream it keeps in Redis, so
     /// that clusters sharing one Redis stay apart. Default `moonrunner`.
     public var name = ClusterStreams.defaultNamespace
+    /// Events waiting for Redis at most (`serve --bus-queue`): past half of it the node reads no more fixes
+    /// until a quarter is left (back-pressure, as for the store), so that none is dropped. Default 10,000.
+    public var publishQueueCapacity = 10_000
 
     /// A node called `node` on the Redis at `redisURL`.
     public init(redisURL: String, node: String) {
@@ -68,9 +71,13 @@ final class ClusterNode: Sendable {
         let delivery = Mutex<ClusterNode?>(nil)
         var busConfiguration = ClusterBusConfiguration(node: settings.node)
         busConfiguration.internalKeyPrefix = settings.name + ":bus:"
+        busConfiguration.setPublishQueue(capacity: settings.publishQueueCapacity)
         bus = try ClusterBus(url: settings.redisURL, configuration: busConfiguration,
                              onEntries: { entries in delivery.withLock { $0 }?.receive(entries) },
-                             onNotice: { notice in log.write("cluster: \(notice)") })
+                             onNotice: { notice in
+                                 log.write("cluster: \(notice)")
+                                 if case .publishQueueDrained = notice { delivery.withLock { $0 }?.busDrained() }
+                             })
         delivery.withLock { $0 = self }
         bus.subscribe(streams.allRuns, from: .new)
         let renewer = Thread { [self] in renewLeases(log: log) }
@@ -109,6 +116,14 @@ final class ClusterNode: Sendable {
             if !bus.publish(stream: streams.stream(of: runner), fields: fields, alsoTo: streams.allRuns) {
                 dropped.add(1, ordering: .relaxed)
             }
+        }
+    }
+
+    /// The publish queue is back at its low-water mark: every loop that stopped reading fixes for it goes on
+    /// (if the store and the other loops let it).
+    private func busDrained() {
+        for server in servers.withLock({ $0 }) {
+            server.loop.execute { server.core.value.resumeIfStoreCaughtUp() }
         }
     }
 

@@ -80,6 +80,12 @@ extension ServerCore {
                 ("bus_dropped", bus.droppedFull + cluster.dropped.load(ordering: .relaxed))]
     }
 
+    /// True while the cluster bus holds more events for Redis than it should, counting this turn's, which go at
+    /// its end (this loop then reads no fixes, until the bus says it drained: ``ClusterNode``).
+    var isClusterBacklogged: Bool {
+        cluster?.bus.isBacklogged(adding: clusterOutbox.count) ?? false
+    }
+
     /// End of a turn: this turn's relays onto the bus.
     func sendToCluster() {
         guard let cluster, !clusterOutbox.isEmpty else { return }

@@ -254,7 +254,8 @@ extension ServerCore {
     }
 
     /// True while the store has more writes waiting than its high-water mark (sticky until the low-water mark).
-    /// With several loops, another loop's full inbox counts too: its events come from these fixes.
+    /// With several loops, another loop's full inbox counts too: its events come from these fixes; in a
+    /// cluster, so does a backlogged bus (Redis slow or away: ``ClusterBus/isBacklogged``).
     func checkStoreBacklog() -> Bool {
         guard !isStoreBacklogged else { return true }
         if store.pendingWriteCount > configuration.storeQueueHighWater {
@@ -263,6 +264,9 @@ extension ServerCore {
         } else if isRelayBacklogged {
             isStoreBacklogged = true
             logger.write("another loop is behind with events: reading fixes paused")
+        } else if isClusterBacklogged {
+            isStoreBacklogged = true
+            logger.write("the cluster bus is behind (Redis slow or away): reading fixes paused")
         }
         return isStoreBacklogged
     }
@@ -277,7 +281,8 @@ extension ServerCore {
 
     /// After a commit: once the store is below its low-water mark, the parked connections go on.
     func resumeIfStoreCaughtUp() {
-        guard isStoreBacklogged, store.pendingWriteCount <= configuration.storeQueueLowWater, hasRelayCaughtUp else {
+        guard isStoreBacklogged, store.pendingWriteCount <= configuration.storeQueueLowWater, hasRelayCaughtUp,
+              !isClusterBacklogged else {
             return
         }
         isStoreBacklogged = false

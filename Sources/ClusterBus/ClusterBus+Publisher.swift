@@ -150,8 +150,8 @@ extension ClusterBus {
                 queue.entries.removeFirst(queue.head)
                 queue.head = 0
             }
-            let drained = queue.wasFull && queue.count <= lowWater
-            if drained { queue.wasFull = false }
+            let drained = queue.isBacklogged && queue.count <= lowWater
+            if drained { queue.isBacklogged = false }
             return drained
         }
         publishing.broadcast()

@@ -49,7 +49,8 @@ public final class ClusterBus: Sendable {
         var nextSequence: UInt64 = 1
         /// True when the reader must be woken (subscriptions changed): the publisher adds to the wake stream.
         var wakePending = false
-        var wasFull = false
+        /// Set past the high-water mark (or full), cleared at the low-water mark: ``isBacklogged``.
+        var isBacklogged = false
         var closing = false
         var counts = ClusterBusStatistics()
 
@@ -121,25 +122,42 @@ public final class ClusterBus: Sendable {
     /// Queues an entry for `stream` (and, with `alsoTo`, for that stream too, under the same id: see
     /// ``PublishScript``); any thread, never blocks. Readers get a stream's entries in the order they were
     /// queued; entries of different streams queued within a few milliseconds of each other may come in another
-    /// order (a batch's entries go stream by stream). Field names starting with `_` are the bus's own. Returns false when the queue is full (the entry is
-    /// dropped: back-pressure; ``ClusterBusNotice/publishQueueDrained`` says when there is room again) or
-    /// the bus is closed.
+    /// order (a batch's entries go stream by stream). Field names starting with `_` are the bus's own.
+    ///
+    /// Returns false when the queue is full (the entry is dropped) or the bus is closed. Before that, past
+    /// ``ClusterBusConfiguration/publishQueueHighWater``, ``isBacklogged`` says to stop making entries (the
+    /// server stops reading fixes) until ``ClusterBusNotice/publishQueueDrained``: back-pressure before drops.
     @discardableResult
     public func publish(stream: String, fields: [(String, [UInt8])], alsoTo: String? = nil) -> Bool {
-        let capacity = configuration.publishQueueCapacity
+        let capacity = configuration.publishQueueCapacity, highWater = configuration.publishQueueHighWater
         let (queued, first) = publishing.withLock { queue -> (Bool, Bool) in
             guard !queue.closing else { return (false, false) }
             guard queue.count < capacity else {
-                queue.wasFull = true
+                queue.isBacklogged = true
                 queue.counts.droppedFull += 1
                 return (false, false)
             }
             queue.entries.append(OutgoingEntry(stream: stream, alsoTo: alsoTo, fields: fields, sequence: queue.nextSequence))
             queue.nextSequence += 1
+            if queue.count > highWater { queue.isBacklogged = true }
             return (true, queue.count == 1)
         }
         if first { publishing.broadcast() }
         return queued
+    }
+
+    /// True from when the publish queue passed its high-water mark (Redis slow or away) until it is back at
+    /// its low-water mark (``ClusterBusNotice/publishQueueDrained``): publishers should make no more entries
+    /// they can hold back (the server reads no more fixes) meanwhile.
+    public var isBacklogged: Bool {
+        isBacklogged(adding: 0)
+    }
+
+    /// ``isBacklogged``, or would be once `pending` more entries, made and not yet published (a loop turn's),
+    /// are queued.
+    public func isBacklogged(adding pending: Int) -> Bool {
+        let highWater = configuration.publishQueueHighWater
+        return publishing.withLock { $0.isBacklogged || $0.count + pending > highWater }
     }
 
     /// Waits until every entry queued so far is in Redis, at most `timeout` seconds; false on timeout. Blocks:

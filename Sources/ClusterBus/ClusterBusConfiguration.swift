@@ -8,9 +8,19 @@ public struct ClusterBusConfiguration: Sendable {
     /// Entries the publish queue holds (waiting or in flight) before ``ClusterBus/publish(stream:fields:alsoTo:)``
     /// refuses more: while Redis is down the queue fills, then publishing reports back-pressure.
     public var publishQueueCapacity = 10_000
-    /// Once the queue has been full, ``ClusterBusNotice/publishQueueDrained`` is sent when it is back to this
-    /// many entries (the server may then read fixes again).
+    /// Past this many entries the bus is backlogged (``ClusterBus/isBacklogged``): the server stops reading
+    /// fixes, so that the events already on their way still fit below the capacity and none is dropped.
+    public var publishQueueHighWater = 5_000
+    /// Once the queue has been backlogged, ``ClusterBusNotice/publishQueueDrained`` is sent when it is back to
+    /// this many entries (the server then reads fixes again).
     public var publishQueueLowWater = 2_500
+
+    /// The capacity `capacity` with the high- and low-water marks at a half and a quarter of it.
+    public mutating func setPublishQueue(capacity: Int) {
+        publishQueueCapacity = max(4, capacity)
+        publishQueueHighWater = publishQueueCapacity / 2
+        publishQueueLowWater = publishQueueCapacity / 4
+    }
     /// Entries taken from the queue for one pipeline (one round trip), what they hold for one stream packed
     /// into one stream entry: the more a pass takes, the fewer and larger the entries (Redis's cost is per
     /// entry far more than per byte). `moonrunner-bench bus`: 2,048 carries about 470,000 events/s where 256

@@ -44,7 +44,7 @@ public enum ClusterBusNotice: Sendable {
     case disconnected(Role, BusError, retryIn: Double)
     /// Redis refused an entry with an error reply (a key of the wrong type, out of memory): it is dropped.
     case refused(stream: String, BusError)
-    /// The publish queue was full and is back to its low-water mark: publishing works again.
+    /// The publish queue was backlogged (past its high-water mark, or full) and is back to its low-water mark.
     case publishQueueDrained
 }
 

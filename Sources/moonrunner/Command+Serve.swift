@@ -25,6 +25,9 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           clusters sharing one Redis stay apart (default moonrunner; the same on every node)
   --lease S               seconds a run's lease lasts unless its node renews it: how long a runner
                           whose node died waits before another node takes its run over (default 3)
+  --bus-queue N           events waiting for Redis at most; past half of it the node reads no more fixes
+                          until a quarter is left, so a slow or paused Redis slows its runners instead of
+                          losing events (default 10000)
   --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
   --max-connections-per-address N|off  connections at once from one source address, line protocol
                           and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT);
@@ -145,6 +148,8 @@ func runServeCommand(arguments: [String]) -> Int32 {
             var settings = ClusterSettings(redisURL: url, node: options.string("node") ?? "")
             settings.leaseSeconds = try options.number("lease", default: settings.leaseSeconds)
             guard settings.leaseSeconds >= 0.3 else { throw Options.UsageError(description: "--lease: at least 0.3 s") }
+            settings.publishQueueCapacity = try options.number("bus-queue", default: settings.publishQueueCapacity)
+            guard settings.publishQueueCapacity >= 100 else { throw Options.UsageError(description: "--bus-queue: at least 100") }
             if let name = options.string("cluster-name") {
                 guard Command.isValidName(name) else {
                     throw Options.UsageError(description: "--cluster-name: 1-32 of A-Z a-z 0-9 _ . -, not \(name)")
@@ -152,9 +157,9 @@ func runServeCommand(arguments: [String]) -> Int32 {
                 settings.name = name
             }
             cluster = settings
-        } else if options.string("node") != nil || options.string("lease") != nil || options.string("cluster-name") != nil {
+        } else if ["node", "lease", "cluster-name", "bus-queue"].contains(where: { options.string($0) != nil }) {
             throw Options.UsageError(
-                description: "--node, --lease and --cluster-name are for a cluster node: add --cluster redis://...")
+                description: "--node, --lease, --cluster-name and --bus-queue are for a cluster node: add --cluster redis://...")
         }
         configuration.maximumConnections = try options.number("max-connections", default: configuration.maximumConnections)
         if let text = options.string("max-connections-per-address") {
