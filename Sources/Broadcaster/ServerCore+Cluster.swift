@@ -72,12 +72,14 @@ extension ServerCore {
         }
     }
 
-    /// What `stats:` adds in a cluster: the bus's entries out, in, and refused by a full publish queue.
+    /// What `stats:` adds in a cluster: the bus's events out, in, and refused by a full publish queue, and the
+    /// stream entries they were packed into and read from (what the bus costs Redis and this node).
     func clusterCounters() -> [(String, Int)] {
         guard let cluster else { return [] }
         let bus = cluster.bus.statistics
         return [("bus_published", bus.published), ("bus_received", bus.received),
-                ("bus_dropped", bus.droppedFull + cluster.dropped.load(ordering: .relaxed))]
+                ("bus_dropped", bus.droppedFull + cluster.dropped.load(ordering: .relaxed)),
+                ("bus_entries_written", bus.publishedEntries), ("bus_entries_read", bus.receivedEntries)]
     }
 
     /// True while the cluster bus holds more events for Redis than it should, counting this turn's, which go at
