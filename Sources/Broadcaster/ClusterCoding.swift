@@ -129,6 +129,23 @@ enum ClusterCoding {
         }
     }
 
+    /// Where a node takes a piece of news from: a runner's events and share tokens from the runner's partition
+    /// when it reads it (in full, in order), from the cluster stream otherwise; runner claims and device tokens
+    /// from the cluster stream, which every node reads.
+    enum Source: Equatable {
+        case partition(runner: String)
+        case everyNode
+    }
+
+    /// Where a node takes `message` from.
+    static func source(of message: HubNews) -> Source {
+        switch message {
+        case .event(let event): .partition(runner: event.runner)
+        case .shares(let runner, _, _): .partition(runner: runner)
+        case .runner, .deviceAdded, .devicesRemoved: .everyNode
+        }
+    }
+
     /// An audience on the bus: `s` spectators, `e` everyone, `c` coaches.
     static func audienceCode(_ audience: Hub.Audience) -> String {
         switch audience {

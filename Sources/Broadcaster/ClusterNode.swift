@@ -17,8 +17,8 @@ public struct ClusterSettings: Sendable {
     /// that clusters sharing one Redis stay apart. Default `moonrunner`.
     public var name = ClusterStreams.defaultNamespace
     /// Events waiting for Redis at most (`serve --bus-queue`): past half of it the node reads no more fixes
-    /// until a quarter is left (back-pressure, as for the store), so that none is dropped. Default 10,000.
-    public var publishQueueCapacity = 10_000
+    /// until a quarter is left (back-pressure, as for the store), so that none is dropped. Default 40,000.
+    public var publishQueueCapacity = 40_000
 
     /// A node called `node` on the Redis at `redisURL`.
     public init(redisURL: String, node: String) {
@@ -32,11 +32,14 @@ public struct ClusterSettings: Sendable {
 /// runner whose node died can go on on any other.
 ///
 /// - Out: each loop hands its turn's relays to ``publish(_:)`` at the end of the turn; every event and runner
-///   change goes to the runner's partition stream, also added to the all-runs stream (``ClusterStreams``);
-///   the bus packs what a batch has for one partition into one stream entry.
-/// - In: every node reads the all-runs stream, so each has a mirror of every live run (`watch:*`, late
-///   joiners, the overview, `runs:` on any node). An event's SSE id is its stream id (`ms × 1000 + seq`), the
-///   same on every node that did not make it.
+///   change goes to the runner's partition stream, and to the cluster stream too except paces that come
+///   within a second of the runner's last one there (``ClusterStreams``); the bus packs what a batch has for
+///   one stream into one stream entry.
+/// - In: every node reads the cluster stream, so each has a mirror of every live run (`watch:*`, late
+///   joiners, the overview, `runs:` on any node) with its paces a second apart at most, and the partitions of
+///   the runners its connections follow (each loop says which: ``follow(_:onLoop:)``), whose events it takes
+///   from there in full. An event's SSE id is its stream id (`ms × 1000 + seq`), the same on every node that
+///   read it from the same stream (its partition's and its cluster stream's ids are a few microseconds apart).
 /// - Leases: `CLUSTER:lease:run:NAME`, taken when a run starts or is taken over, renewed by a thread of its own,
 ///   released when the run ends.
 ///
@@ -79,7 +82,7 @@ final class ClusterNode: Sendable {
                                  if case .publishQueueDrained = notice { delivery.withLock { $0 }?.busDrained() }
                              })
         delivery.withLock { $0 = self }
-        bus.subscribe(streams.allRuns, from: .new)
+        bus.subscribe(streams.cluster, from: .new)
         let renewer = Thread { [self] in renewLeases(log: log) }
         renewer.name = "cluster leases"
         renewer.start()
@@ -109,15 +112,68 @@ final class ClusterNode: Sendable {
 
     // MARK: Out and in
 
-    /// A loop's relays of one turn, onto the bus (events and runner changes; the rest is for this node's loops).
+    /// A loop's relays of one turn, onto the bus (events and runner changes; the rest is for this node's loops):
+    /// each to its runner's partition, and to the cluster stream too unless it is a pace within a second of the
+    /// last one of that runner there.
     func publish(_ messages: [HubNews]) {
+        let now = Date().timeIntervalSince1970
         for message in messages {
             let (runner, fields) = ClusterCoding.fields(of: message)
-            if !bus.publish(stream: streams.stream(of: runner), fields: fields, alsoTo: streams.allRuns) {
+            let summarized = summaryPaces.withLock { summary in Self.isSummarized(message, at: now, in: &summary) }
+            // Two entries rather than one in both streams (`alsoTo`): a partition's events then pack whole, not
+            // cut wherever one of them also goes to the cluster stream (3 events an entry instead of 30).
+            if !bus.publish(stream: streams.stream(of: runner), fields: fields) {
+                dropped.add(1, ordering: .relaxed)
+            }
+            if summarized && !bus.publish(stream: streams.cluster, fields: fields) {
                 dropped.add(1, ordering: .relaxed)
             }
         }
     }
+
+    /// When each live runner's last pace went to the cluster stream (its run's end forgets it): at most one
+    /// entry per live run of the node.
+    private let summaryPaces = Mutex<[String: Double]>([:])
+
+    /// Whether `message` goes to the cluster stream too: everything but a pace that comes within a second of
+    /// the runner's last one there (a recovered run's catch-up always goes: it rebuilds the mirrors).
+    static func isSummarized(_ message: HubNews, at now: Double, in last: inout [String: Double]) -> Bool {
+        guard case .event(let event) = message else { return true }
+        switch event.kind {
+        case .pace where !event.isCatchUp:
+            if let previous = last[event.runner], now - previous < summaryInterval, now >= previous { return false }
+            last[event.runner] = now
+        case .ended:
+            last[event.runner] = nil
+        default:
+            break
+        }
+        return true
+    }
+
+    /// The most often a runner's pace goes to the cluster stream, in seconds.
+    static let summaryInterval = 1.0
+
+    /// Loop `loop` now has followers of exactly `runners` by name: the bus reads the partitions of what every
+    /// loop follows, and the cluster stream.
+    func follow(_ runners: Set<String>, onLoop loop: Int) {
+        let wanted = following.withLock { following -> Set<String>? in
+            following.byLoop[loop] = runners
+            let partitions = streams.partitionStreams(of: following.byLoop.values.joined())
+            guard partitions != following.partitions else { return nil }
+            following.partitions = partitions
+            return partitions
+        }
+        guard let wanted else { return }
+        // A new partition is read from where this node is in the cluster stream: its mirror has every runner's
+        // news up to there, and what comes after (filtered on the cluster stream from now on) comes from the
+        // partition (ids in both come from Redis's clock). Not from "now": an event between the two would be lost.
+        let from = bus.position(of: streams.cluster).map { StreamPosition.after($0) } ?? .new
+        bus.setSubscriptions(wanted.union([streams.cluster]), newFrom: from)
+    }
+
+    /// The runners each loop follows, and the partitions read for them.
+    private let following = Mutex<(byLoop: [Int: Set<String>], partitions: Set<String>)>(([:], []))
 
     /// The publish queue is back at its low-water mark: every loop that stopped reading fixes for it goes on
     /// (if the store and the other loops let it).
@@ -130,9 +186,21 @@ final class ClusterNode: Sendable {
     /// Entries refused by a full publish queue (Redis down too long): counted in `stats:`.
     let dropped = Atomic<Int>(0)
 
-    /// The bus reader's entries: decoded and handed to every loop, the reader waiting while they are behind.
+    /// The bus reader's entries: decoded and handed to every loop, the reader waiting while they are behind. A
+    /// runner's events come from its partition where this node reads it, from the cluster stream otherwise;
+    /// runner claims and device tokens from the cluster stream (``ClusterCoding/source(of:)``).
     private func receive(_ entries: [BusEntry]) {
-        let messages = entries.compactMap(ClusterCoding.message(of:))
+        let partitions = following.withLock { $0.partitions }
+        let cluster = streams.cluster
+        let messages = entries.compactMap { entry -> HubNews? in
+            guard let message = ClusterCoding.message(of: entry) else { return nil }
+            let fromCluster = entry.stream == cluster
+            switch ClusterCoding.source(of: message) {
+            case .everyNode: return fromCluster ? message : nil
+            case .partition(let runner):
+                return fromCluster == partitions.contains(streams.stream(of: runner)) ? nil : message
+            }
+        }
         guard !messages.isEmpty else { return }
         let loops = servers.withLock { $0 }
         inboxDepth.add(messages.count * loops.count, ordering: .relaxed)

@@ -90,7 +90,13 @@ extension ServerCore {
 
     /// End of a turn: this turn's relays onto the bus.
     func sendToCluster() {
-        guard let cluster, !clusterOutbox.isEmpty else { return }
+        guard let cluster else { return }
+        // Which runners this loop's connections follow, when that changed: the node reads their partitions.
+        if hub.followGeneration != clusterFollowGeneration {
+            clusterFollowGeneration = hub.followGeneration
+            cluster.follow(hub.followedRunners, onLoop: shard?.index ?? 0)
+        }
+        guard !clusterOutbox.isEmpty else { return }
         // Handed over whole, as the loops' relays are (an in-place empty would copy the shared buffer).
         let batch = clusterOutbox
         clusterOutbox = []

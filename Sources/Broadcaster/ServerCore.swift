@@ -103,6 +103,8 @@ final class ServerCore {
     /// this turn's messages for it. Loop thread only once running.
     var cluster: ClusterNode?
     var clusterOutbox: [HubNews] = []
+    /// The hub's ``Hub/followGeneration`` the cluster last heard of (-1: not yet).
+    var clusterFollowGeneration = -1
     var nextCountersRequest = 1
     /// The store's way back to this loop (a server outside a group only); detached when the loop stops.
     /// Loop thread only.

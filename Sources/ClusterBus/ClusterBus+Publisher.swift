@@ -92,6 +92,8 @@ extension ClusterBus {
         for run in runs {
             try redis.append(PublishScript.arguments(sha: sha, entries: run, counterKey: counterKey, nodeField: nodeField,
                                                      node: node, configuration: configuration))
+            // Written call by call: Redis runs one while the next is encoded.
+            try redis.flush()
         }
         var refusals: [(stream: String, error: BusError, events: Int)] = []
         var wakeFailure: BusError?

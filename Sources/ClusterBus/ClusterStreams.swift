@@ -1,21 +1,23 @@
 /// The stream layout the server uses on the bus (the bus itself carries any stream names), for the cluster
 /// called NAME (`moonrunner` unless `--cluster-name` says otherwise):
 ///
-/// - `NAME:part:K`, K in `0 ..< partitions`: the events (`run:`, `pace:`, `badge:`, cheers, `end:`) and
-///   changes of the runners whose names hash to K (``partition(of:)``), published by the node that owns each
-///   run. Partitions rather than a stream per runner: what one node's loop turn has for a partition goes in
-///   one stream entry (``ClusterBus``'s packing), so a busy node writes a few large entries per turn instead
-///   of one per event, and a reader of a runner reads its partition.
-/// - `NAME:runs`, every runner's events, for the mirror every node keeps of every live run (`watch:*`,
-///   `coach:*`, the race overview, late joiners): each entry is added there too, in the same script and under
-///   the same id (``ClusterBus/publish(stream:fields:alsoTo:)`` with `alsoTo: allRuns`), so a node that reads
-///   a partition instead sees the same ids (the SSE `id`s do not depend on which stream a node read).
-/// - `NAME:cluster`: everything every node needs whoever it serves.
+/// - `NAME:part:K`, K in `0 ..< partitions`: every event (`run:`, `pace:`, `badge:`, cheers, `end:`) and
+///   change of the runners whose names hash to K (``partition(of:)``), published by the node that owns each
+///   run. A node reads the partitions of the runners its connections follow by name, and only those.
+///   Partitions rather than a stream per runner: what one publish batch has for a partition goes in one stream
+///   entry (``ClusterBus``'s packing), and a node that follows thousands of runners reads a bounded number of
+///   streams.
+/// - `NAME:cluster`, which every node reads: the same news (published there too, as entries of their own),
+///   except that a runner's paces come at most once a second. It keeps every node's mirror of every live run
+///   (`watch:*`, `coach:*`, the overview, `leaders:`, late joiners, runner claims and device tokens) without
+///   every node reading every pace: a node with no follower of a runner reads its summary only.
 ///
+/// A node takes a runner's events from its partition when it reads that partition, otherwise from the
+/// cluster stream (``ClusterNode``), so an event read in both counts once. (Not one entry in both streams
+/// under one id, `alsoTo`: a partition's events would then pack only between two that go to the cluster
+/// stream too.)
 /// Order is kept where it matters: a runner's events come from the one node that owns the run, in order, into
-/// one partition (a runner's changes, share tokens among them, with its events). A node reads either
-/// `allRuns` or partitions (``subscriptions(watchingAll:runners:)``), never both: an event is in both, with
-/// one id, and would arrive twice.
+/// one partition (a runner's share tokens with its events).
 ///
 /// Failover: when a run moves to another node (its node died, the lease expired), the new owner publishes
 /// into the same partition, after the old owner's last entry; readers go on from where they were.
@@ -27,13 +29,15 @@ public struct ClusterStreams: Sendable, Hashable {
     /// never read each other's events.
     public let namespace: String
 
-    /// How many partition streams the runners are spread over: enough that a node reading the runners its
-    /// followers watch reads a small share of the cluster's events, few enough that a turn's events for one
-    /// partition are many (they pack into one entry). Every node of a cluster must use the same.
+    /// How many partition streams the runners are spread over: enough that a node following a few runners
+    /// reads a small share of the cluster's events (a partition holds about one runner in 64), few enough
+    /// that a busy node's publish batch still packs many events per partition and a node following many
+    /// runners reads a bounded number of streams (`moonrunner-bench bus`: 64 carry about 300,000 events/s,
+    /// 256 about 270,000 with a paced p99 three times as long). Every node of a cluster must use the same.
     public let partitions: Int
 
     /// The partitions when none are given.
-    public static let defaultPartitions = 16
+    public static let defaultPartitions = 64
 
     /// The layout of the cluster called `namespace`, its runners over `partitions` streams.
     public init(namespace: String = ClusterStreams.defaultNamespace, partitions: Int = ClusterStreams.defaultPartitions) {
@@ -44,10 +48,7 @@ public struct ClusterStreams: Sendable, Hashable {
     /// The prefix of every stream of the layout.
     public var prefix: String { namespace + ":" }
 
-    /// The stream of every runner's events (what `watch:*` reads).
-    public var allRuns: String { prefix + "runs" }
-
-    /// The stream every node reads: runner claims and badge histories, device tokens.
+    /// The stream every node reads: every runner's news, paces at most once a second per runner.
     public var cluster: String { prefix + "cluster" }
 
     /// The partition a runner's events go to: its name's FNV-1a hash (the same on every node and in every
@@ -71,9 +72,13 @@ public struct ClusterStreams: Sendable, Hashable {
         partitionStream(partition(of: runner))
     }
 
-    /// The streams a node reads: the cluster stream, and `allRuns` when any of its followers watches every
-    /// runner, otherwise the partitions of the runners they follow.
-    public func subscriptions(watchingAll: Bool, runners: some Sequence<String>) -> Set<String> {
-        watchingAll ? [cluster, allRuns] : Set(runners.map(stream(of:))).union([cluster])
+    /// The streams a node reads: the cluster stream, and the partitions of the runners its connections follow.
+    public func subscriptions(following runners: some Sequence<String>) -> Set<String> {
+        Set(runners.map(stream(of:))).union([cluster])
+    }
+
+    /// The partitions (their stream names) of `runners`.
+    public func partitionStreams(of runners: some Sequence<String>) -> Set<String> {
+        Set(runners.map(stream(of:)))
     }
 }

@@ -150,31 +150,28 @@ struct PackedEntry: Sendable {
     let events: ArraySlice<OutgoingEntry>
 
     /// A batch of queued events (in queue order, numbered from `entries.first.sequence` on) packed into stream
-    /// entries: one per stream and also-to stream, at most ``PublishScript/eventsPerEntry`` events each, in
-    /// the order of their first event; each stream's events keep their order. The entries are numbered from
-    /// the batch's first sequence on, so they stay below the next batch's, and a batch packed again packs
-    /// the same way.
+    /// entries: each stream's events in the order they were queued, cut where the also-to stream changes (an
+    /// entry goes whole to both streams or to its own only) and at ``PublishScript/eventsPerEntry``; the
+    /// streams in the order of their first event. The entries are numbered from the batch's first sequence on,
+    /// so they stay below the next batch's, and a batch packed again packs the same way.
     static func pack(_ entries: [OutgoingEntry]) -> [PackedEntry] {
         guard let first = entries.first else { return [] }
-        struct Key: Hashable {
-            let stream: String
-            let alsoTo: String?
-        }
-        var order: [Key] = []
-        var groups: [Key: [OutgoingEntry]] = [:]
+        var order: [String] = []
+        var byStream: [String: [OutgoingEntry]] = [:]
         for entry in entries {
-            let key = Key(stream: entry.stream, alsoTo: entry.alsoTo)
-            if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append(entry)
+            if byStream[entry.stream] == nil { order.append(entry.stream) }
+            byStream[entry.stream, default: []].append(entry)
         }
         var packed: [PackedEntry] = []
         packed.reserveCapacity(order.count)
-        for key in order {
-            let events = groups[key] ?? []
+        for stream in order {
+            let events = byStream[stream] ?? []
             var start = 0
             while start < events.count {
-                let end = min(events.count, start + PublishScript.eventsPerEntry)
-                packed.append(PackedEntry(stream: key.stream, alsoTo: key.alsoTo,
+                var end = start + 1
+                while end < events.count && end - start < PublishScript.eventsPerEntry
+                    && events[end].alsoTo == events[start].alsoTo { end += 1 }
+                packed.append(PackedEntry(stream: stream, alsoTo: events[start].alsoTo,
                                           number: first.sequence + UInt64(packed.count), events: events[start..<end]))
                 start = end
             }

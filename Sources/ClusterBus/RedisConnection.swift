@@ -92,6 +92,18 @@ package final class RedisConnection {
         pendingReplies += 1
     }
 
+    /// Writes the commands appended so far without waiting for their replies: Redis starts on them while the
+    /// caller encodes the next ones (a pipeline sent in pieces).
+    package func flush() throws(BusError) {
+        if let failure { throw failure }
+        do throws(BusError) {
+            try flushOutput()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
     /// The reply to the oldest appended command (sending what is queued first); error replies are returned,
     /// connection failures thrown.
     package func reply() throws(BusError) -> RedisValue {

@@ -36,11 +36,10 @@ extension Hub {
             }
             if coach {
                 sessions[id]?.coaching.insert(name)
-                coaches[name, default: []].insert(id)
             } else {
                 sessions[id]?.watching.insert(name)
-                watchers[name, default: []].insert(id)
             }
+            addFollower(id, of: name, coach: coach)
             if coach { setCheckpoints(every, for: id, target: target) }
             send(OkEvent(what: what, fields: [.init(key: "target", value: name)] + Self.everyField(every)), to: id)
             catchUp(id, on: name, withPace: !coach)
@@ -68,8 +67,8 @@ extension Hub {
         var session = follows
         session.runner = nil
         sessions[id] = session
-        for name in session.watching { watchers[name, default: []].insert(id) }
-        for name in session.coaching { coaches[name, default: []].insert(id) }
+        for name in session.watching { addFollower(id, of: name, coach: false) }
+        for name in session.coaching { addFollower(id, of: name, coach: true) }
         if session.watchesEveryone { everyoneWatchers.insert(id) }
         if session.coachesEveryone { everyoneCoaches.insert(id) }
         for (name, every) in session.checkpointEvery { setCheckpoints(every, for: id, target: .runner(name)) }
@@ -90,10 +89,8 @@ extension Hub {
         case .runner(let name):
             sessions[id]?.watching.remove(name)
             sessions[id]?.coaching.remove(name)
-            watchers[name]?.remove(id)
-            coaches[name]?.remove(id)
-            if watchers[name]?.isEmpty == true { watchers[name] = nil }
-            if coaches[name]?.isEmpty == true { coaches[name] = nil }
+            removeFollower(id, of: name, coach: false)
+            removeFollower(id, of: name, coach: true)
             setCheckpoints(nil, for: id, target: target)
             sessions[id]?.grants[name] = nil
             if !quietly { send(OkEvent(what: "unwatch", fields: [.init(key: "target", value: name)]), to: id) }

@@ -23,9 +23,13 @@ package final class Hub {
     var runOwners: [Int64: String] = [:]
     /// Runs ended, oldest first: their owners are forgotten a minute later, when the last acks are long out.
     var finishedRuns: [(id: Int64, at: Double)] = []
-    /// Connections following one runner with `watch:` / `coach:`.
+    /// Connections following one runner with `watch:` / `coach:` (changed through ``addFollower(_:of:coach:)``
+    /// and ``removeFollower(_:of:coach:)``, which count the changes of the names followed).
     var watchers: [String: Set<ConnectionID>] = [:]
     var coaches: [String: Set<ConnectionID>] = [:]
+    /// Bumped whenever a runner gains its first follower here or loses its last: a cluster node reads the bus
+    /// streams of the runners followed (``followedRunners``) and looks again only when this moved.
+    package internal(set) var followGeneration = 0
     /// Device tokens (by hash): the runner each posts for, its label, and what was last heard from its phone
     /// (that in memory only: empty after a restart); loaded at start, kept in step by `device:`/`undevice:`.
     var deviceRoster: [String: DeviceRosterEntry] = [:]
@@ -108,14 +112,8 @@ package final class Hub {
         assertOnLoop()
         guard let session = sessions.removeValue(forKey: id) else { return }
         if session.isEventStream { eventStreams -= 1 }
-        for runner in session.watching {
-            watchers[runner]?.remove(id)
-            if watchers[runner]?.isEmpty == true { watchers[runner] = nil }
-        }
-        for runner in session.coaching {
-            coaches[runner]?.remove(id)
-            if coaches[runner]?.isEmpty == true { coaches[runner] = nil }
-        }
+        for runner in session.watching { removeFollower(id, of: runner, coach: false) }
+        for runner in session.coaching { removeFollower(id, of: runner, coach: true) }
         everyoneWatchers.remove(id)
         everyoneCoaches.remove(id)
         forgetCheckpoints(of: id, session)

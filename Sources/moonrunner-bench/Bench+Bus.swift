@@ -12,8 +12,10 @@ usage: moonrunner-bench bus [--redis redis://HOST:PORT] [--events N] [--rate N] 
 
 Two cluster-bus instances in this process (nodes a and b) through one Redis: a publishes, b reads. As the
 server does, each event is a runner's (one of --runners, default 1000, in turn) and goes to its runner's
-partition stream (one of --partitions, default 16) and also to the all-runners stream, which b reads (as every
-node does); it carries a --size byte payload (default 200, about a pace: line) and the time it was published.
+partition stream (one of --partitions, default 64), one in ten also to the cluster stream (as a runner's
+pace at 10 a second is summarized there once a second); b reads every partition and the cluster stream (a
+node with followers of every runner) and counts what it reads from the partitions. An event carries a --size byte payload (default 200, about a pace:
+line) and the time it was published.
 Two phases of --events events each (default 400000):
   saturated: a publishes as fast as the queue takes (waiting when it is full): throughput, and the latency
              events see in a full queue;
@@ -66,19 +68,18 @@ func runBusBenchmark(arguments: [String]) -> Int32 {
     let layout = ClusterStreams(namespace: "bench:" + String(UInt32.random(in: 0...UInt32.max), radix: 16),
                                 partitions: partitions)
     let streams = (0..<runners).map { layout.stream(of: "r\($0)") }
-    let all = layout.allRuns
-    let receiver = BusBenchReceiver()
+    let receiver = BusBenchReceiver(ignoring: layout.cluster)
     do {
         let a = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-a"), onEntries: { _ in })
         let b = try ClusterBus(url: redisURL, configuration: ClusterBusConfiguration(node: "bench-b"),
                                onEntries: receiver.receive)
         defer { a.close(); b.close() }
-        b.setSubscriptions([all])
+        b.setSubscriptions(Set(streams).union([layout.cluster]))
         guard b.awaitSubscriptions(timeout: 10) else {
             printError("moonrunner-bench bus: cannot read from \(redisURL)")
             return 1
         }
-        print("bus: \(events) events per phase, \(runners) runners over \(partitions) partitions (+ all-runners, read), \(size) B payload, "
+        print("bus: \(events) events per phase, \(runners) runners over \(partitions) partitions (a tenth also in the cluster stream), \(size) B payload, "
               + "Redis \(redisURL)\(spawned == nil ? "" : " (started for this run)")")
         let payload = [UInt8](repeating: UInt8(ascii: "x"), count: size)
         for (phase, pace) in [("saturated", nil as Int?), ("paced", rate)] {
@@ -93,9 +94,13 @@ func runBusBenchmark(arguments: [String]) -> Int32 {
                 }
                 let fields: [(String, [UInt8])] = [("t", Array(String(BusBenchReceiver.microseconds()).utf8)),
                                                    ("line", payload)]
-                while !a.publish(stream: streams[index % runners], fields: fields, alsoTo: all) {
+                while !a.publish(stream: streams[index % runners], fields: fields) {
                     full += 1
                     usleep(100)  // back-pressure: the queue is full
+                }
+                while index % 10 == 0 && !a.publish(stream: layout.cluster, fields: fields) {
+                    full += 1
+                    usleep(100)
                 }
             }
             guard receiver.waitForAll(timeout: 120) else {
@@ -127,6 +132,12 @@ final class BusBenchReceiver: Sendable {
     }
 
     private let tally = Locked(Tally())
+    /// The stream whose copies are not counted: a node reading a runner's partition takes its events there.
+    private let ignored: String
+
+    init(ignoring stream: String) {
+        ignored = stream
+    }
 
     /// Monotonic microseconds (both buses are in this process: one clock).
     static func microseconds() -> Int64 {
@@ -136,10 +147,10 @@ final class BusBenchReceiver: Sendable {
     }
 
     var receive: @Sendable ([BusEntry]) -> Void {
-        { [tally] batch in
+        { [tally, ignored] batch in
             let now = Self.microseconds()
             let done = tally.withLock { tally in
-                for entry in batch {
+                for entry in batch where entry.stream != ignored {
                     guard let sent = entry["t"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { continue }
                     tally.latencies.record(now - sent)
                     tally.received += 1

@@ -27,7 +27,7 @@ flushed, and it exits 0). Logs one line per happening to stderr.
                           whose node died waits before another node takes its run over (default 3)
   --bus-queue N           events waiting for Redis at most; past half of it the node reads no more fixes
                           until a quarter is left, so a slow or paused Redis slows its runners instead of
-                          losing events (default 10000)
+                          losing events (default 40000)
   --max-connections N     line-protocol connections at once; the next gets err:busy (default 20000)
   --max-connections-per-address N|off  connections at once from one source address, line protocol
                           and HTTP together; the next gets err:busy or 503 (default 256, a venue's NAT);

@@ -114,4 +114,36 @@ import Testing
         #expect(token == labelled && unlabelled.label == nil && unlabelled.created == 5 && hashes == ["h1", "h2"])
         // Loop-only messages (an inbox drained, a connection moving) cannot reach the bus: it codes `HubNews` only.
     }
+
+    /// The cluster stream's summary: a runner's paces a second apart at most, everything else whole.
+    @Test func aRunnersPacesGoToTheClusterStreamOnceASecondAndEverythingElseAlways() {
+        func event(_ runner: String, _ kind: RelayedEvent.Kind, catchUp: Bool = false) -> HubNews {
+            .event(RelayedEvent(runner: runner, line: Array("x\n".utf8), audience: .spectators, sequence: 1, kind: kind,
+                                isCatchUp: catchUp))
+        }
+        let pace = RelayedEvent.Kind.pace(distance: 1, elapsed: 1, movingTime: 1, rejections: [:], goal: nil)
+        var last: [String: Double] = [:]
+        let paces = [100, 100.4, 100.99, 101.0, 101.5, 102.2].map { ClusterNode.isSummarized(event("ann", pace), at: $0, in: &last) }
+        #expect(paces == [true, false, false, true, false, true])
+        // Another runner has its own second; a badge, a catch-up pace and a claim always go.
+        #expect(ClusterNode.isSummarized(event("bob", pace), at: 102.3, in: &last))
+        #expect(ClusterNode.isSummarized(event("ann", .badge), at: 102.3, in: &last))
+        #expect(ClusterNode.isSummarized(event("ann", pace, catchUp: true), at: 102.3, in: &last))
+        #expect(ClusterNode.isSummarized(.devicesRemoved(hashes: ["h"]), at: 102.3, in: &last))
+        // An end forgets the runner (the table holds live runs only); its next run's first pace goes.
+        #expect(ClusterNode.isSummarized(event("ann", .ended(runID: 1)), at: 102.4, in: &last))
+        #expect(last["ann"] == nil)
+        #expect(ClusterNode.isSummarized(event("ann", pace), at: 102.5, in: &last))
+        // A clock that went back does not hold paces up for long.
+        #expect(ClusterNode.isSummarized(event("ann", pace), at: 50, in: &last))
+    }
+
+    @Test func aRunnersEventsAndSharesComeFromItsPartitionClaimsAndTokensFromTheClusterStream() {
+        let pace = RelayedEvent(runner: "ann", line: [], audience: .spectators, sequence: 1, kind: .badge)
+        #expect(ClusterCoding.source(of: .event(pace)) == .partition(runner: "ann"))
+        #expect(ClusterCoding.source(of: .shares(runner: "ann", added: nil, removed: ["h"])) == .partition(runner: "ann"))
+        #expect(ClusterCoding.source(of: .devicesRemoved(hashes: ["h"])) == .everyNode)
+        #expect(ClusterCoding.source(of: .runner(name: "ann", keyHash: "k", history: BadgeHistory(),
+                                                 privacy: RunnerPrivacy(isPrivate: false, zone: 0))) == .everyNode)
+    }
 }

@@ -22,9 +22,13 @@ struct PackingTests {
         #expect(PackedEntry.pack([]).isEmpty)
     }
 
-    @Test func entriesForAnotherAlsoToStreamPackApart() {
+    @Test func aStreamsEventsKeepTheirOrderWhereTheAlsoToStreamChanges() {
         let batch = queued(["p1", "p1"], alsoTo: "all") + queued(["p1"], alsoTo: nil, from: 3)
-        #expect(PackedEntry.pack(batch).map { $0.events.count } == [2, 1])
+            + queued(["p2"], alsoTo: "all", from: 4) + queued(["p1"], alsoTo: "all", from: 5)
+        let packed = PackedEntry.pack(batch)
+        #expect(packed.map { $0.events.map(\.sequence) } == [[1, 2], [3], [5], [4]])
+        #expect(packed.map(\.alsoTo) == ["all", nil, "all", "all"])
+        #expect(packed.map(\.number) == [1, 2, 3, 4])
     }
 
     @Test func aLongRunOfOneStreamIsCutToFitAMillisecondsSequenceNumbers() {

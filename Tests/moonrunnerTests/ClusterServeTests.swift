@@ -337,6 +337,64 @@ struct ClusterServeTests {
         #expect(try store.run(id: runID)?.record.status == .saved)
     }
 
+    /// A node reads the partitions of the runners its connections follow and the cluster stream, where a
+    /// runner's paces come once a second at most: a node nobody on which follows a runner reads a handful of
+    /// that run's events, not every pace; a late joiner there still gets the run, its badges and a pace at once,
+    /// then everything that follows in full.
+    @Test func aNodeReadsOnlyWhatItsFollowersWatchAndASummaryOfTheRest() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.shared().url
+        let cluster = Self.unique("follow")
+        let (a, portA) = try Self.node("a", database: database, redis: redis, loops: 1, cluster: cluster)
+        let (b, portB) = try Self.node("b", database: database, redis: redis, loops: 1, cluster: cluster)
+        let (c, portC) = try Self.node("c", database: database, redis: redis, loops: 1, cluster: cluster)
+        defer { for node in [a, b, c] { node.signal(SIGKILL); _ = node.awaitExit() } }
+        func received(_ port: UInt16, _ name: String) throws -> Int {
+            let client = try TestClient(port: port)
+            try client.send("stats:")
+            return try #require(StatsEvent(event: Event.parse(client.expect("stats:\(name) ")))["bus_received"])
+        }
+        let local = try TestClient(port: portA), follower = try TestClient(port: portB)
+        for client in [local, follower] {
+            try client.ask("watch:ann", expecting: "ok:watch", timeout: 20)
+            try client.ask("ping:", expecting: "ok:ping", timeout: 20)
+        }
+        let runner = try TestClient(port: portA)
+        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
+        let fixes = straightRun(count: 400, speed: 4)
+        let stamp = { (index: Int) in String(fixes[index].split(separator: ",").last!) }
+        for line in fixes[..<200] { try runner.send(line) }
+        try runner.expect("ack:ann ts=\(stamp(199))", timeout: 20)
+        try follower.lines(until: "pace 200 on b", timeout: 20) { $0.hasPrefix("pace:ann ") && $0.contains("ts=\(stamp(199)) ") }
+        try local.lines(until: "pace 200 on a", timeout: 20) { $0.hasPrefix("pace:ann ") && $0.contains("ts=\(stamp(199)) ") }
+        // b read every event of the run, c (no follower of ann) its start, its badge and a pace or two: the
+        // fixes came within a second or so.
+        let onB = try received(portB, "b"), onC = try received(portC, "c")
+        #expect(onB >= 202, "run:, 200 paces, the Earth badge: \(onB)")
+        #expect(onC >= 3 && onC <= 12, "c read the summary only: \(onC)")
+
+        // A late joiner on c: the run so far at once from c's mirror, then the rest in full.
+        let late = try TestClient(port: portC)
+        try late.send("watch:ann")
+        try late.expectNext("ok:watch", timeout: 20)
+        try late.expectNext("run:ann ", timeout: 20)
+        try late.expectNext("badge:ann id=earth ", timeout: 20)
+        try late.expectNext("pace:ann ", timeout: 20)
+        try late.ask("ping:", expecting: "ok:ping", timeout: 20)  // its node reads ann's partition by now
+        for line in fixes[200...] { try runner.send(line) }
+        try runner.expect("ack:ann ts=\(stamp(399))", timeout: 20)
+        try runner.send("stop:")
+        try runner.expect("end:ann", timeout: 20)
+        let reference = try local.lines(until: "end on a", timeout: 20) { $0.hasPrefix("end:ann ") }
+            .filter { $0.contains(":ann ") }
+        let afterJoining = Array(reference.drop { !$0.contains("ts=\(stamp(200)) ") })
+        let seenLate = try late.lines(until: "end on c", timeout: 20) { $0.hasPrefix("end:ann ") }
+            .filter { $0.contains(":ann ") }
+        #expect(afterJoining.count >= 200, "the second half: 200 paces, the Atmosphere badge, end:")
+        #expect(Array(seenLate.suffix(afterJoining.count)) == afterJoining, "everything after joining, in order")
+        #expect(try received(portC, "c") >= onC + afterJoining.count)
+    }
+
     /// Redis paused for 10 s (`CLIENT PAUSE … ALL`) under a runner's flood: the runner's node stops reading
     /// fixes once its bus queue is half full instead of dropping events, and goes on when Redis is back; a
     /// spectator on another node gets every event the runner's own node showed, in order, and every fix is
