@@ -14,8 +14,8 @@
 ///   stream, the same on every node, as when each event was an entry — and `MS × 1000 + SEQ` (the server's
 ///   SSE ids) never runs into the next millisecond.
 /// - **One id in two streams.** With `alsoTo`, the entry is added to that stream first (getting its id),
-///   then to its own stream under that same id: ids in the all-runners stream grow, so a partition's stream,
-///   which holds a subset of them, does too. Only if that fails (someone removed the all-runners stream and
+///   then to its own stream under that same id: ids in the also-to stream grow, so a stream that holds a
+///   subset of them does too. Only if that fails (someone removed the also-to stream and
 ///   the clock went back) does the entry get an id Redis picks (`*`).
 /// - **Cost.** A script call costs Redis far more than the `XADD`s in it: one call per run of entries, and
 ///   many events per entry, rather than a call or an entry per event.
