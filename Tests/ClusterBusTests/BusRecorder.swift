@@ -1,5 +1,6 @@
-import ClusterBus
+@testable import ClusterBus
 import Foundation
+import MoonRunnerTestSupport
 
 /// What a bus under test delivered and noticed, with waits for what a test expects. The callback can be held
 /// (``hold()``): the reader thread then stays inside it, reading nothing more, until ``release()``.
@@ -114,6 +115,19 @@ func testConfiguration(_ node: String) -> ClusterBusConfiguration {
     configuration.readBlockTimeout = 5
     return configuration
 }
+
+/// A connection to the tests' Redis with the publish script loaded, and the script's SHA1.
+func connectionWithPublishScript() throws -> (RedisConnection, [UInt8]) {
+    let redis = try RedisTestServer.shared()
+    let connection = try RedisConnection(endpoint: RedisEndpoint(url: redis.url), connectTimeout: 2, commandTimeout: 5)
+    guard case .string(let sha) = try connection.call(["SCRIPT", "LOAD", PublishScript.source].map { Array($0.utf8) }) else {
+        throw ScriptNotLoaded()
+    }
+    return (connection, sha)
+}
+
+/// `SCRIPT LOAD` answered something other than a SHA1.
+struct ScriptNotLoaded: Error {}
 
 /// Stream names of one test (tests share a Redis).
 func uniqueStreams(_ names: String...) -> [String] {

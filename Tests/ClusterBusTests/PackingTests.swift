@@ -84,14 +84,9 @@ struct PackingTests {
 
     @Test(.enabled(if: RedisTestServer.isAvailable, Comment(rawValue: RedisTestServer.skipReason)))
     func theScriptReservesASequenceNumberForEveryEventOfAnEntry() throws {
-        let redis = try RedisTestServer.shared()
-        let connection = try RedisConnection(endpoint: RedisEndpoint(url: redis.url), connectTimeout: 2, commandTimeout: 5)
-        guard case .string(let sha) = try connection.call(["SCRIPT", "LOAD", PublishScript.source].map { Array($0.utf8) }) else {
-            Issue.record("no SHA from SCRIPT LOAD")
-            return
-        }
+        let (connection, sha) = try connectionWithPublishScript()
         let streams = uniqueStreams("p1", "p2", "all"), counter = Array(("test:counter:" + UUID().uuidString).utf8)
-        // Two calls, each of three entries packing 3, 2 and 1 events into two partitions and the all stream.
+        // Two calls, each of two entries packing 4 and 2 events into two partitions and the all stream.
         for first in [1, 7] as [UInt64] {
             let batch = queued([streams[0], streams[1], streams[0], streams[0], streams[1], streams[0]], alsoTo: streams[2],
                                from: first)

@@ -50,12 +50,7 @@ struct RedisBasicsTests {
 
     @Test(.enabled(if: RedisTestServer.isAvailable, Comment(rawValue: RedisTestServer.skipReason)))
     func anEntrySentAgainWithTheSameNumberIsAddedOnce() throws {
-        let redis = try RedisTestServer.shared()
-        let connection = try RedisConnection(endpoint: RedisEndpoint(url: redis.url), connectTimeout: 2, commandTimeout: 5)
-        guard case .string(let sha) = try connection.call(["SCRIPT", "LOAD", PublishScript.source].map { Array($0.utf8) }) else {
-            Issue.record("no SHA from SCRIPT LOAD")
-            return
-        }
+        let (connection, sha) = try connectionWithPublishScript()
         let streams = uniqueStreams("dup", "other", "all"), counter = Array(("test:counter:" + UUID().uuidString).utf8)
         let configuration = ClusterBusConfiguration(node: "a")
         func send(_ sequences: [UInt64]) throws -> RedisValue {

@@ -25,6 +25,28 @@ struct ClusterServeTests {
         return (process, try process.listeningPort())
     }
 
+    /// `ann` watched on her own node and on another, then running there: her first 200 of `count` fixes sent
+    /// and acknowledged. The watchers, the runner and every fix line.
+    static func watchAndRun(fixes count: Int, runnerOn port: UInt16, alsoWatchedOn other: UInt16) throws
+        -> (local: TestClient, remote: TestClient, runner: TestClient, fixes: [String]) {
+        let local = try TestClient(port: port), remote = try TestClient(port: other)
+        for client in [local, remote] {
+            try client.ask("watch:ann", expecting: "ok:watch", timeout: 20)
+            try client.ask("ping:", expecting: "ok:ping", timeout: 20)
+        }
+        let runner = try TestClient(port: port)
+        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
+        let fixes = straightRun(count: count, speed: 4)
+        for line in fixes[..<200] { try runner.send(line) }
+        try runner.expect("ack:ann ts=\(stamp(of: fixes[199]))", timeout: 20)
+        return (local, remote, runner, fixes)
+    }
+
+    /// A fix line's timestamp, as `ack:` and `pace:` write it.
+    static func stamp(of fix: String) -> String {
+        String(fix.split(separator: ",").last!)
+    }
+
     /// Names no other test on the shared Redis uses (its streams and leases are cluster-wide).
     static func unique(_ name: String) -> String {
         "\(name)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
@@ -354,17 +376,8 @@ struct ClusterServeTests {
             try client.send("stats:")
             return try #require(StatsEvent(event: Event.parse(client.expect("stats:\(name) ")))["bus_received"])
         }
-        let local = try TestClient(port: portA), follower = try TestClient(port: portB)
-        for client in [local, follower] {
-            try client.ask("watch:ann", expecting: "ok:watch", timeout: 20)
-            try client.ask("ping:", expecting: "ok:ping", timeout: 20)
-        }
-        let runner = try TestClient(port: portA)
-        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
-        let fixes = straightRun(count: 400, speed: 4)
-        let stamp = { (index: Int) in String(fixes[index].split(separator: ",").last!) }
-        for line in fixes[..<200] { try runner.send(line) }
-        try runner.expect("ack:ann ts=\(stamp(199))", timeout: 20)
+        let (local, follower, runner, fixes) = try Self.watchAndRun(fixes: 400, runnerOn: portA, alsoWatchedOn: portB)
+        let stamp = { (index: Int) in Self.stamp(of: fixes[index]) }
         try follower.lines(until: "pace 200 on b", timeout: 20) { $0.hasPrefix("pace:ann ") && $0.contains("ts=\(stamp(199)) ") }
         try local.lines(until: "pace 200 on a", timeout: 20) { $0.hasPrefix("pace:ann ") && $0.contains("ts=\(stamp(199)) ") }
         // b read every event of the run, c (no follower of ann) its start, its badge and a pace or two: the
@@ -407,18 +420,8 @@ struct ClusterServeTests {
         let (a, portA) = try Self.node("a", database: database, redis: redis.url, loops: 1, busQueue: 1_000)
         let (b, portB) = try Self.node("b", database: database, redis: redis.url, loops: 1)
         defer { for node in [a, b] where node.isRunning { node.signal(SIGKILL); _ = node.awaitExit() } }
-        let local = try TestClient(port: portA)
-        let spectator = try TestClient(port: portB)
-        for client in [local, spectator] {
-            try client.ask("watch:ann", expecting: "ok:watch", timeout: 20)
-            try client.ask("ping:", expecting: "ok:ping", timeout: 20)
-        }
-        let runner = try TestClient(port: portA)
-        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
-        let fixes = straightRun(count: 1500, speed: 4)
-        let stamp = { (index: Int) in String(fixes[index].split(separator: ",").last!) }
-        for line in fixes[..<200] { try runner.send(line) }
-        try runner.expect("ack:ann ts=\(stamp(199))", timeout: 20)
+        let (local, spectator, runner, fixes) = try Self.watchAndRun(fixes: 1500, runnerOn: portA, alsoWatchedOn: portB)
+        let stamp = { (index: Int) in Self.stamp(of: fixes[index]) }
 
         let pauser = try TestClient(port: redis.port)
         try pauser.send("CLIENT PAUSE 10000 ALL")
