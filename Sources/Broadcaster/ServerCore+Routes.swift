@@ -15,6 +15,13 @@ extension ServerCore {
         } catch {
             return write(error.response, to: connection, keepAlive: request.keepAlive, head: request.method == "HEAD")
         }
+        // A phone's position while the cluster bus is behind: refused before the hub makes events of it (the app
+        // keeps it and sends it again), as a runner's lines are left unread.
+        if route.isPositionReport && isClusterBacklogged {
+            var response = HTTPResponse.text(.serviceUnavailable, "the cluster bus is behind: send it again shortly\n")
+            response.headers.set("Retry-After", "5")
+            return write(response, to: connection, keepAlive: request.keepAlive, head: request.method == "HEAD")
+        }
         guard let own = decide(route, request, on: connection, now: now) else { return }
         let head = request.method == "HEAD"
         switch own {

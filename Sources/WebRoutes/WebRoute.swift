@@ -120,3 +120,14 @@ public struct WebRouteError: Error, Sendable, Hashable {
         return response
     }
 }
+
+extension WebRoute {
+    /// True for a phone app's position report (OsmAnd, Traccar Client, OwnTracks): what the server refuses
+    /// for a while, the app keeping it, when it cannot take more fixes.
+    public var isPositionReport: Bool {
+        switch self {
+        case .osmAnd, .ownTracks: true
+        default: false
+        }
+    }
+}

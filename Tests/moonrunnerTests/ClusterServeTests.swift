@@ -455,6 +455,64 @@ struct ClusterServeTests {
         #expect(timestamps.count == fixes.count && Set(timestamps).count == timestamps.count, "every fix kept, once")
     }
 
+    /// A phone app posting while Redis is paused: its positions are taken until the node's bus queue is half
+    /// full, then answered 503 with `Retry-After` (the app keeps them) with none dropped; once Redis is back
+    /// they are taken again, and every position answered 200 is stored once.
+    @Test(.enabled(if: RedisTestServer.canStartServers, "needs redis-server to pause one of its own"))
+    func aPhonesPositionsWaitWhileTheBusIsBehind() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.start()
+        defer { redis.stop() }
+        let (a, portA) = try Self.node("a", database: database, redis: redis.url, loops: 1, http: true, busQueue: 100)
+        defer { if a.isRunning { a.signal(SIGKILL); _ = a.awaitExit() } }
+        let http = try a.httpPort()
+        let runner = try TestClient(port: portA)
+        try runner.ask("iam:ann", expecting: "ok:iam", timeout: 20)
+        try runner.send("device:")
+        let token = try #require(try OkEvent(event: Event.parse(runner.expect("ok:device", timeout: 20)))["token"])
+        let start = Int(Date().timeIntervalSince1970) - 300
+        /// One OsmAnd position; its status line and headers.
+        func post(_ index: Int) throws -> [String] {
+            let phone = try TestClient(port: http)
+            try phone.write(Array(("GET /osmand?id=\(token)&timestamp=\(start + index)&lat=\(48.8566 + Double(index) * 0.00003)"
+                + "&lon=2.3522&accuracy=5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").utf8))
+            return try phone.lines(until: "the head", timeout: 20) { $0 == "\r" || $0.isEmpty }
+        }
+        var taken = 0
+        #expect(try post(taken).first?.hasPrefix("HTTP/1.1 200") == true)
+        taken += 1
+
+        let pauser = try TestClient(port: redis.port)
+        try pauser.send("CLIENT PAUSE 5000 ALL")
+        try pauser.expect("+OK", timeout: 5)
+        var refusal: [String] = []
+        while taken < 100 {
+            let answer = try post(taken)
+            guard answer.first?.hasPrefix("HTTP/1.1 200") == true else {
+                refusal = answer
+                break
+            }
+            taken += 1
+        }
+        #expect(refusal.first?.hasPrefix("HTTP/1.1 503") == true, "refused once half the queue (50 events) waits: \(refusal)")
+        #expect(refusal.contains { $0.lowercased().hasPrefix("retry-after: 5") })
+        #expect(taken > 20, "taken until then: \(taken)")
+
+        _ = try a.awaitOutput(containing: "the publish queue has room again", timeout: 30)
+        let again = try post(taken)
+        #expect(again.first?.hasPrefix("HTTP/1.1 200") == true, "\(again)")
+        taken += 1
+        let stats = try StatsEvent(event: Event.parse(TestClient(port: portA).ask("stats:", expecting: "stats:a ", timeout: 20)))
+        #expect(stats["bus_dropped"] == 0, "\(stats)")
+
+        a.terminate()
+        #expect(a.awaitExit() == 0)
+        let store = try PostgresRunStore(url: database)
+        defer { store.close() }
+        let run = try #require(try store.runs(of: "ann", offset: 0, limit: 1).first)
+        #expect(try store.fixes(ofRun: run.id).count == taken, "every position answered 200 stored, once")
+    }
+
     /// A node dies mid-run and its runner never comes back: after the lease and the resume window, one survivor
     /// (of two) ends the run, saved with `reason=timeout`, as a single server would; everyone hears one end.
     @Test func aRunWhoseNodeDiedAndWhoseRunnerNeverReturnsIsEndedOnceByASurvivor() throws {
