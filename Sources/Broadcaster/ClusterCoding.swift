@@ -9,8 +9,9 @@ import RunStore
 /// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone, `c` coaches), `k` kind (`started`,
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
 ///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), `f` a phone
-///   alert's whole line (kind `other`, so a node without it delivers the line as it is), and `x=1` for a
-///   recovered run's catch-up (mirrors only, nobody hears it again);
+///   alert's whole line (kind `other`, so a node without it delivers the line as it is), `x=1` for a
+///   recovered run's catch-up (mirrors only, nobody hears it again) and `x=2` for a snapshot after a gap on
+///   the bus (mirrors, and followers as late joiners; a node before snapshots takes it as a catch-up);
 /// - a runner claimed or its history changed: `m=r`, `r`, `k` key hash, `h` history JSON;
 /// - a device token issued: `m=d`, `r` runner, `h` the token's hash; tokens revoked: `m=u`, `h` hashes.
 ///
@@ -22,7 +23,7 @@ enum ClusterCoding {
         case .event(let event):
             var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
                                                ("a", bytes(audienceCode(event.audience)))]
-            if event.isCatchUp { fields.append(("x", bytes("1"))) }
+            if event.isCatchUp { fields.append(("x", bytes(event.isSnapshot ? "2" : "1"))) }
             switch event.kind {
             case .started(let runID, let started, let history):
                 fields += [("k", bytes("started")), ("d", bytes("\(runID) \(started)")), ("h", json(history))]
@@ -99,8 +100,10 @@ enum ClusterCoding {
             default: return nil
             }
             guard let audience = Self.audience(coded: audience) else { return nil }
-            return .event(RelayedEvent(runner: runner, line: line, audience: audience,
-                                       sequence: sequence(of: entry.id), kind: kind, isCatchUp: entry["x"] != nil))
+            var event = RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence(of: entry.id),
+                                     kind: kind, isCatchUp: entry["x"] != nil)
+            event.isSnapshot = entry["x"] == bytes("2")
+            return .event(event)
         case "d":
             guard let hash = entry["h"].map(text), !hash.isEmpty else { return nil }
             // A node of the version before labels sends no `c`: the token is as new as the message.

@@ -124,6 +124,8 @@ final class ClusterNode: Sendable {
             // cut wherever one of them also goes to the cluster stream (3 events an entry instead of 30).
             if !bus.publish(stream: streams.stream(of: runner), fields: fields) {
                 dropped.add(1, ordering: .relaxed)
+                // The other nodes get a snapshot of the run once the queue has room (``busDrained()``).
+                gapped.withLock { if $0.count < Self.maximumGapped { $0.insert(runner) } }
             }
             if summarized && !bus.publish(stream: streams.cluster, fields: fields) {
                 dropped.add(1, ordering: .relaxed)
@@ -176,12 +178,28 @@ final class ClusterNode: Sendable {
     private let following = Mutex<(byLoop: [Int: Set<String>], partitions: Set<String>)>(([:], []))
 
     /// The publish queue is back at its low-water mark: every loop that stopped reading fixes for it goes on
-    /// (if the store and the other loops let it).
+    /// (if the store and the other loops let it), and the runners whose events were dropped meanwhile are sent
+    /// to the other nodes as they stand, so that their followers there see what they missed.
     private func busDrained() {
-        for server in servers.withLock({ $0 }) {
+        let loops = servers.withLock { $0 }
+        for server in loops {
             server.loop.execute { server.core.value.resumeIfStoreCaughtUp() }
         }
+        let runners = gapped.withLock { gapped in
+            defer { gapped = [] }
+            return gapped
+        }
+        guard !runners.isEmpty, let owner = orphanage.withLock({ $0?.owner }) else { return }
+        for runner in runners {
+            let server = loops[min(loops.count - 1, owner(runner))]
+            server.loop.execute { server.core.value.resendToCluster(runner) }
+        }
     }
+
+    /// Runners some of whose events the full publish queue refused, since it last drained (at most
+    /// ``maximumGapped``: past that, the rest are counted in `bus_dropped` only).
+    private let gapped = Mutex<Set<String>>([])
+    static let maximumGapped = 100_000
 
     /// Entries refused by a full publish queue (Redis down too long): counted in `stats:`.
     let dropped = Atomic<Int>(0)

@@ -103,6 +103,12 @@ extension ServerCore {
         cluster.publish(batch)
     }
 
+    /// Some of `runner`'s events were dropped on their way to the bus: the other nodes get its run as it stands.
+    func resendToCluster(_ runner: String) {
+        loop.assertLoopThread()
+        decide { $0.resendToOtherNodes(runner, now: Self.now()) }
+    }
+
     /// Another node's messages, on this loop: handled as another loop's.
     func receiveFromCluster(_ messages: [HubNews]) {
         loop.assertLoopThread()

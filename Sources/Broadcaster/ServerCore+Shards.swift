@@ -41,6 +41,8 @@ extension ServerCore {
     /// Queues the hub's news for every other loop and node (sent at the end of the turn).
     func queueRelay(_ news: HubNews) {
         queueForCluster(news)
+        // A snapshot is for the other nodes, which missed events; this node's loops missed nothing.
+        if case .event(let event) = news, event.isSnapshot { return }
         guard let shard else { return }
         let isEvent: Bool
         if case .event = news { isEvent = true } else { isEvent = false }

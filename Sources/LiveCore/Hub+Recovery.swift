@@ -126,12 +126,16 @@ extension Hub {
     }
 
     /// With several loops (or nodes), the others learn of a recovered run as of a live one: its start, badges
-    /// and pace, as a catch-up their followers do not hear again.
-    private func announceRecovered(_ run: LiveRun, runner name: String, runID: Int64, started: Double) {
+    /// and pace, as a catch-up their followers do not hear again (or, `asSnapshot`, do: see
+    /// ``resendToOtherNodes(_:now:)``).
+    private func announceRecovered(_ run: LiveRun, runner name: String, runID: Int64, started: Double,
+                                   asSnapshot: Bool = false) {
         guard let sequence = sharedSequence, let startedLine = run.startedLine else { return }
         func relay(_ line: [UInt8], _ audience: Audience, _ kind: RelayedEvent.Kind) {
-            effects.relay(.event(RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(),
-                                             kind: kind, isCatchUp: true)))
+            var event = RelayedEvent(runner: name, line: line, audience: audience, sequence: sequence(), kind: kind,
+                                     isCatchUp: true)
+            event.isSnapshot = asSnapshot
+            effects.relay(.event(event))
         }
         relay(startedLine, .everyone, .started(runID: runID, started: started, startHistory: run.startHistory))
         for badge in run.badgeLines { relay(badge, .everyone, .badge) }
@@ -142,6 +146,27 @@ extension Hub {
                                            goal: runners[name]?.goal?.distance, course: run.course?.course.name))
         }
     }
+
+    /// Some of `name`'s events never reached the other nodes (their bus queue was full): they get the live run
+    /// as it stands (its start, badges, points and latest pace) as a snapshot, which their mirrors take as a
+    /// catch-up and their followers of the runner as a late joiner's; a run that ended meanwhile, its `end:`
+    /// again (while it is among the last ends kept for the overview).
+    package func resendToOtherNodes(_ name: String, now: Double) {
+        assertOnLoop()
+        if let run = runners[name]?.run, case .running(let runID, let started) = run.phase {
+            return announceRecovered(run, runner: name, runID: runID, started: started, asSnapshot: true)
+        }
+        guard let sequence = sharedSequence,
+              let line = recentlyEnded.last(where: { Self.subject(of: $0) == name && $0.starts(with: Self.endPrefix) }),
+              let end = try? RunEndedEvent(event: Event.parse(String(decoding: line.dropLast(), as: UTF8.self))) else { return }
+        var event = RelayedEvent(runner: name, line: line, audience: .everyone, sequence: sequence(),
+                                 kind: .ended(runID: end.runID), isCatchUp: true)
+        event.isSnapshot = true
+        effects.relay(.event(event))
+    }
+
+    /// What an `end:` line starts with.
+    private static let endPrefix = Array("end:".utf8)
 
     /// A stored timestamp as text for `ack:`/`ts=` when the runner's own text is not known (after a restart).
     static func timestampText(_ timestamp: Double) -> String {

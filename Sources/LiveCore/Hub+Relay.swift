@@ -159,7 +159,15 @@ extension Hub {
                 if alert.alert == "back_on_course" { remote.isOffCourse = false }
             }
         }
-        if event.isCatchUp { return }
+        if event.isCatchUp {
+            // A snapshot after a gap on the bus: the followers here get the run as it stands, as a late joiner does.
+            if event.isSnapshot {
+                let begun = beginBroadcast(event.sequence)
+                defer { endBroadcast(begun) }
+                deliver(event.line, about: name, own: nil, to: event.audience, droppable: isPace)
+            }
+            return
+        }
         // Numbered around the event's own deliveries only: a checkpoint alert it led to above is another event.
         let begun = beginBroadcast(event.sequence)
         defer { endBroadcast(begun) }

@@ -51,6 +51,10 @@ package struct RelayedEvent: Sendable {
     package let kind: Kind
     /// A recovered or taken-over run's story so far, for the mirrors only: its followers heard it already.
     package var isCatchUp = false
+    /// A catch-up for other nodes whose bus lost some of the run's events (Redis away too long): their mirrors
+    /// take it as a catch-up, and their followers of the runner get it as a late joiner does (what they
+    /// missed, as a snapshot). Never for this node's other loops, which missed nothing.
+    package var isSnapshot = false
 
     package init(runner: String, line: [UInt8], audience: Hub.Audience, sequence: UInt64, kind: Kind,
                  isCatchUp: Bool = false) {

@@ -149,7 +149,7 @@ func runServeCommand(arguments: [String]) -> Int32 {
             settings.leaseSeconds = try options.number("lease", default: settings.leaseSeconds)
             guard settings.leaseSeconds >= 0.3 else { throw Options.UsageError(description: "--lease: at least 0.3 s") }
             settings.publishQueueCapacity = try options.number("bus-queue", default: settings.publishQueueCapacity)
-            guard settings.publishQueueCapacity >= 100 else { throw Options.UsageError(description: "--bus-queue: at least 100") }
+            guard settings.publishQueueCapacity >= 10 else { throw Options.UsageError(description: "--bus-queue: at least 10") }
             if let name = options.string("cluster-name") {
                 guard Command.isValidName(name) else {
                     throw Options.UsageError(description: "--cluster-name: 1-32 of A-Z a-z 0-9 _ . -, not \(name)")

@@ -103,7 +103,15 @@ import Testing
             Issue.record("not a start")
             return
         }
-        #expect(id == 3 && at == 1_700_000_000.5 && read.isCatchUp && read.audience == .everyone)
+        #expect(id == 3 && at == 1_700_000_000.5 && read.isCatchUp && !read.isSnapshot && read.audience == .everyone)
+        // A snapshot after a gap on the bus is a catch-up that followers hear too.
+        var snapshot = start
+        snapshot.isSnapshot = true
+        guard case .event(let readSnapshot)? = Self.roundTrip(.event(snapshot)) else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(readSnapshot.isCatchUp && readSnapshot.isSnapshot)
         let labelled = DeviceToken(hash: "h1", runner: "bob", created: 1_700_000_000.5, label: "Bob's \"Pixel\" 7")
         guard case .deviceAdded(let token)? = Self.roundTrip(.deviceAdded(labelled)),
               case .deviceAdded(let unlabelled)? = Self.roundTrip(.deviceAdded(DeviceToken(hash: "h3", runner: "bob", created: 5))),

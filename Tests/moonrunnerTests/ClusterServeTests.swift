@@ -513,6 +513,40 @@ struct ClusterServeTests {
         #expect(try store.fixes(ofRun: run.id).count == taken, "every position answered 200 stored, once")
     }
 
+    /// A bus queue too small for what one turn makes (10 events) while Redis is paused: events are dropped
+    /// (counted), and once the queue drains the other nodes get the run as it stands, so a follower there
+    /// hears the run again as a late joiner does (its `run:`, badges and latest pace) rather than a silent gap.
+    @Test(.enabled(if: RedisTestServer.canStartServers, "needs redis-server to pause one of its own"))
+    func eventsDroppedOnTheWayToTheBusAreMadeUpWithASnapshot() throws {
+        let database = try PostgresTestServer.shared().createDatabase()
+        let redis = try RedisTestServer.start()
+        defer { redis.stop() }
+        let (a, portA) = try Self.node("a", database: database, redis: redis.url, loops: 1, busQueue: 10)
+        let (b, portB) = try Self.node("b", database: database, redis: redis.url, loops: 1)
+        defer { for node in [a, b] where node.isRunning { node.signal(SIGKILL); _ = node.awaitExit() } }
+        let (_, follower, runner, fixes) = try Self.watchAndRun(fixes: 400, runnerOn: portA, alsoWatchedOn: portB)
+        try follower.lines(until: "pace 200 on b", timeout: 20) {
+            $0.hasPrefix("pace:ann ") && $0.contains("ts=\(Self.stamp(of: fixes[199])) ")
+        }
+        let before = follower.received.count
+        let pauser = try TestClient(port: redis.port)
+        try pauser.send("CLIENT PAUSE 3000 ALL")
+        try pauser.expect("+OK", timeout: 5)
+        // The first 64 lines of a burst are read before the backlog is looked at again: 64 events for 10 places.
+        for line in fixes[200...] { try runner.send(line) }
+        try runner.expect("ack:ann ts=\(Self.stamp(of: fixes[399]))", timeout: 30)
+        let stats = try StatsEvent(event: Event.parse(TestClient(port: portA).ask("stats:", expecting: "stats:a ", timeout: 20)))
+        #expect((stats["bus_dropped"] ?? 0) > 0, "\(stats)")
+        // The snapshot: run: again, the badges so far, the latest pace, as for a late joiner.
+        let again = try follower.lines(until: "run: again", timeout: 30) { $0.hasPrefix("run:ann ") }
+        #expect(follower.received[..<before].contains { $0.hasPrefix("run:ann ") })
+        #expect(again.last?.hasPrefix("run:ann ") == true)
+        try follower.expectNext("badge:ann id=earth ", timeout: 20)
+        try follower.send("ping:")
+        let rest = try follower.lines(until: "ping", timeout: 20) { $0.hasPrefix("ok:ping") }
+        #expect(rest.contains { $0.hasPrefix("pace:ann ") }, "\(rest)")
+    }
+
     /// A node dies mid-run and its runner never comes back: after the lease and the resume window, one survivor
     /// (of two) ends the run, saved with `reason=timeout`, as a single server would; everyone hears one end.
     @Test func aRunWhoseNodeDiedAndWhoseRunnerNeverReturnsIsEndedOnceByASurvivor() throws {
