@@ -51,6 +51,14 @@ extension ClusterBus {
     /// Waits for something to send; nil once the bus is closing. Packed off the lock, which the loops publish under.
     private func nextBatch() -> Batch? {
         let batchSize = max(1, configuration.publishBatchSize)
+        if configuration.publishLinger > 0 {
+            // Something to send, then a moment more for the rest of a burst: fewer, fuller entries.
+            guard publishing.withLock(when: { $0.count > 0 || $0.wakePending || $0.closing }, { !$0.closing }) else {
+                return nil
+            }
+            publishing.withLock(when: { $0.count >= batchSize || $0.closing },
+                                before: Date(timeIntervalSinceNow: configuration.publishLinger)) { _, _ in }
+        }
         let taken = publishing.withLock(when: { $0.count > 0 || $0.wakePending || $0.closing }) {
             queue -> (events: [OutgoingEntry], wake: Bool)? in
             guard !queue.closing else { return nil }
