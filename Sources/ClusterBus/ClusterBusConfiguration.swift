@@ -27,8 +27,8 @@ public struct ClusterBusConfiguration: Sendable {
     public var publishLinger = 0.001
     /// Entries taken from the queue for one pipeline (one round trip), what they hold for one stream packed
     /// into one stream entry: the more a pass takes, the fewer and larger the entries (Redis's cost is per
-    /// entry far more than per byte). With 64 partitions (`moonrunner-bench bus`): 8,192 carries about
-    /// 300,000 events/s, where 2,048 carried about 240,000.
+    /// entry far more than per byte). With 64 partitions (`moonrunner-bench bus`, before the linger): 8,192
+    /// carried about 300,000 events/s, where 2,048 carried about 240,000.
     public var publishBatchSize = 8_192
 
     /// `MAXLEN ~` of the stream an entry is published to (a runner's stream, the cluster stream): how much a

@@ -32,8 +32,8 @@ public struct ClusterStreams: Sendable, Hashable {
     /// How many partition streams the runners are spread over: enough that a node following a few runners
     /// reads a small share of the cluster's events (a partition holds about one runner in 64), few enough
     /// that a busy node's publish batch still packs many events per partition and a node following many
-    /// runners reads a bounded number of streams (`moonrunner-bench bus`: 64 carry about 300,000 events/s,
-    /// 256 about 270,000 with a paced p99 three times as long). Every node of a cluster must use the same.
+    /// runners reads a bounded number of streams (`moonrunner-bench bus`, before the publisher's linger: 64
+    /// carried about 300,000 events/s, 256 about 270,000 with a paced p99 three times as long). Every node of a cluster must use the same.
     public let partitions: Int
 
     /// The partitions when none are given.
