@@ -6,7 +6,8 @@ import RunStore
 
 /// How a ``RelayMessage`` travels on the cluster bus: a few short fields, the event's line as it is.
 ///
-/// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone, `c` coaches), `k` kind (`started`,
+/// - an event: `m=e`, `r` runner, `l` line, `a` audience (`s` spectators, `e` everyone, `c` coaches), `o` its
+///   owner's number (its SSE id everywhere, and what tells an event read twice), `k` kind (`started`,
 ///   `pace`, `badge`, `cheer`, `ended`, `other`) with its figures in `d` (space-separated numbers) and
 ///   `h` (a start's badge history as JSON, or a pace's rejection counts as `reason=count` words), `f` a phone
 ///   alert's whole line (kind `other`, so a node without it delivers the line as it is), `x=1` for a
@@ -22,7 +23,7 @@ enum ClusterCoding {
         switch message {
         case .event(let event):
             var fields: [(String, [UInt8])] = [("m", bytes("e")), ("r", bytes(event.runner)), ("l", event.line),
-                                               ("a", bytes(audienceCode(event.audience)))]
+                                               ("a", bytes(audienceCode(event.audience))), ("o", bytes(String(event.sequence)))]
             if event.isCatchUp { fields.append(("x", bytes(event.isSnapshot ? "2" : "1"))) }
             switch event.kind {
             case .started(let runID, let started, let history):
@@ -100,7 +101,9 @@ enum ClusterCoding {
             default: return nil
             }
             guard let audience = Self.audience(coded: audience) else { return nil }
-            var event = RelayedEvent(runner: runner, line: line, audience: audience, sequence: sequence(of: entry.id),
+            // The owner's number; from a node before it sent one, the stream id's.
+            let number = entry["o"].map(text).flatMap { UInt64($0) } ?? sequence(of: entry.id)
+            var event = RelayedEvent(runner: runner, line: line, audience: audience, sequence: number,
                                      kind: kind, isCatchUp: entry["x"] != nil)
             event.isSnapshot = entry["x"] == bytes("2")
             return .event(event)
@@ -129,23 +132,6 @@ enum ClusterCoding {
             return .shares(runner: runner, added: added, removed: removed)
         default:
             return nil
-        }
-    }
-
-    /// Where a node takes a piece of news from: a runner's events and share tokens from the runner's partition
-    /// when it reads it (in full, in order), from the cluster stream otherwise; runner claims and device tokens
-    /// from the cluster stream, which every node reads.
-    enum Source: Equatable {
-        case partition(runner: String)
-        case everyNode
-    }
-
-    /// Where a node takes `message` from.
-    static func source(of message: HubNews) -> Source {
-        switch message {
-        case .event(let event): .partition(runner: event.runner)
-        case .shares(let runner, _, _): .partition(runner: runner)
-        case .runner, .deviceAdded, .devicesRemoved: .everyNode
         }
     }
 

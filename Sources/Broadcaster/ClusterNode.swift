@@ -38,8 +38,9 @@ public struct ClusterSettings: Sendable {
 /// - In: every node reads the cluster stream, so each has a mirror of every live run (`watch:*`, late
 ///   joiners, the overview, `runs:` on any node) with its paces a second apart at most, and the partitions of
 ///   the runners its connections follow (each loop says which: ``follow(_:onLoop:)``), whose events it takes
-///   from there in full. An event's SSE id is its stream id (`ms × 1000 + seq`), the same on every node that
-///   read it from the same stream (its partition's and its cluster stream's ids are a few microseconds apart).
+///   in full from there rather than from the cluster stream. Each event carries its owner's number (the
+///   owner's clock in microseconds, kept increasing), its SSE id on every node, the owner's included, and
+///   what makes an event that comes twice (a partition being taken up) count once.
 /// - Leases: `CLUSTER:lease:run:NAME`, taken when a run starts or is taken over, renewed by a thread of its own,
 ///   released when the run ends.
 ///
@@ -117,18 +118,17 @@ final class ClusterNode: Sendable {
     /// last one of that runner there.
     func publish(_ messages: [HubNews]) {
         let now = Date().timeIntervalSince1970
-        for message in messages {
+        let summarized = summaryPaces.withLock { summary in messages.map { Self.isSummarized($0, at: now, in: &summary) } }
+        for (message, summarized) in zip(messages, summarized) {
             let (runner, fields) = ClusterCoding.fields(of: message)
-            let summarized = summaryPaces.withLock { summary in Self.isSummarized(message, at: now, in: &summary) }
             // Two entries rather than one in both streams (`alsoTo`): a partition's events then pack whole, not
             // cut wherever one of them also goes to the cluster stream (3 events an entry instead of 30).
-            if !bus.publish(stream: streams.stream(of: runner), fields: fields) {
+            let published = bus.publish(stream: streams.stream(of: runner), fields: fields)
+                && (!summarized || bus.publish(stream: streams.cluster, fields: fields))
+            if !published {
                 dropped.add(1, ordering: .relaxed)
                 // The other nodes get a snapshot of the run once the queue has room (``busDrained()``).
                 gapped.withLock { if $0.count < Self.maximumGapped { $0.insert(runner) } }
-            }
-            if summarized && !bus.publish(stream: streams.cluster, fields: fields) {
-                dropped.add(1, ordering: .relaxed)
             }
         }
     }
@@ -159,19 +159,22 @@ final class ClusterNode: Sendable {
     /// Loop `loop` now has followers of exactly `runners` by name: the bus reads the partitions of what every
     /// loop follows, and the cluster stream.
     func follow(_ runners: Set<String>, onLoop loop: Int) {
-        let wanted = following.withLock { following -> Set<String>? in
+        // Under the lock: of two loops changing what they follow at once, the later set is the one read.
+        following.withLock { following in
             following.byLoop[loop] = runners
             let partitions = streams.partitionStreams(of: following.byLoop.values.joined())
-            guard partitions != following.partitions else { return nil }
+            guard partitions != following.partitions else { return }
             following.partitions = partitions
-            return partitions
+            // A new partition from a little before where this node is in the cluster stream (Redis's clock):
+            // its runners' events count from the partition from now on, and what it holds of the last two
+            // seconds covers those published while it is taken up; what the cluster stream brought already
+            // counts once (``admits(_:from:in:cluster:heard:)``).
+            let from = bus.position(of: streams.cluster).map { position in
+                StreamPosition.after(StreamID(milliseconds: position.milliseconds > 2_000 ? position.milliseconds - 2_000 : 0,
+                                              sequence: 0))
+            } ?? .new
+            bus.setSubscriptions(partitions.union([streams.cluster]), newFrom: from)
         }
-        guard let wanted else { return }
-        // A new partition is read from where this node is in the cluster stream: its mirror has every runner's
-        // news up to there, and what comes after (filtered on the cluster stream from now on) comes from the
-        // partition (ids in both come from Redis's clock). Not from "now": an event between the two would be lost.
-        let from = bus.position(of: streams.cluster).map { StreamPosition.after($0) } ?? .new
-        bus.setSubscriptions(wanted.union([streams.cluster]), newFrom: from)
     }
 
     /// The runners each loop follows, and the partitions read for them.
@@ -201,22 +204,41 @@ final class ClusterNode: Sendable {
     private let gapped = Mutex<Set<String>>([])
     static let maximumGapped = 100_000
 
+    /// Whether a message read from `stream`, published by `node`, is handed on: a runner's event if it is newer
+    /// than the last one heard of that runner from that node (its owner's numbers grow: an event read in both
+    /// its partition and the cluster stream counts once, and a pace older than one heard already is stale),
+    /// or from another node (a run taken over); runner claims, tokens and shares from the cluster stream only.
+    static func admits(_ message: HubNews, from node: String, in stream: String, cluster: String,
+                       heard: inout [String: (node: String, number: UInt64)]) -> Bool {
+        guard case .event(let event) = message else { return stream == cluster }
+        if let last = heard[event.runner], last.node == node, event.sequence <= last.number { return false }
+        if heard.count >= maximumHeard, heard[event.runner] == nil { heard.removeAll() }
+        heard[event.runner] = (node, event.sequence)
+        return true
+    }
+
+    /// The last event number heard of each runner, and from which node (reader thread; bounded: past
+    /// ``maximumHeard`` runners it starts again, at worst an event read in both streams counting twice).
+    private let heard = Mutex<[String: (node: String, number: UInt64)]>([:])
+    static let maximumHeard = 500_000
+
     /// Entries refused by a full publish queue (Redis down too long): counted in `stats:`.
     let dropped = Atomic<Int>(0)
 
     /// The bus reader's entries: decoded and handed to every loop, the reader waiting while they are behind. A
-    /// runner's events come from its partition where this node reads it, from the cluster stream otherwise;
-    /// runner claims and device tokens from the cluster stream (``ClusterCoding/source(of:)``).
+    /// runner's events come from its partition where this node reads it (in full, in order), from the cluster
+    /// stream otherwise, and each counts once (``admits(_:from:in:cluster:heard:)``: while a partition is
+    /// taken up, its first entries overlap what the cluster stream brought); anything else comes from the
+    /// cluster stream.
     private func receive(_ entries: [BusEntry]) {
-        let partitions = following.withLock { $0.partitions }
         let cluster = streams.cluster
-        let messages = entries.compactMap { entry -> HubNews? in
-            guard let message = ClusterCoding.message(of: entry) else { return nil }
-            let fromCluster = entry.stream == cluster
-            switch ClusterCoding.source(of: message) {
-            case .everyNode: return fromCluster ? message : nil
-            case .partition(let runner):
-                return fromCluster == partitions.contains(streams.stream(of: runner)) ? nil : message
+        let partitions = following.withLock { $0.partitions }
+        let messages = heard.withLock { heard in
+            entries.compactMap { entry -> HubNews? in
+                guard let message = ClusterCoding.message(of: entry) else { return nil }
+                if case .event(let event) = message,
+                   (entry.stream == cluster) == partitions.contains(streams.stream(of: event.runner)) { return nil }
+                return Self.admits(message, from: entry.node, in: entry.stream, cluster: cluster, heard: &heard) ? message : nil
             }
         }
         guard !messages.isEmpty else { return }

@@ -63,7 +63,8 @@ extension ServerCore {
     func queueForCluster(_ message: HubNews) {
         guard let cluster else { return }
         clusterOutbox.append(message)
-        if case .event(let event) = message {
+        // A catch-up or snapshot of a run (its start and end again) leases nothing and gives no lease up.
+        if case .event(let event) = message, !event.isCatchUp {
             switch event.kind {
             case .started: cluster.ownRun(of: event.runner, log: logger)
             case .ended: cluster.releaseRun(of: event.runner, log: logger)
@@ -96,6 +97,9 @@ extension ServerCore {
             clusterFollowGeneration = hub.followGeneration
             cluster.follow(hub.followedRunners, onLoop: shard?.index ?? 0)
         }
+        // Paused for the bus by this turn's events, which the queue then took without passing its high-water mark
+        // (it drained meanwhile): no drained notice will come, so look again now.
+        if isStoreBacklogged { resumeIfStoreCaughtUp() }
         guard !clusterOutbox.isEmpty else { return }
         // Handed over whole, as the loops' relays are (an in-place empty would copy the shared buffer).
         let batch = clusterOutbox

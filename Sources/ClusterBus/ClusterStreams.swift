@@ -13,9 +13,9 @@
 ///   every node reading every pace: a node with no follower of a runner reads its summary only.
 ///
 /// A node takes a runner's events from its partition when it reads that partition, otherwise from the
-/// cluster stream (``ClusterNode``), so an event read in both counts once. (Not one entry in both streams
-/// under one id, `alsoTo`: a partition's events would then pack only between two that go to the cluster
-/// stream too.)
+/// cluster stream (``ClusterNode``, where the owner's number on each event makes one read twice count once).
+/// Two entries rather than one in both streams under one id (`alsoTo`): a partition's events would then pack
+/// only between two that go to the cluster stream too.
 /// Order is kept where it matters: a runner's events come from the one node that owns the run, in order, into
 /// one partition (a runner's share tokens with its events).
 ///

@@ -13,10 +13,11 @@
 ///   reader gives the events those ids (``StreamID``), so each event has an id of its own, growing within the
 ///   stream, the same on every node, as when each event was an entry — and `MS × 1000 + SEQ` (the server's
 ///   SSE ids) never runs into the next millisecond.
-/// - **One id in two streams.** With `alsoTo`, the entry is added to that stream first (getting its id),
-///   then to its own stream under that same id: ids in the also-to stream grow, so a stream that holds a
-///   subset of them does too. Only if that fails (someone removed the also-to stream and
-///   the clock went back) does the entry get an id Redis picks (`*`).
+/// - **One id in two streams.** With `alsoTo`, the id is reserved past the newest entry of both streams and
+///   the entry added to each under it. An id a stream refuses (someone else wrote it since the script read
+///   it) is reserved again once; only if the entry's own stream still refuses it does the entry get an id
+///   Redis picks there (`*`, which gives a packed entry's events fewer numbers than they need: the reader
+///   keeps them in order).
 /// - **Cost.** A script call costs Redis far more than the `XADD`s in it: one call per run of entries, and
 ///   many events per entry, rather than a call or an entry per event.
 ///
@@ -33,7 +34,7 @@ enum PublishScript {
         local results, touched, newest, top = {}, {}, {}, nil
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-        local function reserve(k, n)
+        local function newestOf(k)
           local at = newest[k]
           if at == nil then
             at = {0, -1}
@@ -42,21 +43,24 @@ enum PublishScript {
               local ms, seq = string.match(r[1][1], '^(%d+)-(%d+)$')
               at = {tonumber(ms), tonumber(seq)}
             end
+            newest[k] = at
           end
+          return at
+        end
+        local function reserve(keys, n)
           local ms, first = now, 0
-          if ms <= at[1] then ms, first = at[1], at[2] + 1 end
+          for _, k in ipairs(keys) do
+            local at = newestOf(k)
+            if ms < at[1] or (ms == at[1] and first <= at[2]) then ms, first = at[1], at[2] + 1 end
+          end
           if first + n > 1000 then ms, first = ms + 1, 0 end
-          newest[k] = {ms, first + n - 1}
+          for _, k in ipairs(keys) do newest[k] = {ms, first + n - 1} end
           return string.format('%d-%d', ms, first + n - 1)
         end
         local function add(k, length, id, first, final)
-          local r = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', length, id, unpack(ARGV, first, final))
-          if type(r) == 'table' and r.err and id ~= '*' then
-            newest[k] = nil
-            r = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', length, '*', unpack(ARGV, first, final))
-          end
-          return r
+          return redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', length, id, unpack(ARGV, first, final))
         end
+        local function refused(r) return type(r) == 'table' and r.err ~= nil end
         local i = 6
         for e = 1, tonumber(ARGV[5]) do
           local seq, s, a, n, w = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
@@ -64,18 +68,25 @@ enum PublishScript {
           if seq <= last then
             results[e] = 0
           else
-            local r
-            if a > 0 then
-              r = add(a, ARGV[2], reserve(a, n), first, final)
-              if type(r) ~= 'table' then
-                touched[a] = true
-                newest[s] = nil
-                r = add(s, ARGV[1], r, first, final)
-              end
-            else
-              r = add(s, ARGV[1], reserve(s, n), first, final)
+            local keys = {s}
+            if a > 0 then keys = {a, s} end
+            local id = reserve(keys, n)
+            local r = add(keys[1], ARGV[a > 0 and 2 or 1], id, first, final)
+            if refused(r) then
+              -- An id Redis did not take (someone else wrote the stream since it was read): read it again.
+              for _, k in ipairs(keys) do newest[k] = nil end
+              id = reserve(keys, n)
+              r = add(keys[1], ARGV[a > 0 and 2 or 1], id, first, final)
             end
-            if type(r) == 'table' and r.err then results[e] = r else results[e] = 1; touched[s] = true end
+            if a > 0 and not refused(r) then
+              touched[a] = true
+              r = add(s, ARGV[1], id, first, final)
+              if refused(r) then
+                newest[s] = nil
+                r = add(s, ARGV[1], '*', first, final)
+              end
+            end
+            if refused(r) then results[e] = r else results[e] = 1; touched[s] = true end
             top = ARGV[i]
           end
           i = final + 1

@@ -13,7 +13,7 @@ import Testing
                                                   node: "a", fields: fields))
     }
 
-    @Test func aPaceKeepsItsFiguresAndRejectionCountsAndTakesItsStreamIDAsItsNumber() throws {
+    @Test func aPaceKeepsItsFiguresAndRejectionCountsAndItsOwnersNumber() throws {
         let rejections: [FixRejection: Int] = [FixRejection.allCases[0]: 3, FixRejection.allCases[1]: 12]
         let sent = RelayedEvent(runner: "ann", line: Array("pace:ann dist=1.00\n".utf8), audience: .spectators,
                                 sequence: 9, kind: .pace(distance: 1.5, elapsed: 20.25, movingTime: 19, rejections: rejections,
@@ -26,7 +26,16 @@ import Testing
         #expect(read.runner == "ann" && read.line == sent.line && read.audience == .spectators && !read.isCatchUp)
         #expect(distance == 1.5 && elapsed == 20.25 && moving == 19 && counts == rejections && goal == nil)
         if case .pace(_, _, _, _, _, let course) = read.kind { #expect(course == nil) }
-        #expect(read.sequence == 1_700_000_000_123_004)
+        #expect(read.sequence == 9, "the owner's number: the same on every node, whichever stream brought it")
+        // From a node before the owner's number went on the bus: the stream id's.
+        let (_, fields) = ClusterCoding.fields(of: .event(sent))
+        let old = ClusterCoding.message(of: BusEntry(stream: "s", id: StreamID(milliseconds: 1_700_000_000_123, sequence: 4),
+                                                     node: "a", fields: fields.filter { $0.0 != "o" }))
+        guard case .event(let oldRead)? = old else {
+            Issue.record("not read")
+            return
+        }
+        #expect(oldRead.sequence == 1_700_000_000_123_004)
     }
 
     @Test func privacyAndShareTokensCrossTheBus() throws {
@@ -146,12 +155,31 @@ import Testing
         #expect(ClusterNode.isSummarized(event("ann", pace), at: 50, in: &last))
     }
 
-    @Test func aRunnersEventsAndSharesComeFromItsPartitionClaimsAndTokensFromTheClusterStream() {
-        let pace = RelayedEvent(runner: "ann", line: [], audience: .spectators, sequence: 1, kind: .badge)
-        #expect(ClusterCoding.source(of: .event(pace)) == .partition(runner: "ann"))
-        #expect(ClusterCoding.source(of: .shares(runner: "ann", added: nil, removed: ["h"])) == .partition(runner: "ann"))
-        #expect(ClusterCoding.source(of: .devicesRemoved(hashes: ["h"])) == .everyNode)
-        #expect(ClusterCoding.source(of: .runner(name: "ann", keyHash: "k", history: BadgeHistory(),
-                                                 privacy: RunnerPrivacy(isPrivate: false, zone: 0))) == .everyNode)
+    /// A node reads a followed runner's events in its partition and in the cluster stream: each counts once,
+    /// a pace older than one heard is stale, a run taken over by another node goes on; the rest (claims,
+    /// tokens, shares) comes from the cluster stream only.
+    @Test func anEventReadInTwoStreamsCountsOnceAndATakenOverRunGoesOn() {
+        func event(_ number: UInt64, _ kind: RelayedEvent.Kind = .badge) -> HubNews {
+            .event(RelayedEvent(runner: "ann", line: [], audience: .everyone, sequence: number, kind: kind))
+        }
+        var heard: [String: (node: String, number: UInt64)] = [:]
+        func admits(_ message: HubNews, from node: String = "a", in stream: String) -> Bool {
+            ClusterNode.admits(message, from: node, in: stream, cluster: "c", heard: &heard)
+        }
+        #expect(admits(event(10), in: "p"))
+        #expect(!admits(event(10), in: "c"), "the same event from the cluster stream")
+        #expect(admits(event(12), in: "c"), "a summary the partition has not brought yet")
+        #expect(!admits(event(11), in: "p"), "an older pace, stale")
+        #expect(!admits(event(12), in: "p"))
+        #expect(admits(event(13), in: "p"))
+        #expect(admits(event(5, .started(runID: 1, started: 0, startHistory: BadgeHistory())), from: "b", in: "p"),
+                "another node took the run over: its numbers start afresh")
+        #expect(admits(event(6), from: "b", in: "c"))
+        #expect(!admits(event(6), from: "b", in: "p"))
+        let claim = HubNews.runner(name: "ann", keyHash: "k", history: BadgeHistory(), privacy: RunnerPrivacy(isPrivate: false, zone: 0))
+        #expect(admits(claim, in: "c") && !admits(claim, in: "p"))
+        #expect(admits(.shares(runner: "ann", added: nil, removed: ["h"]), in: "c"))
+        #expect(!admits(.shares(runner: "ann", added: nil, removed: ["h"]), in: "p"))
+        #expect(admits(.devicesRemoved(hashes: ["h"]), in: "c") && !admits(.devicesRemoved(hashes: ["h"]), in: "p"))
     }
 }
