@@ -97,14 +97,15 @@ extension ServerCore {
             clusterFollowGeneration = hub.followGeneration
             cluster.follow(hub.followedRunners, onLoop: shard?.index ?? 0)
         }
+        if !clusterOutbox.isEmpty {
+            // Handed over whole, as the loops' relays are (an in-place empty would copy the shared buffer).
+            let batch = clusterOutbox
+            clusterOutbox = []
+            cluster.publish(batch)
+        }
         // Paused for the bus by this turn's events, which the queue then took without passing its high-water mark
         // (it drained meanwhile): no drained notice will come, so look again now.
         if isStoreBacklogged { resumeIfStoreCaughtUp() }
-        guard !clusterOutbox.isEmpty else { return }
-        // Handed over whole, as the loops' relays are (an in-place empty would copy the shared buffer).
-        let batch = clusterOutbox
-        clusterOutbox = []
-        cluster.publish(batch)
     }
 
     /// Some of `runner`'s events were dropped on their way to the bus: the other nodes get its run as it stands.

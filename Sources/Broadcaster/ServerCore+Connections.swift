@@ -255,7 +255,7 @@ extension ServerCore {
 
     /// True while the store has more writes waiting than its high-water mark (sticky until the low-water mark).
     /// With several loops, another loop's full inbox counts too: its events come from these fixes; in a
-    /// cluster, so does a backlogged bus (Redis slow or away: ``ClusterBus/isBacklogged``).
+    /// cluster, so does a backlogged bus (Redis slow or away: ``ClusterBus/isBacklogged(adding:)``).
     func checkStoreBacklog() -> Bool {
         guard !isStoreBacklogged else { return true }
         if store.pendingWriteCount > configuration.storeQueueHighWater {

@@ -169,25 +169,34 @@ extension ClusterBus {
     private func deliver(_ read: [String: [ReadEntry]], streams: [(name: String, token: Int, after: StreamID)]) {
         guard !read.isEmpty else { return }
         let nodeField = configuration.nodeField, node = configuration.node
-        var batch: [BusEntry] = []
+        // Under the lock only what the subscriptions need (loops change them): positions, and which streams
+        // are still read. The entries are unpacked off it.
+        var kept: [(name: String, after: StreamID, entries: [ReadEntry])] = []
         reading.withLock { set in
             for stream in streams {
                 guard let entries = read[stream.name], let last = entries.last,
                       set.streams[stream.name]?.token == stream.token else { continue }
                 set.streams[stream.name]?.position = .after(last.id)
                 set.counts.receivedEntries += entries.count
-                for entry in entries {
-                    let from = entry.fields.first { $0.0 == nodeField }.map { String(decoding: $0.1, as: UTF8.self) } ?? ""
-                    let events = Self.unpack(entry, droppingField: nodeField)
-                    if from == node {
-                        set.counts.echoesDropped += events.count
-                        continue
-                    }
-                    for (id, fields) in events where id > stream.after {
-                        batch.append(BusEntry(stream: stream.name, id: id, node: from, fields: fields))
-                    }
+                kept.append((stream.name, stream.after, entries))
+            }
+        }
+        var batch: [BusEntry] = []
+        var echoes = 0
+        for stream in kept {
+            for entry in stream.entries {
+                let from = entry.fields.first { $0.0 == nodeField }.map { String(decoding: $0.1, as: UTF8.self) } ?? ""
+                if from == node {
+                    echoes += entry.fields.first { $0.0 == PublishScript.packField }.map { EventPack.count($0.1) ?? 0 } ?? 1
+                    continue
+                }
+                for (id, fields) in Self.unpack(entry, droppingField: nodeField) where id > stream.after {
+                    batch.append(BusEntry(stream: stream.name, id: id, node: from, fields: fields))
                 }
             }
+        }
+        reading.withLock { set in
+            set.counts.echoesDropped += echoes
             set.counts.received += batch.count
         }
         if !batch.isEmpty { onEntries(batch) }

@@ -49,7 +49,7 @@ public final class ClusterBus: Sendable {
         var nextSequence: UInt64 = 1
         /// True when the reader must be woken (subscriptions changed): the publisher adds to the wake stream.
         var wakePending = false
-        /// Set past the high-water mark (or full), cleared at the low-water mark: ``isBacklogged``.
+        /// Set past the high-water mark (or full), cleared at the low-water mark: ``isBacklogged(adding:)``.
         var isBacklogged = false
         var closing = false
         var counts = ClusterBusStatistics()
@@ -125,7 +125,7 @@ public final class ClusterBus: Sendable {
     /// order (a batch's entries go stream by stream). Field names starting with `_` are the bus's own.
     ///
     /// Returns false when the queue is full (the entry is dropped) or the bus is closed. Before that, past
-    /// ``ClusterBusConfiguration/publishQueueHighWater``, ``isBacklogged`` says to stop making entries (the
+    /// ``ClusterBusConfiguration/publishQueueHighWater``, ``isBacklogged(adding:)`` says to stop making entries (the
     /// server stops reading fixes) until ``ClusterBusNotice/publishQueueDrained``: back-pressure before drops.
     @discardableResult
     public func publish(stream: String, fields: [(String, [UInt8])], alsoTo: String? = nil) -> Bool {
@@ -147,15 +147,10 @@ public final class ClusterBus: Sendable {
     }
 
     /// True from when the publish queue passed its high-water mark (Redis slow or away) until it is back at
-    /// its low-water mark (``ClusterBusNotice/publishQueueDrained``): publishers should make no more entries
-    /// they can hold back (the server reads no more fixes) meanwhile.
-    public var isBacklogged: Bool {
-        isBacklogged(adding: 0)
-    }
-
-    /// ``isBacklogged``, or would be once `pending` more entries, made and not yet published (a loop turn's),
-    /// are queued.
-    public func isBacklogged(adding pending: Int) -> Bool {
+    /// its low-water mark (``ClusterBusNotice/publishQueueDrained``), or when `pending` more entries, made and
+    /// not yet published (a loop turn's), would take it past: publishers should make no more entries they can
+    /// hold back (the server reads no more fixes) meanwhile.
+    public func isBacklogged(adding pending: Int = 0) -> Bool {
         let highWater = configuration.publishQueueHighWater
         return publishing.withLock { $0.isBacklogged || $0.count + pending > highWater }
     }

@@ -8,7 +8,7 @@ public struct ClusterBusConfiguration: Sendable {
     /// Entries the publish queue holds (waiting or in flight) before ``ClusterBus/publish(stream:fields:alsoTo:)``
     /// refuses more: while Redis is down the queue fills, then publishing reports back-pressure.
     public var publishQueueCapacity = 40_000
-    /// Past this many entries the bus is backlogged (``ClusterBus/isBacklogged``): the server stops reading
+    /// Past this many entries the bus is backlogged (``ClusterBus/isBacklogged(adding:)``): the server stops reading
     /// fixes, so that the events already on their way still fit below the capacity and none is dropped.
     public var publishQueueHighWater = 20_000
     /// Once the queue has been backlogged, ``ClusterBusNotice/publishQueueDrained`` is sent when it is back to

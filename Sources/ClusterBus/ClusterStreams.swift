@@ -33,8 +33,12 @@ public struct ClusterStreams: Sendable, Hashable {
     /// reads a small share of the cluster's events (a partition holds about one runner in 64), few enough
     /// that a busy node's publish batch still packs many events per partition and a node following many
     /// runners reads a bounded number of streams (`moonrunner-bench bus`, before the publisher's linger: 64
-    /// carried about 300,000 events/s, 256 about 270,000 with a paced p99 three times as long). Every node of a cluster must use the same.
+    /// carried about 300,000 events/s, 256 about 270,000 with a paced p99 three times as long). Every node of
+    /// a cluster must use the same.
     public let partitions: Int
+    /// The partitions' stream names, made once: a node names a runner's partition for every event it
+    /// publishes and reads.
+    private let partitionNames: [String]
 
     /// The partitions when none are given.
     public static let defaultPartitions = 64
@@ -43,6 +47,7 @@ public struct ClusterStreams: Sendable, Hashable {
     public init(namespace: String = ClusterStreams.defaultNamespace, partitions: Int = ClusterStreams.defaultPartitions) {
         self.namespace = namespace
         self.partitions = max(1, partitions)
+        partitionNames = (0..<self.partitions).map { namespace + ":part:" + String($0) }
     }
 
     /// The prefix of every stream of the layout.
@@ -64,17 +69,12 @@ public struct ClusterStreams: Sendable, Hashable {
 
     /// The stream of partition `index`.
     public func partitionStream(_ index: Int) -> String {
-        prefix + "part:" + String(index)
+        partitionNames[index]
     }
 
     /// The stream a runner's events go to (its partition's).
     public func stream(of runner: String) -> String {
         partitionStream(partition(of: runner))
-    }
-
-    /// The streams a node reads: the cluster stream, and the partitions of the runners its connections follow.
-    public func subscriptions(following runners: some Sequence<String>) -> Set<String> {
-        Set(runners.map(stream(of:))).union([cluster])
     }
 
     /// The partitions (their stream names) of `runners`.

@@ -26,6 +26,28 @@ enum EventPack {
     /// The events of a pack, in order; nil unless `pack` is whole events to its last byte.
     static func decode(_ pack: [UInt8]) -> [[(String, [UInt8])]]? {
         var events: [[(String, [UInt8])]] = []
+        var fields: [(String, [UInt8])] = []
+        let whole = walk(pack, field: { name, value in
+            guard let text = String(validating: pack[name], as: UTF8.self) else { return false }
+            fields.append((text, Array(pack[value])))
+            return true
+        }, endOfEvent: {
+            events.append(fields)
+            fields = []
+        })
+        return whole ? events : nil
+    }
+
+    /// How many events a pack holds, without making them (an echo is counted, not read); nil as for ``decode(_:)``
+    /// but for names that are not UTF-8.
+    static func count(_ pack: [UInt8]) -> Int? {
+        var events = 0
+        return walk(pack, field: { _, _ in true }, endOfEvent: { events += 1 }) ? events : nil
+    }
+
+    /// Goes through a pack: each field's name and value ranges to `field` (false stops: not whole), then
+    /// `endOfEvent` after each event. True when the pack was whole events to its last byte.
+    private static func walk(_ pack: [UInt8], field: (Range<Int>, Range<Int>) -> Bool, endOfEvent: () -> Void) -> Bool {
         var at = 0
         func take(_ count: Int) -> Range<Int>? {
             guard count <= pack.count - at else { return nil }
@@ -33,19 +55,16 @@ enum EventPack {
             return at..<(at + count)
         }
         while at < pack.count {
-            guard let countBytes = take(2) else { return nil }
+            guard let countBytes = take(2) else { return false }
             let fieldCount = Int(pack[countBytes.lowerBound]) << 8 | Int(pack[countBytes.lowerBound + 1])
-            var fields: [(String, [UInt8])] = []
-            fields.reserveCapacity(min(fieldCount, 64))
             for _ in 0..<fieldCount {
                 guard let nameLength = take(1), let name = take(Int(pack[nameLength.lowerBound])),
-                      let lengthBytes = take(4) else { return nil }
+                      let lengthBytes = take(4) else { return false }
                 let length = pack[lengthBytes].reduce(0) { $0 << 8 | Int($1) }
-                guard let value = take(length), let text = String(validating: pack[name], as: UTF8.self) else { return nil }
-                fields.append((text, Array(pack[value])))
+                guard let value = take(length), field(name, value) else { return false }
             }
-            events.append(fields)
+            endOfEvent()
         }
-        return events
+        return true
     }
 }

@@ -73,9 +73,10 @@ public enum RESPFuzzing {
     }
 
     /// Traps unless `bytes` either do not decode as an ``EventPack`` or decode to events that write back as
-    /// the same bytes.
+    /// the same bytes, as many as it counts.
     static func checkPack(_ bytes: [UInt8]) {
         guard let events = EventPack.decode(bytes) else { return }
+        precondition(EventPack.count(bytes) == events.count, "a pack counted otherwise than decoded")
         var again: [UInt8] = []
         for event in events { EventPack.append(event, to: &again) }
         precondition(again == bytes, "a pack written back differs")
